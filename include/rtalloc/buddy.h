@@ -1,0 +1,69 @@
+/*
+ * rtalloc/buddy.h -- binary buddy allocator over a caller-supplied buffer (Knuth; Masmano 2006
+ * section 2; SPEC 1.2).
+ *
+ * Blocks are powers of two from 2^RT_BUDDY_MIN_LOG2 bytes up; a block of 2^k bytes is split
+ * only into its two buddies and coalesced only with its buddy. Every block of 2^k bytes is
+ * aligned to 2^k in the address space (the arena is laid on a virtual power-of-two grid; the
+ * parts of the grid outside the buffer are never free), so any buffer size is used whole as a
+ * binary decomposition of blocks, and memalign needs no slack.
+ *
+ * Metadata lies outside the blocks: one byte per smallest block (the order of a block and
+ * whether it is free, stored at its first unit), placed at the start of the buffer. A block's
+ * payload is the whole block: malloc(n) takes the smallest 2^k >= max(n, 2^RT_BUDDY_MIN_LOG2).
+ * Overhead: 1/2^RT_BUDDY_MIN_LOG2 of the buffer (1/32 by default) plus the control structure;
+ * internal fragmentation up to 50% per block (rounding to a power of two).
+ *
+ * Bounds (K = log2(largest block / smallest block) <= 8 * sizeof(size_t)):
+ *   malloc  one find-first-set over the non-empty-order bitmap, then at most K splits: O(K)
+ *   free    O(1) validation (the metadata byte tells exactly whether p is a live block start),
+ *           then at most K merges: O(K)
+ * Bad input is detected exactly (not heuristically): a pointer outside the arena, not at a block
+ * start, or of a free block is reported through the handler and ignored.
+ * Thread/ISR safety: as for rtalloc/heap.h (lock hooks around every call).
+ */
+#ifndef RTALLOC_BUDDY_H
+#define RTALLOC_BUDDY_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rt_buddy rt_buddy_t;
+
+#define RT_BUDDY_MIN_BLOCK ((size_t)1 << RT_BUDDY_MIN_LOG2)
+
+/* Bytes of the control structure (excluding the per-unit metadata table). Constant. */
+size_t rt_buddy_control_size(void);
+/* Smallest buffer rt_buddy_create accepts at any address. Constant. */
+size_t rt_buddy_min_buffer(void);
+
+/* Creates a buddy allocator in [mem, mem + size). Returns NULL iff mem is NULL or size is below
+ * rt_buddy_min_buffer(). O(size / smallest block) to clear the metadata table. */
+rt_buddy_t *rt_buddy_create(void *mem, size_t size);
+
+/* As rtalloc/heap.h: NULL iff size is 0, too large (reported RT_ERR_TOO_LARGE) or out of memory.
+ * Alignment: the block size, at least RT_BUDDY_MIN_BLOCK. O(K). */
+void *rt_buddy_malloc(rt_buddy_t *buddy, size_t size);
+void rt_buddy_free(rt_buddy_t *buddy, void *ptr);                      /* O(K) */
+void *rt_buddy_realloc(rt_buddy_t *buddy, void *ptr, size_t size);     /* in place if the order
+                                                                          does not grow */
+void *rt_buddy_calloc(rt_buddy_t *buddy, size_t count, size_t size);
+void *rt_buddy_memalign(rt_buddy_t *buddy, size_t alignment, size_t size);
+size_t rt_buddy_usable_size(rt_buddy_t *buddy, void *ptr);
+
+void rt_buddy_stats(rt_buddy_t *buddy, rt_stats_t *stats);
+/* Probes of the last malloc: orders the search visited plus splits done (1 = direct hit). */
+unsigned rt_buddy_last_probes(const rt_buddy_t *buddy);
+bool rt_buddy_check(rt_buddy_t *buddy);
+void rt_buddy_walk(rt_buddy_t *buddy, rt_walk_fn fn, void *context);
+void rt_buddy_set_handler(rt_buddy_t *buddy, rt_error_handler_t handler, void *context);
+void rt_buddy_set_lock(rt_buddy_t *buddy, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTALLOC_BUDDY_H */

@@ -1,0 +1,94 @@
+/*
+ * rtalloc/common.h -- types shared by every allocator of the library: statistics, the error
+ * handler for bad input (SPEC section 3), lock hooks, and the block walk.
+ *
+ * Freestanding C11: needs nothing but <stddef.h>, <stdint.h> and <stdbool.h>.
+ */
+#ifndef RTALLOC_COMMON_H
+#define RTALLOC_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What went wrong. The first group is misuse by the caller (the operation is refused and
+ * nothing is changed); the second group are requests that cannot be met (NULL is returned). */
+typedef enum rt_error_kind {
+    RT_ERR_NONE = 0,
+    RT_ERR_FOREIGN_POINTER, /* free/realloc/usable_size of a pointer outside every pool */
+    RT_ERR_BAD_POINTER,     /* inside a pool but not a live block: interior, misaligned, or
+                               its header is corrupted */
+    RT_ERR_DOUBLE_FREE,     /* the block is already free */
+    RT_ERR_CORRUPTED,       /* heap metadata found inconsistent (overrun of a neighbour) */
+    RT_ERR_OVERFLOW,        /* calloc: count * size overflows size_t */
+    RT_ERR_BAD_ALIGNMENT,   /* aligned allocation: alignment is zero or not a power of two */
+    RT_ERR_TOO_LARGE,       /* the request can never fit: larger than the heap's largest block */
+    RT_ERR_BAD_POOL         /* create/add_pool: buffer too small, too many pools, or overlapping */
+} rt_error_kind_t;
+
+/* One report. `message` is a static English sentence; `pointer` the argument at fault (or
+ * NULL); `size` the size argument at fault (or 0). */
+typedef struct rt_error {
+    rt_error_kind_t kind;
+    const char *operation; /* "malloc", "free", "realloc", "calloc", "memalign", ... */
+    const char *message;
+    const void *pointer;
+    size_t size;
+} rt_error_t;
+
+/* The handler is called after the allocator has refused the operation and released its lock,
+ * so it may log, count, abort, or even call the allocator again. When no handler is installed
+ * the error is only counted (stats.errors); with RT_DEBUG >= 1 misuse errors (the first group)
+ * trap instead. The hosted driver rt_error_print_abort (rtalloc/drivers.h) prints the message and
+ * aborts: the usual choice for debug builds of applications. */
+typedef void (*rt_error_handler_t)(void *context, const rt_error_t *error);
+
+/* Lock hooks, called around every operation that reads or writes the allocator's state.
+ * `lock` returns a token handed back to `unlock`: an interrupt-masking hook returns the
+ * previous mask (PRIMASK, mstatus.MIE) so critical sections nest; a mutex returns 0. */
+typedef uintptr_t (*rt_lock_fn)(void *context);
+typedef void (*rt_unlock_fn)(void *context, uintptr_t token);
+
+/* Statistics. Counters are exact; byte figures count whole blocks (header included) unless
+ * named otherwise. */
+typedef struct rt_stats {
+    size_t capacity;      /* bytes the allocator manages for blocks (all pools) */
+    size_t used_bytes;    /* bytes in live blocks, headers and rounding included */
+    size_t free_bytes;    /* capacity - used_bytes */
+    size_t largest_free;  /* the largest single request that would succeed now (payload bytes) */
+    size_t peak_used;     /* highest used_bytes ever */
+    size_t watermark;     /* highest address ever handed out (end of a live block), as bytes
+                             from the start of the managed memory: the allocator's peak memory
+                             in the sense of Masmano's fragmentation factor */
+    size_t used_blocks;
+    size_t free_blocks;
+    uint64_t mallocs;     /* successful allocations (malloc, calloc, memalign, realloc's moves) */
+    uint64_t frees;       /* successful frees */
+    uint64_t reallocs;    /* successful reallocs, of which ... */
+    uint64_t reallocs_in_place; /* ... were done without moving */
+    uint64_t failures;    /* requests that returned NULL (out of memory or refused) */
+    uint64_t errors;      /* reports to the error handler */
+} rt_stats_t;
+
+/* One block as seen by a walk. */
+typedef struct rt_block_info {
+    void *pointer;     /* the payload (what malloc returned, for a used block) */
+    size_t size;       /* usable bytes of the payload */
+    size_t footprint;  /* bytes the block occupies, header included */
+    bool used;
+} rt_block_info_t;
+
+/* Walk callback: return false to stop the walk. */
+typedef bool (*rt_walk_fn)(void *context, const rt_block_info_t *block);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTALLOC_COMMON_H */

@@ -1,0 +1,31 @@
+/*
+ * rtalloc/drivers.h -- the hosted (POSIX) adapters that live outside the freestanding core:
+ * lock hooks over a pthread mutex, and an error handler that prints and aborts.
+ * Link with rtalloc::drivers (pkg-config: rtalloc-drivers).
+ */
+#ifndef RTALLOC_DRIVERS_H
+#define RTALLOC_DRIVERS_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Lock hooks over a pthread_mutex_t* passed as the context:
+ *   rt_heap_set_lock(h, rt_pthread_lock, rt_pthread_unlock, &mutex); */
+uintptr_t rt_pthread_lock(void *mutex);
+void rt_pthread_unlock(void *mutex, uintptr_t token);
+
+/* Error handler: prints "rtalloc: <operation>: <message> (pointer, size)" to stderr and aborts.
+ * The context is ignored. */
+void rt_error_print_abort(void *context, const rt_error_t *error);
+
+/* Error handler: prints the same line to stderr and returns (the operation stays refused). */
+void rt_error_print(void *context, const rt_error_t *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTALLOC_DRIVERS_H */

@@ -1,0 +1,200 @@
+/*
+ * rtalloc/heap.h -- the boundary-tag heap: one facade, six interchangeable free-block indexes.
+ *
+ * A heap manages memory the caller hands it (any alignment: the facade aligns). The facade owns
+ * the block header and boundary tag, alignment, splitting, coalescing in both directions,
+ * statistics, the watermark, probe accounting, the integrity check, the lock hooks and the error
+ * handler. An index owns only the set of free blocks, behind five functions (reset, insert,
+ * remove, find, name); see src/index/README.md.
+ *
+ * Indexes (SPEC 1.1; Masmano 2006 section 2; the VaiOS blog):
+ *   index      malloc                        free    probes per malloc
+ *   tlsf       O(1)                          O(1)    1 or 2 (bitmap look-ups; never a walk)
+ *   tlsf32     O(1) (32 slots per octave)    O(1)    1 or 2
+ *   halffit    O(1)                          O(1)    1
+ *   seglist    O(free blocks) (8 classes)    O(1)    blocks inspected by the first-fit walk
+ *   firstfit   O(free blocks)                O(1)    blocks inspected
+ *   bestfit    O(free blocks)                O(1)    blocks inspected
+ * "O(1)" is a constant independent of the heap's size and state: the TLSF malloc is one size
+ * mapping, two find-first-set operations, one list removal and at most one split; its free is a
+ * validation, at most two neighbour removals and one insertion. realloc adds one memcpy of the
+ * old payload when it must move; calloc adds one memset. Validation of a freed pointer scans the
+ * pools (at most RT_HEAP_MAX_POOLS).
+ *
+ * Layout (W = sizeof(size_t), A = RT_HEAP_ALIGN):
+ *                                   32-bit (W=4, A=8)   64-bit (W=8, A=16)
+ *   overhead of a used block        4 bytes (one word)  8 bytes (one word)
+ *   smallest block (header incl.)   16 bytes            32 bytes
+ *   alignment of every pointer      8                   16
+ *   block sizes                     multiples of A (TLSF and tlsf32 also round the request up
+ *                                   to the start of its second-level slot: < 1/16 resp. 1/32)
+ *   largest block (default)         2^31 - 8            2^40 - 16   (RT_HEAP_MAX_BLOCK_LOG2)
+ *   largest request                 largest block - W
+ * A used block is [size|flags][payload...]. A free block is [size|flags][next][prev]...[size]:
+ * its size is repeated in its last word, which is where the next block looks for its physical
+ * predecessor -- the "prev" link lives in the free predecessor, so used blocks pay one word.
+ *
+ * Sizing rule: a buffer of B bytes holds the control structure (rt_heap_control_size), up to
+ * A - 1 bytes of alignment slack, one word of end sentinel, and blocks. n live requests of
+ * payload s_i fit in the worst case of fragmentation only if the heap is larger than their sum;
+ * a practical rule: B >= control + 2 * sum(round_up(s_i + W, A)) for the O(1) indexes
+ * (Masmano 2006 measured TLSF's fragmentation factor at 10-15%).
+ *
+ * Thread and interrupt safety: every function that reads or writes a heap runs between the
+ * heap's lock hooks (rt_heap_set_lock); without hooks a heap must be used by one thread, and not
+ * from an interrupt that can preempt a heap call.
+ *
+ * Bad input (SPEC 3): free(NULL) is a no-op. A pointer that is not a live block of this heap, a
+ * double free or a corrupted header is detected in O(1) by the structural checks of the header
+ * and its two neighbours, reported through the heap's error handler, and the call changes
+ * nothing. (A block header forged exactly by user data, consistent with both neighbours, is the
+ * one case the O(1) check cannot see; RT_DEBUG >= 2 adds an exact O(blocks) membership check.)
+ */
+#ifndef RTALLOC_HEAP_H
+#define RTALLOC_HEAP_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rt_heap rt_heap_t;
+
+typedef enum rt_index {
+    RT_INDEX_TLSF = 0,  /* two-level segregated fit, 16 slots per octave */
+    RT_INDEX_TLSF32,    /* two-level segregated fit, 32 slots per octave */
+    RT_INDEX_SEGLIST,   /* the VaiOS blog's 8 size classes, first fit within a class */
+    RT_INDEX_FIRSTFIT,  /* one LIFO free list, first block that fits */
+    RT_INDEX_BESTFIT,   /* one free list, smallest block that fits */
+    RT_INDEX_HALFFIT,   /* Ogasawara 1995: lists by floor(log2 size), bitmap search */
+    RT_INDEX_COUNT
+} rt_index_t;
+
+#define RT_HEAP_WORD ((size_t)sizeof(size_t))
+#define RT_HEAP_OVERHEAD RT_HEAP_WORD
+#define RT_HEAP_MIN_BLOCK ((4u * RT_HEAP_WORD + RT_HEAP_ALIGN - 1u) & ~((size_t)RT_HEAP_ALIGN - 1u))
+#define RT_HEAP_LARGEST_BLOCK (((size_t)1 << RT_HEAP_MAX_BLOCK_LOG2) - (size_t)RT_HEAP_ALIGN)
+#define RT_HEAP_MAX_REQUEST (RT_HEAP_LARGEST_BLOCK - RT_HEAP_WORD)
+
+/* Bytes at the start of the buffer that hold the heap's control structure. Constant. */
+size_t rt_heap_control_size(rt_index_t index);
+
+/* The smallest buffer size rt_heap_create_with accepts for any buffer address. Constant. */
+size_t rt_heap_min_buffer(rt_index_t index);
+
+/* Creates a heap in [mem, mem + size) using `index`. Returns the handle (which lies inside the
+ * buffer; the heap owns the whole buffer until the caller stops using the handle), or NULL iff
+ * mem is NULL, index is out of range, or the buffer is smaller than rt_heap_min_buffer(index).
+ * A buffer larger than the largest block plus control is used up to that size. O(1) (TLSF and
+ * half-fit clear their tables: O(table size)). The heap starts with no lock hooks and no handler. */
+rt_heap_t *rt_heap_create_with(void *mem, size_t size, rt_index_t index);
+
+/* Creates a heap with the default index (RT_HEAP_DEFAULT_INDEX; TLSF unless configured). Only
+ * that backend is linked. */
+rt_heap_t *rt_tlsf_create(void *mem, size_t size);
+rt_heap_t *rt_tlsf32_create(void *mem, size_t size);
+rt_heap_t *rt_seglist_create(void *mem, size_t size);
+rt_heap_t *rt_firstfit_create(void *mem, size_t size);
+rt_heap_t *rt_bestfit_create(void *mem, size_t size);
+rt_heap_t *rt_halffit_create(void *mem, size_t size);
+static inline rt_heap_t *rt_heap_create(void *mem, size_t size)
+{
+    switch (RT_HEAP_DEFAULT_INDEX) {
+    case RT_INDEX_TLSF32: return rt_tlsf32_create(mem, size);
+    case RT_INDEX_SEGLIST: return rt_seglist_create(mem, size);
+    case RT_INDEX_FIRSTFIT: return rt_firstfit_create(mem, size);
+    case RT_INDEX_BESTFIT: return rt_bestfit_create(mem, size);
+    case RT_INDEX_HALFFIT: return rt_halffit_create(mem, size);
+    default: return rt_tlsf_create(mem, size);
+    }
+}
+
+/* Adds [mem, mem + size) as one more pool. Returns false (and reports RT_ERR_BAD_POOL) iff the
+ * heap already has RT_HEAP_MAX_POOLS pools, the buffer is too small for one smallest block, or it
+ * overlaps a pool of the heap. O(1). */
+bool rt_heap_add_pool(rt_heap_t *heap, void *mem, size_t size);
+
+/* --- Allocation. The generic functions below dispatch through the heap's backend table (one
+ * indirect call); the rt_<index>_* functions of each backend are the same code called directly,
+ * with the index inlined: use them on the hot path when the backend is known. --------------- */
+
+/* Returns a block of at least `size` bytes aligned to RT_HEAP_ALIGN, or NULL iff size is 0, no
+ * free block fits (out of memory; the heap is unchanged), or size > RT_HEAP_MAX_REQUEST /
+ * the heap's capacity (also reported as RT_ERR_TOO_LARGE). Time: see the table above. */
+void *rt_heap_malloc(rt_heap_t *heap, size_t size);
+
+/* Returns the block to the heap, coalescing with free neighbours. NULL is a no-op. A pointer
+ * that is not a live block of this heap is reported (RT_ERR_FOREIGN_POINTER, _BAD_POINTER,
+ * _DOUBLE_FREE) and ignored. O(1) for every index. */
+void rt_heap_free(rt_heap_t *heap, void *ptr);
+
+/* Resizes in place when the block itself or its free successor allows (shrinking always does),
+ * else allocates, copies and frees. realloc(NULL, n) = malloc(n); realloc(p, 0) frees p and
+ * returns NULL. Returns NULL iff the request fails; then p is untouched. Bad p: reported as for
+ * free, returns NULL. Time: a malloc plus a free plus a copy of the old payload. */
+void *rt_heap_realloc(rt_heap_t *heap, void *ptr, size_t size);
+
+/* malloc(count * size) zero-filled. Returns NULL (and reports RT_ERR_OVERFLOW) iff the product
+ * overflows; otherwise as malloc. Time: malloc plus a memset of the block. */
+void *rt_heap_calloc(rt_heap_t *heap, size_t count, size_t size);
+
+/* Returns a block of at least `size` bytes whose address is a multiple of `alignment`, or NULL
+ * iff alignment is 0 or not a power of two (reported, RT_ERR_BAD_ALIGNMENT), or as malloc.
+ * Alignments up to RT_HEAP_ALIGN cost nothing extra; larger ones search for size + alignment +
+ * one smallest block and give the slack back as a free block. Same time bound as malloc. */
+void *rt_heap_memalign(rt_heap_t *heap, size_t alignment, size_t size);
+
+/* Usable bytes of a live block (>= the size requested). Bad pointer: reported, returns 0. O(1). */
+size_t rt_heap_usable_size(rt_heap_t *heap, void *ptr);
+
+#define RT_HEAP_BACKEND_API(name)                                                                  \
+    void *rt_##name##_malloc(rt_heap_t *heap, size_t size);                                         \
+    void rt_##name##_free(rt_heap_t *heap, void *ptr);                                              \
+    void *rt_##name##_realloc(rt_heap_t *heap, void *ptr, size_t size);                             \
+    void *rt_##name##_calloc(rt_heap_t *heap, size_t count, size_t size);                           \
+    void *rt_##name##_memalign(rt_heap_t *heap, size_t alignment, size_t size)
+/* rt_tlsf_malloc, rt_tlsf_free, rt_tlsf_realloc, rt_tlsf_calloc, rt_tlsf_memalign, and the same
+ * for tlsf32, seglist, firstfit, bestfit, halffit. Passing a heap of another index is undefined. */
+RT_HEAP_BACKEND_API(tlsf);
+RT_HEAP_BACKEND_API(tlsf32);
+RT_HEAP_BACKEND_API(seglist);
+RT_HEAP_BACKEND_API(firstfit);
+RT_HEAP_BACKEND_API(bestfit);
+RT_HEAP_BACKEND_API(halffit);
+
+/* --- Inspection and configuration. --------------------------------------------------------- */
+
+/* Fills *stats. O(1) for the counters; largest_free and free_blocks walk the blocks:
+ * O(blocks). Runs under the lock. */
+void rt_heap_stats(rt_heap_t *heap, rt_stats_t *stats);
+
+/* Probes of the last malloc-family call: free blocks the index inspected (list walks) or
+ * bitmap look-ups (TLSF: 1 for a direct hit, 2 when it climbs to a higher octave). */
+unsigned rt_heap_last_probes(const rt_heap_t *heap);
+
+/* Full integrity check: every header and boundary tag consistent, no two adjacent free blocks,
+ * the sizes add up to each pool, every free block indexed exactly once in the list its size
+ * maps to, the index's own links and bitmaps consistent, the counters right. Returns true iff all
+ * hold; on the first failure reports RT_ERR_CORRUPTED and returns false. O(blocks). */
+bool rt_heap_check(rt_heap_t *heap);
+
+/* Calls fn for every block of every pool in address order until fn returns false. The heap
+ * must not be modified from fn. O(blocks). Runs under the lock. */
+void rt_heap_walk(rt_heap_t *heap, rt_walk_fn fn, void *context);
+
+/* Installs the error handler (NULL: count only). */
+void rt_heap_set_handler(rt_heap_t *heap, rt_error_handler_t handler, void *context);
+
+/* Installs lock hooks (both NULL: no locking). Not itself locked: call before sharing the heap. */
+void rt_heap_set_lock(rt_heap_t *heap, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
+
+rt_index_t rt_heap_index(const rt_heap_t *heap);
+const char *rt_heap_index_name(const rt_heap_t *heap);
+const char *rt_index_name(rt_index_t index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTALLOC_HEAP_H */

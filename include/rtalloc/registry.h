@@ -1,0 +1,62 @@
+/*
+ * rtalloc/registry.h -- one descriptor for every allocator, and the registry of the library's own.
+ *
+ * Tests and the benchmark reach every allocator -- ours and, in the benchmark, the system peers --
+ * through this descriptor only: a new allocator joins by adding a descriptor, never by copying
+ * tests. Each descriptor is the "plain trio" (create over a buffer returning a handle,
+ * malloc(handle, size), free(handle, pointer)) plus optional extras; an optional function that an
+ * allocator lacks is NULL.
+ */
+#ifndef RTALLOC_REGISTRY_H
+#define RTALLOC_REGISTRY_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rt_allocator {
+    const char *name;        /* short, unique: "tlsf", "seglist", "buddy", "glibc", ... */
+    const char *description; /* one line */
+    /* Time bound of malloc and free, as written in the allocator's header, e.g. "O(1)". */
+    const char *malloc_bound;
+    const char *free_bound;
+    size_t alignment;        /* every pointer returned is a multiple of this */
+    /* Creates an instance over [mem, mem + size); NULL when the buffer is too small. NULL for a
+     * system allocator, which then ignores the handle (pass NULL). */
+    void *(*create)(void *mem, size_t size);
+    size_t min_buffer;       /* smallest buffer create accepts (0 for system allocators) */
+    void *(*malloc)(void *handle, size_t size);
+    void (*free)(void *handle, void *ptr);
+    /* Optional (NULL if absent). */
+    void *(*realloc)(void *handle, void *ptr, size_t size);
+    void *(*calloc)(void *handle, size_t count, size_t size);
+    void *(*memalign)(void *handle, size_t alignment, size_t size);
+    size_t (*usable_size)(void *handle, void *ptr);
+    void (*stats)(void *handle, rt_stats_t *stats);
+    unsigned (*last_probes)(const void *handle);
+    bool (*check)(void *handle);
+    void (*walk)(void *handle, rt_walk_fn fn, void *context);
+    void (*set_handler)(void *handle, rt_error_handler_t handler, void *context);
+    void (*set_lock)(void *handle, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
+    /* Bytes of overhead a used block costs (header), and the smallest block it hands out. */
+    size_t block_overhead;
+    size_t min_block;
+    /* Largest single request that can ever succeed on an instance over `size` bytes: lets tests
+     * probe the exact boundary. NULL for system allocators. */
+    size_t (*max_request)(void *handle);
+} rt_allocator_t;
+
+/* The library's own allocators: the six heap indexes and the binary buddy. Returns the array and
+ * stores its length in *count. */
+const rt_allocator_t *const *rt_registry(size_t *count);
+
+/* The allocator named `name`, or NULL. */
+const rt_allocator_t *rt_registry_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTALLOC_REGISTRY_H */
