@@ -54,6 +54,9 @@ void *rt_buddy_calloc(rt_buddy_t *buddy, size_t count, size_t size);
 void *rt_buddy_memalign(rt_buddy_t *buddy, size_t alignment, size_t size);
 size_t rt_buddy_usable_size(rt_buddy_t *buddy, void *ptr);
 
+/* The largest request that can ever succeed on this instance (its largest block, all free). O(1). */
+size_t rt_buddy_max_request(const rt_buddy_t *buddy);
+
 void rt_buddy_stats(rt_buddy_t *buddy, rt_stats_t *stats);
 /* Probes of the last malloc: orders the search visited plus splits done (1 = direct hit). */
 unsigned rt_buddy_last_probes(const rt_buddy_t *buddy);

@@ -26,7 +26,8 @@ typedef struct rt_allocator {
     /* Creates an instance over [mem, mem + size); NULL when the buffer is too small. NULL for a
      * system allocator, which then ignores the handle (pass NULL). */
     void *(*create)(void *mem, size_t size);
-    size_t min_buffer;       /* smallest buffer create accepts (0 for system allocators) */
+    size_t (*min_buffer)(void); /* smallest buffer create accepts at any address (NULL for
+                                   system allocators) */
     void *(*malloc)(void *handle, size_t size);
     void (*free)(void *handle, void *ptr);
     /* Optional (NULL if absent). */

@@ -1,0 +1,312 @@
+/*
+ * heap_common.c -- the parts of the boundary-tag heap that do not depend on the index and are
+ * off the hot path: creation and pools, error reports, statistics, the integrity check, the walk,
+ * and the generic entry points that dispatch through the heap's backend table.
+ */
+#include "heap/heap_internal.h"
+
+/* --- errors ---------------------------------------------------------------------------------- */
+
+static const char *error_message(rt_error_kind_t kind)
+{
+    switch (kind) {
+    case RT_ERR_FOREIGN_POINTER: return "pointer does not belong to this heap";
+    case RT_ERR_BAD_POINTER: return "pointer is not a live block (interior, misaligned or corrupted header)";
+    case RT_ERR_DOUBLE_FREE: return "block is already free (double free)";
+    case RT_ERR_CORRUPTED: return "heap metadata is inconsistent (integrity check failed)";
+    case RT_ERR_OVERFLOW: return "count * size overflows";
+    case RT_ERR_BAD_ALIGNMENT: return "alignment is not a power of two";
+    case RT_ERR_TOO_LARGE: return "request is larger than the heap's largest block";
+    case RT_ERR_BAD_POOL: return "pool is too small, overlaps the heap, or the heap has no pool slot left";
+    case RT_ERR_NONE: break;
+    }
+    return "no error";
+}
+
+void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+{
+    uintptr_t token = heap_lock(h);
+    h->errors++;
+    rt_error_handler_t handler = h->handler;
+    void *context = h->handler_context;
+    heap_unlock(h, token);
+    if (handler != NULL) {
+        rt_error_t error = {kind, operation, error_message(kind), ptr, size};
+        handler(context, &error);
+    } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
+        __builtin_trap();
+    }
+}
+
+void *rt_heap_refuse(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+{
+    uintptr_t token = heap_lock(h);
+    h->failures++;
+    heap_unlock(h, token);
+    rt_heap_report(h, kind, operation, ptr, size);
+    return NULL;
+}
+
+/* --- creation and pools -------------------------------------------------------------------- */
+
+static bool ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1) { return a0 < b1 && b0 < a1; }
+
+/* Lays a pool over [start, end): first block header at the first address congruent to -W mod A,
+ * sentinel header W bytes below the last A boundary. Fails if the room is below one smallest
+ * block, the heap's pools are full, or the range overlaps the heap. */
+static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
+{
+    if (h->npools >= RT_HEAP_MAX_POOLS || end < start || start > UINTPTR_MAX - 2u * BLK_A) {
+        return false;
+    }
+    uintptr_t first = rt_addr_align_up(start + BLK_W, BLK_A) - BLK_W;
+    uintptr_t aligned_end = end & ~(uintptr_t)(BLK_A - 1u);
+    if (aligned_end < first + BLK_W + BLK_MIN) {
+        return false;
+    }
+    uintptr_t sentinel = aligned_end - BLK_W;
+    if (sentinel - first > RT_HEAP_LARGEST_BLOCK) {
+        sentinel = first + RT_HEAP_LARGEST_BLOCK;
+    }
+    if (ranges_overlap(first, sentinel + BLK_W, (uintptr_t)h, (uintptr_t)h + h->ops->control_size)) {
+        return false;
+    }
+    for (unsigned i = 0; i < h->npools; i++) {
+        const rt_pool_t *p = &h->pools[i];
+        if (ranges_overlap(first, sentinel + BLK_W, (uintptr_t)p->first, (uintptr_t)p->end + BLK_W)) {
+            return false;
+        }
+    }
+    size_t size = (size_t)(sentinel - first);
+    rt_blk *b = blk_at((void *)first);
+    rt_blk *s = blk_at((void *)sentinel);
+    h->pools[h->npools].first = b;
+    h->pools[h->npools].end = s;
+    h->npools++;
+    s->head = 0; /* size 0, used; blk_make_free sets its PREV_FREE */
+    blk_make_free(b, size);
+    h->ops->insert(h, b);
+    h->capacity += size;
+    if (size > h->max_block) {
+        h->max_block = size;
+        h->max_request = h->ops->fit_limit(size) - BLK_W;
+    }
+    return true;
+}
+
+rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
+{
+    if (mem == NULL) {
+        return NULL;
+    }
+    uintptr_t start = (uintptr_t)mem;
+    uintptr_t base = rt_addr_align_up(start, BLK_A);
+    if (base < start || size < (size_t)(base - start) + ops->control_size ||
+        size - (size_t)(base - start) > UINTPTR_MAX - base) {
+        return NULL;
+    }
+    rt_heap_t *h = (rt_heap_t *)(void *)base;
+    __builtin_memset(h, 0, ops->control_size);
+    h->ops = ops;
+    ops->reset(h);
+    if (!pool_add(h, base + ops->control_size, start + size)) {
+        return NULL;
+    }
+    return h;
+}
+
+bool rt_heap_add_pool(rt_heap_t *h, void *mem, size_t size)
+{
+    uintptr_t token = heap_lock(h);
+    uintptr_t start = (uintptr_t)mem;
+    bool ok = mem != NULL && size <= UINTPTR_MAX - start && pool_add(h, start, start + size);
+    heap_unlock(h, token);
+    if (!ok) {
+        rt_heap_report(h, RT_ERR_BAD_POOL, "add_pool", mem, size);
+    }
+    return ok;
+}
+
+/* --- generic entry points ------------------------------------------------------------------ */
+
+void *rt_heap_malloc(rt_heap_t *h, size_t size) { return h->ops->malloc(h, size); }
+void rt_heap_free(rt_heap_t *h, void *ptr) { h->ops->free(h, ptr); }
+void *rt_heap_realloc(rt_heap_t *h, void *ptr, size_t size) { return h->ops->realloc(h, ptr, size); }
+void *rt_heap_calloc(rt_heap_t *h, size_t count, size_t size) { return h->ops->calloc(h, count, size); }
+void *rt_heap_memalign(rt_heap_t *h, size_t alignment, size_t size)
+{
+    return h->ops->memalign(h, alignment, size);
+}
+
+size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
+{
+    uintptr_t token = heap_lock(h);
+    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_validate(h, ptr);
+    size_t size = error == RT_ERR_NONE ? blk_size(blk_from_payload(ptr)) - BLK_W : 0u;
+    heap_unlock(h, token);
+    if (error != RT_ERR_NONE) {
+        rt_heap_report(h, error, "usable_size", ptr, 0);
+    }
+    return size;
+}
+
+unsigned rt_heap_last_probes(const rt_heap_t *h) { return h->last_probes; }
+rt_index_t rt_heap_index(const rt_heap_t *h) { return h->ops->index; }
+const char *rt_heap_index_name(const rt_heap_t *h) { return h->ops->name(); }
+
+void rt_heap_set_handler(rt_heap_t *h, rt_error_handler_t handler, void *context)
+{
+    uintptr_t token = heap_lock(h);
+    h->handler = handler;
+    h->handler_context = context;
+    heap_unlock(h, token);
+}
+
+void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
+{
+    h->lock = lock;
+    h->unlock = unlock;
+    h->lock_context = context;
+}
+
+/* --- walk, statistics, check --------------------------------------------------------------- */
+
+bool rt_heap_is_block_start(const rt_pool_t *pool, const rt_blk *b)
+{
+    for (rt_blk *x = pool->first; x < pool->end; x = blk_next(x)) {
+        if (x == b) {
+            return true;
+        }
+        if (blk_size(x) == 0u) {
+            return false;
+        }
+    }
+    return false;
+}
+
+void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
+{
+    uintptr_t token = heap_lock(h);
+    for (unsigned i = 0; i < h->npools; i++) {
+        for (rt_blk *b = h->pools[i].first; b < h->pools[i].end; b = blk_next(b)) {
+            size_t size = blk_size(b);
+            rt_block_info_t info = {blk_payload(b), size - BLK_W, size, !blk_is_free(b)};
+            if (size == 0u || !fn(context, &info)) {
+                heap_unlock(h, token);
+                return;
+            }
+        }
+    }
+    heap_unlock(h, token);
+}
+
+void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
+{
+    uintptr_t token = heap_lock(h);
+    __builtin_memset(s, 0, sizeof *s);
+    s->capacity = h->capacity;
+    s->used_bytes = h->used;
+    s->free_bytes = h->capacity - h->used;
+    s->peak_used = h->peak_used;
+    s->used_blocks = h->used_blocks;
+    s->mallocs = h->mallocs;
+    s->frees = h->frees;
+    s->reallocs = h->reallocs;
+    s->reallocs_in_place = h->reallocs_in_place;
+    s->failures = h->failures;
+    s->errors = h->errors;
+    for (unsigned i = 0; i < h->npools; i++) {
+        const rt_pool_t *pool = &h->pools[i];
+        uintptr_t first = (uintptr_t)pool->first;
+        uintptr_t end = (uintptr_t)pool->end;
+        if (h->high >= end) {
+            s->watermark += (size_t)(end - first);
+        } else if (h->high > first) {
+            s->watermark += (size_t)(h->high - first);
+        }
+        for (rt_blk *b = pool->first; b < pool->end && blk_size(b) != 0u; b = blk_next(b)) {
+            if (blk_is_free(b)) {
+                size_t fit = h->ops->fit_limit(blk_size(b)) - BLK_W;
+                s->free_blocks++;
+                if (fit > s->largest_free) {
+                    s->largest_free = fit;
+                }
+            }
+        }
+    }
+    heap_unlock(h, token);
+}
+
+typedef struct check_ctx {
+    rt_heap_t *heap;
+    size_t indexed;
+} check_ctx;
+
+/* Index visitor: b must be an A-aligned free block inside a pool, not seen before; marks it. */
+static bool check_visit(void *context, rt_blk *b)
+{
+    check_ctx *c = context;
+    const rt_pool_t *pool = heap_pool_of(c->heap, (uintptr_t)b + BLK_W);
+    if (pool == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u ||
+        (b->head & (BLK_FREE | BLK_PREV_FREE | BLK_MARK)) != BLK_FREE) {
+        return false;
+    }
+    size_t size = blk_size(b);
+    if (size < BLK_MIN || size > (size_t)((char *)pool->end - (char *)b)) {
+        return false;
+    }
+    b->head |= BLK_MARK;
+    c->indexed++;
+    return true;
+}
+
+bool rt_heap_check(rt_heap_t *h)
+{
+    uintptr_t token = heap_lock(h);
+    check_ctx c = {h, 0};
+    bool ok = h->ops->check_index(h, check_visit, &c);
+    size_t free_blocks = 0, used_blocks = 0, used = 0, capacity = 0;
+    /* The physical walk runs even after a failure so that it clears every mark. */
+    for (unsigned i = 0; i < h->npools; i++) {
+        rt_blk *end = h->pools[i].end;
+        rt_blk *b = h->pools[i].first;
+        bool prev_free = false;
+        while (b < end) {
+            size_t head = b->head;
+            size_t size = head & ~BLK_FLAGS;
+            bool is_free = (head & BLK_FREE) != 0u;
+            if (size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > (size_t)((char *)end - (char *)b)) {
+                ok = false;
+                break;
+            }
+            b->head = head & ~BLK_MARK;
+            if (((head & BLK_PREV_FREE) != 0u) != prev_free) {
+                ok = false;
+            }
+            if (is_free) {
+                bool footer_ok = ((size_t *)(void *)((char *)b + size))[-1] == size;
+                if (prev_free || !footer_ok || (head & BLK_MARK) == 0u) {
+                    ok = false; /* adjacent free blocks, bad tag, or not indexed */
+                }
+                free_blocks++;
+            } else {
+                used_blocks++;
+                used += size;
+            }
+            prev_free = is_free;
+            b = blk_offset(b, size);
+        }
+        if (b != end || end->head != (prev_free ? BLK_PREV_FREE : 0u)) {
+            ok = false;
+        }
+        capacity += (size_t)((char *)end - (char *)h->pools[i].first);
+    }
+    if (free_blocks != c.indexed || used != h->used || used_blocks != h->used_blocks || capacity != h->capacity) {
+        ok = false;
+    }
+    heap_unlock(h, token);
+    if (!ok) {
+        rt_heap_report(h, RT_ERR_CORRUPTED, "check", NULL, 0);
+    }
+    return ok;
+}

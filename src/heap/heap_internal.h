@@ -1,0 +1,153 @@
+/*
+ * heap_internal.h -- the heap's control structure and what the facade template shares with the
+ * backend-independent code in heap_common.c.
+ */
+#ifndef RT_HEAP_INTERNAL_H
+#define RT_HEAP_INTERNAL_H
+
+#include "block.h"
+
+/* What the generic entry points and heap_common.c need from a backend: its compiled facade
+ * (for run-time dispatch) and three index functions used off the hot path. */
+typedef struct rt_heap_ops {
+    rt_index_t index;
+    const char *(*name)(void);
+    size_t control_size; /* sizeof the backend's whole control structure */
+    void *(*malloc)(rt_heap_t *heap, size_t size);
+    void (*free)(rt_heap_t *heap, void *ptr);
+    void *(*realloc)(rt_heap_t *heap, void *ptr, size_t size);
+    void *(*calloc)(rt_heap_t *heap, size_t count, size_t size);
+    void *(*memalign)(rt_heap_t *heap, size_t alignment, size_t size);
+    void (*insert)(rt_heap_t *heap, rt_blk *b);
+    void (*reset)(rt_heap_t *heap);
+    /* Visits every indexed block once and checks the index's own links, bitmaps and that each
+     * block sits in the list its size maps to. */
+    bool (*check_index)(rt_heap_t *heap, rt_idx_visit_fn visit, void *context);
+    /* The largest block size (header included) a request may need and still be served by a
+     * free block of `size` bytes: size itself, except for TLSF (the start of size's slot, as the
+     * search rounds up) and half-fit (the power of two below size). */
+    size_t (*fit_limit)(size_t size);
+} rt_heap_ops_t;
+
+typedef struct rt_pool {
+    rt_blk *first; /* header of the first block */
+    rt_blk *end;   /* the sentinel header */
+} rt_pool_t;
+
+struct rt_heap {
+    const rt_heap_ops_t *ops;
+    size_t max_request;  /* largest malloc that any pool could ever serve */
+    size_t used;         /* bytes in used blocks */
+    size_t used_blocks;
+    uintptr_t high;      /* highest block end ever handed out */
+    unsigned last_probes;
+    unsigned npools;
+    rt_lock_fn lock;
+    rt_unlock_fn unlock;
+    void *lock_context;
+    rt_error_handler_t handler;
+    void *handler_context;
+    size_t capacity;
+    size_t peak_used;
+    size_t max_block;    /* largest pool's block */
+    uint64_t mallocs, frees, reallocs, reallocs_in_place, failures, errors;
+    rt_pool_t pools[RT_HEAP_MAX_POOLS];
+    /* the backend's index state follows (see facade.inc) */
+};
+
+static inline uintptr_t heap_lock(rt_heap_t *h) { return h->lock != NULL ? h->lock(h->lock_context) : 0u; }
+static inline void heap_unlock(rt_heap_t *h, uintptr_t token)
+{
+    if (h->unlock != NULL) {
+        h->unlock(h->lock_context, token);
+    }
+}
+
+/* Block size for a payload request; size must be <= RT_HEAP_MAX_REQUEST. */
+static inline size_t heap_block_size(size_t size)
+{
+    size_t need = (size + BLK_W + BLK_A - 1u) & ~(BLK_A - 1u);
+    return need < BLK_MIN ? BLK_MIN : need;
+}
+
+/* Books a block handed out. */
+static inline void heap_account_alloc(rt_heap_t *h, rt_blk *b, size_t size)
+{
+    uintptr_t end = (uintptr_t)b + size;
+    h->used += size;
+    h->used_blocks++;
+    h->mallocs++;
+    if (h->used > h->peak_used) {
+        h->peak_used = h->used;
+    }
+    if (end > h->high) {
+        h->high = end;
+    }
+}
+
+/* The pool holding payload address a, or NULL. At most RT_HEAP_MAX_POOLS comparisons. */
+static inline const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
+{
+    for (unsigned i = 0; i < h->npools; i++) {
+        const rt_pool_t *pool = &h->pools[i];
+        if (a > (uintptr_t)pool->first && a < (uintptr_t)pool->end) {
+            return pool;
+        }
+    }
+    return NULL;
+}
+
+bool rt_heap_is_block_start(const rt_pool_t *pool, const rt_blk *b);
+
+/* Decides in O(1) whether p is a live block of h: the header's flags and size, the successor's
+ * PREV_FREE flag and size, and (when the header says the predecessor is free) the predecessor's
+ * footer and header must all agree. RT_ERR_NONE if p may be freed. */
+static inline rt_error_kind_t heap_validate(const rt_heap_t *h, void *p)
+{
+    const rt_pool_t *pool = heap_pool_of(h, (uintptr_t)p);
+    if (pool == NULL) {
+        return RT_ERR_FOREIGN_POINTER;
+    }
+    if (((uintptr_t)p & (BLK_A - 1u)) != 0u) {
+        return RT_ERR_BAD_POINTER;
+    }
+    rt_blk *b = blk_from_payload(p);
+    size_t head = b->head;
+    if ((head & BLK_FREE) != 0u) {
+        return RT_ERR_DOUBLE_FREE;
+    }
+    size_t size = head & ~BLK_FLAGS;
+    size_t room = (size_t)((char *)pool->end - (char *)b);
+    if ((head & BLK_MARK) != 0u || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > room) {
+        return RT_ERR_BAD_POINTER;
+    }
+    rt_blk *next = blk_offset(b, size);
+    size_t nhead = next->head;
+    size_t nsize = nhead & ~BLK_FLAGS;
+    if ((nhead & (BLK_PREV_FREE | BLK_MARK)) != 0u || (nsize & (BLK_A - 1u)) != 0u ||
+        nsize > room - size || (nsize < BLK_MIN && next != pool->end)) {
+        return RT_ERR_BAD_POINTER;
+    }
+    if ((head & BLK_PREV_FREE) != 0u) {
+        size_t psize = blk_prev_size(b);
+        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u ||
+            psize > (size_t)((char *)b - (char *)pool->first) || !blk_is_free_header(blk_prev(b), psize)) {
+            return RT_ERR_BAD_POINTER;
+        }
+    }
+    if (RT_DEBUG >= 2 && !rt_heap_is_block_start(pool, b)) {
+        return RT_ERR_BAD_POINTER;
+    }
+    return RT_ERR_NONE;
+}
+
+extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seglist, rt_heap_ops_firstfit,
+    rt_heap_ops_bestfit, rt_heap_ops_halffit;
+
+/* Cold paths shared by every backend (heap_common.c). */
+void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
+void *rt_heap_refuse(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
+rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops);
+
+
+#endif /* RT_HEAP_INTERNAL_H */

@@ -1,0 +1,65 @@
+/*
+ * fitlist.h -- first fit and best fit over one doubly linked free list (Masmano 2006 section 2).
+ *
+ * Insertion is LIFO at the head (O(1) free, as Masmano's Table 1 assumes). First fit returns the
+ * first block that is large enough; best fit scans the whole list for the smallest one that is,
+ * stopping early on an exact fit. Probes = blocks inspected.
+ * Bounds: insert/remove O(1); find O(free blocks) -- the worst case is a long list of blocks
+ * that are all too small (first fit) or any long list (best fit). Control: one list head.
+ * The including file defines FITLIST_BEST to 0 (first fit) or 1 (best fit).
+ */
+#ifndef RT_INDEX_FITLIST_H
+#define RT_INDEX_FITLIST_H
+
+#include "index/list.h"
+
+#ifndef FITLIST_BEST
+#error "define FITLIST_BEST to 0 or 1"
+#endif
+
+typedef struct idx_t {
+    rt_blk *head;
+} idx_t;
+
+static inline void idx_reset(idx_t *x) { x->head = NULL; }
+static inline void idx_insert(idx_t *x, rt_blk *b) { list_push(&x->head, b); }
+static inline void idx_remove(idx_t *x, rt_blk *b) { (void)list_unlink(&x->head, b); }
+
+static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
+{
+    size_t need = *size;
+    rt_blk *best = NULL;
+    size_t best_size = SIZE_MAX;
+    unsigned n = 0;
+    for (rt_blk *b = x->head; b != NULL; b = b->next) {
+        size_t s = blk_size(b);
+        n++;
+        if (s >= need && s < best_size) {
+            best = b;
+            best_size = s;
+            if (!FITLIST_BEST || s == need) {
+                break;
+            }
+        }
+    }
+    *probes = n;
+    return best;
+}
+
+static inline size_t idx_fit_limit(size_t size) { return size; }
+
+static inline const char *idx_name(void) { return FITLIST_BEST ? "bestfit" : "firstfit"; }
+
+static bool fitlist_any(const void *state, size_t size)
+{
+    (void)state;
+    (void)size;
+    return true;
+}
+
+static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
+{
+    return list_check(x->head, visit, context, fitlist_any, NULL);
+}
+
+#endif /* RT_INDEX_FITLIST_H */

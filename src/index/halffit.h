@@ -1,0 +1,72 @@
+/*
+ * halffit.h -- Half-fit (Ogasawara 1995; Masmano 2006 section 2).
+ *
+ * List i holds the free blocks with floor(log2 size) = i. A request of block size r searches
+ * from i = ceil(log2 r) (= floor(log2(r - 1)) + 1), so every block of list i fits and the head is
+ * taken; a one-word bitmap finds the next non-empty list. The remainder of a split goes back to
+ * floor(log2 r'). Blocks of [r, 2^ceil(log2 r)) are never used for r: the "incomplete memory use"
+ * behind half-fit's fragmentation (Masmano: F around 80%).
+ * Bounds: find, insert, remove O(1) (one find-first-set). Probes: always 1.
+ * Control: RT_HEAP_MAX_BLOCK_LOG2 list heads and one word.
+ */
+#ifndef RT_INDEX_HALFFIT_H
+#define RT_INDEX_HALFFIT_H
+
+#include "index/list.h"
+
+#define HALF_LISTS ((unsigned)RT_HEAP_MAX_BLOCK_LOG2)
+
+typedef struct idx_t {
+    size_t map;
+    rt_blk *heads[HALF_LISTS];
+} idx_t;
+
+static inline void idx_reset(idx_t *x)
+{
+    x->map = 0;
+    for (unsigned i = 0; i < HALF_LISTS; i++) {
+        x->heads[i] = NULL;
+    }
+}
+
+static inline void idx_insert(idx_t *x, rt_blk *b)
+{
+    unsigned i = rt_log2(blk_size(b));
+    list_push(&x->heads[i], b);
+    x->map |= (size_t)1u << i;
+}
+
+static inline void idx_remove(idx_t *x, rt_blk *b)
+{
+    unsigned i = rt_log2(blk_size(b));
+    if (list_unlink(&x->heads[i], b)) {
+        x->map &= ~((size_t)1u << i);
+    }
+}
+
+static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
+{
+    unsigned i = rt_log2(*size - 1u) + 1u; /* sizes are >= the smallest block, so r > 1 */
+    size_t map = x->map & rt_bits_from(i);
+    *probes = 1;
+    return map != 0u ? x->heads[RT_CTZ(map)] : NULL;
+}
+
+static inline size_t idx_fit_limit(size_t size) { return (size_t)1u << rt_log2(size); }
+
+static inline const char *idx_name(void) { return "halffit"; }
+
+static bool half_fits(const void *state, size_t size) { return rt_log2(size) == *(const unsigned *)state; }
+
+static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
+{
+    for (unsigned i = 0; i < HALF_LISTS; i++) {
+        if (!list_check(x->heads[i], visit, context, half_fits, &i) ||
+            (x->heads[i] != NULL) != ((x->map >> i) & 1u)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#endif /* RT_INDEX_HALFFIT_H */

@@ -1,0 +1,96 @@
+/*
+ * seglist.h -- segregated fit, the VaiOS blog's original index (blog section 1).
+ *
+ * Eight size classes by payload capacity (block size - W): upper bounds 8, 16, 32, 64, 128, 256,
+ * 512 bytes, and a catch-all. find walks the request's own class first fit (a class spans a
+ * range, so its head need not fit), then takes the head of the next non-empty class above (an
+ * 8-bit map of non-empty classes), whose every block fits.
+ * Probes = blocks inspected. Bounds: insert/remove O(1); find O(blocks in the request's class)
+ * + O(1): linear in the number of free blocks in the worst case (the blog's mem_frag: N + c).
+ * Control: 8 list heads and one byte.
+ */
+#ifndef RT_INDEX_SEGLIST_H
+#define RT_INDEX_SEGLIST_H
+
+#include "index/list.h"
+
+#define SEG_CLASSES 8u
+
+typedef struct idx_t {
+    rt_blk *heads[SEG_CLASSES];
+    uint8_t map;
+} idx_t;
+
+/* Class of a payload capacity: 0 for <= 8, 1 for <= 16, ... 6 for <= 512, 7 above. */
+static inline unsigned seg_class(size_t capacity)
+{
+    if (capacity <= 8u) {
+        return 0;
+    }
+    if (capacity > 512u) {
+        return SEG_CLASSES - 1u;
+    }
+    return rt_log2(capacity - 1u) - 2u;
+}
+
+static inline void idx_reset(idx_t *x)
+{
+    for (unsigned c = 0; c < SEG_CLASSES; c++) {
+        x->heads[c] = NULL;
+    }
+    x->map = 0;
+}
+
+static inline void idx_insert(idx_t *x, rt_blk *b)
+{
+    unsigned c = seg_class(blk_size(b) - BLK_W);
+    list_push(&x->heads[c], b);
+    x->map = (uint8_t)(x->map | (1u << c));
+}
+
+static inline void idx_remove(idx_t *x, rt_blk *b)
+{
+    unsigned c = seg_class(blk_size(b) - BLK_W);
+    if (list_unlink(&x->heads[c], b)) {
+        x->map = (uint8_t)(x->map & ~(1u << c));
+    }
+}
+
+static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
+{
+    size_t need = *size;
+    unsigned c = seg_class(need - BLK_W);
+    unsigned n = 0;
+    for (rt_blk *b = x->heads[c]; b != NULL; b = b->next) {
+        n++;
+        if (blk_size(b) >= need) {
+            *probes = n;
+            return b;
+        }
+    }
+    unsigned above = x->map & ~((2u << c) - 1u);
+    *probes = n + 1u;
+    return above != 0u ? x->heads[__builtin_ctz(above)] : NULL;
+}
+
+static inline size_t idx_fit_limit(size_t size) { return size; }
+
+static inline const char *idx_name(void) { return "seglist"; }
+
+static bool seg_fits(const void *state, size_t size)
+{
+    return seg_class(size - BLK_W) == *(const unsigned *)state;
+}
+
+static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
+{
+    for (unsigned c = 0; c < SEG_CLASSES; c++) {
+        if (!list_check(x->heads[c], visit, context, seg_fits, &c) ||
+            (x->heads[c] != NULL) != ((x->map >> c) & 1u)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#endif /* RT_INDEX_SEGLIST_H */
