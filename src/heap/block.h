@@ -6,7 +6,7 @@
  * block size is a multiple of A.
  *
  *   used block:  [size|flags][payload ..................................]
- *   free block:  [size|FREE ][next][prev] ......................... [size]
+ *   free block:  [size|FREE ][next][pprev] ........................ [size]
  *                                                                    ^ footer = last word
  *
  * The footer of a free block is the word just before the next block's header: the next block
@@ -32,9 +32,10 @@
 #include "rtalloc/heap.h"
 
 typedef struct rt_blk {
-    size_t head;         /* size | flags */
-    struct rt_blk *next; /* free blocks only: index links */
-    struct rt_blk *prev;
+    size_t head;           /* size | flags */
+    struct rt_blk *next;   /* free blocks only: index links. next: the next block of the list; */
+    struct rt_blk **pprev; /* pprev: the slot that points to this block (a list head, or the
+                              previous block's next), so unlinking needs no size mapping */
 } rt_blk;
 
 #define BLK_W RT_HEAP_WORD

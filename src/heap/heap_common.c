@@ -141,7 +141,8 @@ void *rt_heap_memalign(rt_heap_t *h, size_t alignment, size_t size)
 size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
 {
     uintptr_t token = heap_lock(h);
-    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_validate(h, ptr);
+    blk_view v;
+    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_validate(h, ptr, &v);
     size_t size = error == RT_ERR_NONE ? blk_size(blk_from_payload(ptr)) - BLK_W : 0u;
     heap_unlock(h, token);
     if (error != RT_ERR_NONE) {

@@ -85,12 +85,18 @@ static inline void heap_account_alloc(rt_heap_t *h, rt_blk *b, size_t size)
     }
 }
 
-/* The pool holding payload address a, or NULL. At most RT_HEAP_MAX_POOLS comparisons. */
+/* The pool holding payload address a, or NULL: a must lie in (first, end). One unsigned compare
+ * per pool, at most RT_HEAP_MAX_POOLS. */
 static inline const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
 {
-    for (unsigned i = 0; i < h->npools; i++) {
-        const rt_pool_t *pool = &h->pools[i];
-        if (a > (uintptr_t)pool->first && a < (uintptr_t)pool->end) {
+    const rt_pool_t *pool = h->pools; /* pool 0 always exists: test it before looping */
+    const rt_pool_t *last = pool + h->npools;
+    if (a - (uintptr_t)pool->first - 1u < (uintptr_t)pool->end - (uintptr_t)pool->first - 1u) {
+        return pool;
+    }
+    for (pool++; pool < last; pool++) {
+        uintptr_t first = (uintptr_t)pool->first;
+        if (a - first - 1u < (uintptr_t)pool->end - first - 1u) {
             return pool;
         }
     }
@@ -99,10 +105,22 @@ static inline const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
 
 bool rt_heap_is_block_start(const rt_pool_t *pool, const rt_blk *b);
 
+/* Header bits that must be clear in a used block's header, beyond FREE: MARK and the size bits
+ * below A (A >= 8, so bits 0-2 are the flags). */
+#define BLK_BAD_BITS (BLK_MARK | ((BLK_A - 1u) & ~BLK_FLAGS))
+
+/* What validation learnt about a live block, reused by free so nothing is loaded twice. */
+typedef struct blk_view {
+    rt_blk *b;
+    size_t size;
+    rt_blk *next;
+    size_t next_head;
+} blk_view;
+
 /* Decides in O(1) whether p is a live block of h: the header's flags and size, the successor's
- * PREV_FREE flag and size, and (when the header says the predecessor is free) the predecessor's
- * footer and header must all agree. RT_ERR_NONE if p may be freed. */
-static inline rt_error_kind_t heap_validate(const rt_heap_t *h, void *p)
+ * flags and size, and (when the header says the predecessor is free) the predecessor's footer and
+ * header must all agree. RT_ERR_NONE if p may be freed; *v then describes the block. */
+static inline rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
 {
     const rt_pool_t *pool = heap_pool_of(h, (uintptr_t)p);
     if (pool == NULL) {
@@ -118,28 +136,38 @@ static inline rt_error_kind_t heap_validate(const rt_heap_t *h, void *p)
     }
     size_t size = head & ~BLK_FLAGS;
     size_t room = (size_t)((char *)pool->end - (char *)b);
-    if ((head & BLK_MARK) != 0u || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > room) {
+    if ((head & BLK_BAD_BITS) != 0u || size < BLK_MIN || size > room) {
         return RT_ERR_BAD_POINTER;
     }
     rt_blk *next = blk_offset(b, size);
     size_t nhead = next->head;
     size_t nsize = nhead & ~BLK_FLAGS;
-    if ((nhead & (BLK_PREV_FREE | BLK_MARK)) != 0u || (nsize & (BLK_A - 1u)) != 0u ||
-        nsize > room - size || (nsize < BLK_MIN && next != pool->end)) {
+    /* A used successor only gets its PREV_FREE bit set; a free one is merged, so its size must
+     * keep it inside the pool (its footer and links are then read). */
+    if ((nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u ||
+        ((nhead & BLK_FREE) != 0u && (nsize < BLK_MIN || nsize > room - size))) {
         return RT_ERR_BAD_POINTER;
     }
     if ((head & BLK_PREV_FREE) != 0u) {
         size_t psize = blk_prev_size(b);
-        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u ||
-            psize > (size_t)((char *)b - (char *)pool->first) || !blk_is_free_header(blk_prev(b), psize)) {
+        if (psize < BLK_MIN || psize > (size_t)((char *)b - (char *)pool->first) ||
+            !blk_is_free_header(blk_prev(b), psize)) {
             return RT_ERR_BAD_POINTER;
         }
     }
     if (RT_DEBUG >= 2 && !rt_heap_is_block_start(pool, b)) {
         return RT_ERR_BAD_POINTER;
     }
+    v->b = b;
+    v->size = head; /* PREV_FREE kept: release needs it */
+    v->next = next;
+    v->next_head = nhead;
     return RT_ERR_NONE;
 }
+
+/* With RT_DEBUG >= 2 every operation ends with a full integrity check. */
+bool rt_heap_check(rt_heap_t *heap);
+#define HEAP_DEBUG_CHECK(h) ((RT_DEBUG >= 2) ? RT_ASSERT(rt_heap_check(h)) : (void)0)
 
 extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seglist, rt_heap_ops_firstfit,
     rt_heap_ops_bestfit, rt_heap_ops_halffit;

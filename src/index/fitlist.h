@@ -23,7 +23,11 @@ typedef struct idx_t {
 
 static inline void idx_reset(idx_t *x) { x->head = NULL; }
 static inline void idx_insert(idx_t *x, rt_blk *b) { list_push(&x->head, b); }
-static inline void idx_remove(idx_t *x, rt_blk *b) { (void)list_unlink(&x->head, b); }
+static inline void idx_remove(idx_t *x, rt_blk *b)
+{
+    (void)x;
+    (void)list_unlink(b);
+}
 
 static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
 {
@@ -59,7 +63,7 @@ static bool fitlist_any(const void *state, size_t size)
 
 static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
 {
-    return list_check(x->head, visit, context, fitlist_any, NULL);
+    return list_check(&x->head, visit, context, fitlist_any, NULL);
 }
 
 #endif /* RT_INDEX_FITLIST_H */

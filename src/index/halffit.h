@@ -38,9 +38,12 @@ static inline void idx_insert(idx_t *x, rt_blk *b)
 
 static inline void idx_remove(idx_t *x, rt_blk *b)
 {
-    unsigned i = rt_log2(blk_size(b));
-    if (list_unlink(&x->heads[i], b)) {
-        x->map &= ~((size_t)1u << i);
+    rt_blk **slot = list_unlink(b);
+    if (slot != NULL) {
+        size_t i = list_head_index(x->heads, HALF_LISTS, slot);
+        if (i < HALF_LISTS) { /* that list is now empty */
+            x->map &= ~((size_t)1u << i);
+        }
     }
 }
 
@@ -61,7 +64,7 @@ static bool half_fits(const void *state, size_t size) { return rt_log2(size) == 
 static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
 {
     for (unsigned i = 0; i < HALF_LISTS; i++) {
-        if (!list_check(x->heads[i], visit, context, half_fits, &i) ||
+        if (!list_check(&x->heads[i], visit, context, half_fits, &i) ||
             (x->heads[i] != NULL) != ((x->map >> i) & 1u)) {
             return false;
         }

@@ -1,6 +1,11 @@
 /*
  * list.h -- the doubly linked free list every index is built from: LIFO push, O(1) unlink.
- * Links live in the free block (rt_blk.next / .prev); a NULL prev marks the head.
+ *
+ * Links live in the free block: next, and pprev = the address of the slot that points to the
+ * block (the list head, or the previous block's next field). Unlinking is then the same two
+ * stores for a head and for an inner block, and needs neither the list's identity nor a size
+ * mapping; an index learns that a list became empty when the slot list_unlink returns lies in
+ * its own array of heads (list_head_index).
  */
 #ifndef RT_INDEX_LIST_H
 #define RT_INDEX_LIST_H
@@ -11,37 +16,42 @@ static inline void list_push(rt_blk **head, rt_blk *b)
 {
     rt_blk *first = *head;
     b->next = first;
-    b->prev = NULL;
+    b->pprev = head;
     if (first != NULL) {
-        first->prev = b;
+        first->pprev = &b->next;
     }
     *head = b;
 }
 
-/* Unlinks b from the list headed by *head; returns true iff the list is now empty. */
-static inline bool list_unlink(rt_blk **head, rt_blk *b)
+/* Unlinks b. Returns the slot that pointed to b when b was the last block of its list (that slot
+ * now holds NULL: a list head if b was alone, else the previous block's next), otherwise NULL. */
+static inline rt_blk **list_unlink(rt_blk *b)
 {
     rt_blk *next = b->next;
-    rt_blk *prev = b->prev;
+    rt_blk **pprev = b->pprev;
+    *pprev = next;
     if (next != NULL) {
-        next->prev = prev;
+        next->pprev = pprev;
+        return NULL;
     }
-    if (prev != NULL) {
-        prev->next = next;
-        return false;
-    }
-    *head = next;
-    return next == NULL;
+    return pprev;
 }
 
-/* Visits a list for the integrity check: every block plausible (visit) and back links
- * symmetric; `fits(b)` says whether b belongs on this list. */
-static inline bool list_check(rt_blk *head, rt_idx_visit_fn visit, void *context,
+/* The position of `slot` in heads[0 .. count), or count if it is not one of them. */
+static inline size_t list_head_index(rt_blk *const *heads, size_t count, rt_blk *const *slot)
+{
+    size_t i = (size_t)((uintptr_t)slot - (uintptr_t)heads) / sizeof(rt_blk *);
+    return i < count ? i : count;
+}
+
+/* Visits a list for the integrity check: every block plausible (visit), back links symmetric,
+ * and `fits(state, size)` true for each block (it belongs on this list). */
+static inline bool list_check(rt_blk **head, rt_idx_visit_fn visit, void *context,
                               bool (*fits)(const void *state, size_t size), const void *state)
 {
-    rt_blk *prev = NULL;
-    for (rt_blk *b = head; b != NULL; prev = b, b = b->next) {
-        if (!visit(context, b) || b->prev != prev || !fits(state, blk_size(b))) {
+    rt_blk **slot = head;
+    for (rt_blk *b = *head; b != NULL; slot = &b->next, b = b->next) {
+        if (!visit(context, b) || b->pprev != slot || !fits(state, blk_size(b))) {
             return false;
         }
     }

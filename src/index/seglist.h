@@ -50,9 +50,12 @@ static inline void idx_insert(idx_t *x, rt_blk *b)
 
 static inline void idx_remove(idx_t *x, rt_blk *b)
 {
-    unsigned c = seg_class(blk_size(b) - BLK_W);
-    if (list_unlink(&x->heads[c], b)) {
-        x->map = (uint8_t)(x->map & ~(1u << c));
+    rt_blk **slot = list_unlink(b);
+    if (slot != NULL) {
+        size_t i = list_head_index(x->heads, SEG_CLASSES, slot);
+        if (i < SEG_CLASSES) { /* that list is now empty */
+            x->map = (uint8_t)(x->map & ~(1u << i));
+        }
     }
 }
 
@@ -85,7 +88,7 @@ static bool seg_fits(const void *state, size_t size)
 static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
 {
     for (unsigned c = 0; c < SEG_CLASSES; c++) {
-        if (!list_check(x->heads[c], visit, context, seg_fits, &c) ||
+        if (!list_check(&x->heads[c], visit, context, seg_fits, &c) ||
             (x->heads[c] != NULL) != ((x->map >> c) & 1u)) {
             return false;
         }

@@ -95,16 +95,15 @@ static inline void idx_insert(idx_t *x, rt_blk *b)
 
 static inline void idx_remove(idx_t *x, rt_blk *b)
 {
-    if (b->prev != NULL) { /* not a list head: no mapping needed */
-        list_unlink(NULL, b);
-        return;
-    }
-    unsigned fl, sl;
-    tlsf_map_insert(blk_size(b), &fl, &sl);
-    if (list_unlink(&x->heads[fl][sl], b)) {
-        x->sl_map[fl] = (tlsf_slmap_t)(x->sl_map[fl] & ~(1u << sl));
-        if (x->sl_map[fl] == 0) {
-            x->fl_map &= ~((size_t)1u << fl);
+    rt_blk **slot = list_unlink(b);
+    if (slot != NULL) {
+        size_t i = list_head_index(&x->heads[0][0], TLSF_FL_COUNT * TLSF_SL_COUNT, slot);
+        if (i < TLSF_FL_COUNT * TLSF_SL_COUNT) { /* that list is now empty */
+            unsigned fl = (unsigned)(i >> TLSF_SL_LOG2), sl = (unsigned)i & (TLSF_SL_COUNT - 1u);
+            x->sl_map[fl] = (tlsf_slmap_t)(x->sl_map[fl] & ~(1u << sl));
+            if (x->sl_map[fl] == 0) {
+                x->fl_map &= ~((size_t)1u << fl);
+            }
         }
     }
 }
@@ -144,22 +143,24 @@ static inline size_t idx_fit_limit(size_t size) { return tlsf_slot_floor(size); 
 
 static inline const char *idx_name(void) { return TLSF_SL_LOG2 == 4 ? "tlsf" : "tlsf32"; }
 
+static bool tlsf_fits(const void *state, size_t size)
+{
+    unsigned fl, sl;
+    tlsf_map_insert(size, &fl, &sl);
+    return fl * TLSF_SL_COUNT + sl == *(const unsigned *)state;
+}
+
 static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
 {
     size_t fl_seen = 0;
     for (unsigned f = 0; f < TLSF_FL_COUNT; f++) {
         uint32_t sl_seen = 0;
         for (unsigned s = 0; s < TLSF_SL_COUNT; s++) {
-            rt_blk *prev = NULL;
-            for (rt_blk *b = x->heads[f][s]; b != NULL; prev = b, b = b->next) {
-                if (!visit(context, b) || b->prev != prev) {
-                    return false;
-                }
-                unsigned fl, sl;
-                tlsf_map_insert(blk_size(b), &fl, &sl);
-                if (fl != f || sl != s) {
-                    return false;
-                }
+            unsigned list = f * TLSF_SL_COUNT + s;
+            if (!list_check(&x->heads[f][s], visit, context, tlsf_fits, &list)) {
+                return false;
+            }
+            if (x->heads[f][s] != NULL) {
                 sl_seen |= 1u << s;
             }
         }

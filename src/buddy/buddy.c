@@ -1,0 +1,686 @@
+/*
+ * buddy.c -- binary buddy allocator over a caller-supplied buffer (rtalloc/buddy.h).
+ *
+ * Algorithm (Knuth, TAOCP vol. 1 section 2.5, "buddy system"; Masmano et al. 2006 section 2):
+ * blocks are 2^k bytes, k in [m, k_max], m = RT_BUDDY_MIN_LOG2. A block of order k lies at an
+ * address that is a multiple of 2^k -- an absolute address, not an offset: the arena is laid
+ * over a virtual power-of-two grid whose parts outside the buffer are simply never free. The
+ * buddy of the order-k block at b is b XOR 2^k. malloc takes the head of the lowest non-empty
+ * list of order >= the request's (one find-first-set over a bitmap of non-empty orders) and
+ * splits it down, pushing each upper half on its list; free merges with the buddy while the
+ * buddy lies wholly inside the arena, is free and has the same order.
+ *
+ * Layout of the buffer (U = 2^m, n = units of the arena):
+ *
+ *   [pad < align][struct rt_buddy][table: n bytes][pad < U+1][arena: n * U bytes][pad < U]
+ *
+ * The arena ends at the last U boundary of the buffer; n is the largest count for which the
+ * table of n bytes fits below the arena: n = floor((arena_end - table) / (U + 1)). The table has
+ * one byte per unit; the byte of a block's first unit holds its order (6 bits), FREE and START;
+ * the bytes of all other units are 0. A pointer is therefore a live block iff it is unit-aligned
+ * inside the arena and its byte is START without FREE: free() validates exactly, in O(1). The
+ * initial free set is the canonical decomposition of [arena, arena_end) into maximal aligned
+ * power-of-two blocks (at most 2 per order); the largest of them bounds every later block.
+ *
+ * Bounds (K = k_max - m <= 8 * sizeof(size_t) - 1 - m; 58 on 64-bit, 26 on 32-bit by default):
+ *   malloc, calloc, memalign   1 find-first-set + at most K splits           O(K)  (+ memset)
+ *   free                       O(1) validation + at most K merges            O(K)
+ *   realloc                    O(K) in place (split or absorb right buddies), else
+ *                              malloc + copy of the old block + free         O(K)  (+ memcpy)
+ *   usable_size, stats, max_request, last_probes                             O(1)
+ *   create                     O(n) to clear the table + O(bits) blocks
+ *   check                      O(n + free blocks); walk O(n)
+ * Probes of a malloc: 1 (the bitmap search) + the number of splits, so 1 <= probes <= K + 1.
+ *
+ * Fragmentation: internal up to 50% per block (a request of 2^j + 1 bytes takes 2^(j+1));
+ * external: a free block merges only with its buddy, so free memory can be split in blocks too
+ * small for a request although adjacent (Masmano measured F ~ 70% for the binary buddy).
+ * Overhead: the control structure + n bytes of table (1/U of the arena) + < 2U of padding.
+ *
+ * Freestanding C11: no libc, no globals; every byte of state lives in the caller's buffer.
+ */
+#include "rtalloc/buddy.h"
+
+/* --- constants and layout assumptions ------------------------------------------------------- */
+
+#define BD_BITS ((unsigned)(8u * sizeof(size_t)))
+#define BD_MIN ((unsigned)RT_BUDDY_MIN_LOG2)
+#define BD_UNIT ((size_t)1 << RT_BUDDY_MIN_LOG2)
+#define BD_ORDERS (BD_BITS - BD_MIN) /* orders m .. BITS-1: one list and one bitmap bit each */
+
+/* Table byte of a block's first unit; 0 for every other unit. */
+#define BD_ORDER_MASK 0x3Fu
+#define BD_FREE 0x40u
+#define BD_START 0x80u
+
+typedef struct bd_node { /* lives in the first bytes of a free block */
+    struct bd_node *next;
+    struct bd_node *prev;
+} bd_node;
+
+struct rt_buddy {
+    uintptr_t arena;     /* first byte of the arena (U-aligned) */
+    uintptr_t arena_end; /* one past the last byte (U-aligned) */
+    uint8_t *table;      /* one byte per unit, table[(addr - arena) >> m] */
+    size_t units;        /* n */
+    unsigned max_order;  /* k_max: order of the largest block this arena can ever hold */
+    unsigned last_probes;
+    size_t nonempty;     /* bit k - m set iff heads[k - m] != NULL */
+    size_t used_bytes;
+    size_t used_blocks;
+    size_t free_blocks;
+    size_t peak_used;
+    size_t watermark;    /* highest block end handed out, minus arena */
+    uint64_t mallocs, frees, reallocs, reallocs_in_place, failures, errors;
+    rt_error_handler_t handler;
+    void *handler_context;
+    rt_lock_fn lock;
+    rt_unlock_fn unlock;
+    void *lock_context;
+    bd_node *heads[BD_ORDERS];
+};
+
+#define BD_ALIGN ((size_t)_Alignof(struct rt_buddy))
+
+_Static_assert(RT_BUDDY_MIN_LOG2 >= 1 && RT_BUDDY_MIN_LOG2 < 8 * sizeof(size_t) - 1,
+               "RT_BUDDY_MIN_LOG2 out of range");
+_Static_assert(BD_UNIT >= 2u * sizeof(void *), "a free block must hold its two list links");
+_Static_assert(BD_UNIT >= sizeof(bd_node), "a free block must hold its two list links");
+_Static_assert(8 * sizeof(size_t) - 1 <= BD_ORDER_MASK, "an order must fit the table byte");
+_Static_assert(BD_ORDERS <= 8 * sizeof(size_t), "the non-empty-order bitmap is one size_t");
+_Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have the same width");
+_Static_assert((_Alignof(struct rt_buddy) & (_Alignof(struct rt_buddy) - 1)) == 0 &&
+                   _Alignof(struct rt_buddy) >= 2 && _Alignof(struct rt_buddy) <= BD_UNIT,
+               "rt_buddy_min_buffer assumes 2 <= alignof(control) <= unit, both powers of two");
+
+/* --- bit helpers (no shift can be undefined: every count is masked below the width) -------- */
+
+static inline size_t bd_pow2(unsigned k) { return (size_t)1 << (k & (BD_BITS - 1u)); }
+static inline unsigned bd_log2_floor(size_t x) { return BD_BITS - 1u - RT_CLZ(x); } /* x != 0 */
+static inline uintptr_t bd_align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
+
+/* Order of the smallest block holding `size` bytes; 0 < size <= 2^(BITS-1). */
+static inline unsigned bd_order_of(size_t size)
+{
+    return size <= BD_UNIT ? BD_MIN : BD_BITS - RT_CLZ(size - 1u);
+}
+
+/* --- locking and errors --------------------------------------------------------------------- */
+
+static inline uintptr_t bd_lock(rt_buddy_t *b) { return b->lock != NULL ? b->lock(b->lock_context) : 0u; }
+static inline void bd_unlock(rt_buddy_t *b, uintptr_t token)
+{
+    if (b->unlock != NULL) {
+        b->unlock(b->lock_context, token);
+    }
+}
+
+static const char *bd_message(rt_error_kind_t kind)
+{
+    switch (kind) {
+    case RT_ERR_FOREIGN_POINTER: return "pointer does not belong to this buddy allocator's arena";
+    case RT_ERR_BAD_POINTER: return "pointer is not the start of a block (interior or misaligned)";
+    case RT_ERR_DOUBLE_FREE: return "block is already free (double free)";
+    case RT_ERR_CORRUPTED: return "buddy allocator metadata is inconsistent (integrity check failed)";
+    case RT_ERR_OVERFLOW: return "count * size overflows";
+    case RT_ERR_BAD_ALIGNMENT: return "alignment is not a power of two";
+    case RT_ERR_TOO_LARGE: return "request is larger than the buddy allocator's largest block";
+    case RT_ERR_BAD_POOL: return "buffer is too small for a buddy allocator";
+    case RT_ERR_NONE: break;
+    }
+    return "no error";
+}
+
+/* Counts the report (and a refused request when `refused`) under the lock, then calls the
+ * handler outside it; without a handler, misuse traps in debug builds. Off the hot path. */
+static void bd_report(rt_buddy_t *b, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+                      size_t size)
+{
+    uintptr_t token = bd_lock(b);
+    b->errors++;
+    if (refused) {
+        b->failures++;
+    }
+    rt_error_handler_t handler = b->handler;
+    void *context = b->handler_context;
+    bd_unlock(b, token);
+    if (handler != NULL) {
+        rt_error_t error = {kind, operation, bd_message(kind), ptr, size};
+        handler(context, &error);
+    } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
+        __builtin_trap();
+    }
+}
+
+static void *bd_refuse(rt_buddy_t *b, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+{
+    bd_report(b, true, kind, operation, ptr, size);
+    return NULL;
+}
+
+/* --- block verbs: the only code that touches table bytes or list links ----------------------- */
+
+static inline uint8_t *bd_byte(const rt_buddy_t *b, uintptr_t addr) { return &b->table[(addr - b->arena) >> BD_MIN]; }
+static inline bd_node *bd_node_at(uintptr_t addr) { return (bd_node *)(void *)addr; }
+static inline uint8_t bd_tag(unsigned order, unsigned flags) { return (uint8_t)(BD_START | flags | order); }
+
+/* True iff [addr, addr + size) lies inside the arena (no overflow for any addr). */
+static inline bool bd_inside(const rt_buddy_t *b, uintptr_t addr, size_t size)
+{
+    return addr >= b->arena && addr < b->arena_end && b->arena_end - addr >= size;
+}
+
+/* True iff the block at addr is free and of order k (addr inside the arena, unit-aligned). */
+static inline bool bd_is_free_of(const rt_buddy_t *b, uintptr_t addr, unsigned k)
+{
+    return *bd_byte(b, addr) == bd_tag(k, BD_FREE);
+}
+
+/* Makes [addr, addr + 2^k) a free block of order k: tags it and pushes it on list k. */
+static inline void bd_put_free(rt_buddy_t *b, uintptr_t addr, unsigned k)
+{
+    bd_node *n = bd_node_at(addr);
+    bd_node **head = &b->heads[k - BD_MIN];
+    n->prev = NULL;
+    n->next = *head;
+    if (*head != NULL) {
+        (*head)->prev = n;
+    }
+    *head = n;
+    b->nonempty |= bd_pow2(k - BD_MIN);
+    b->free_blocks++;
+    *bd_byte(b, addr) = bd_tag(k, BD_FREE);
+}
+
+/* Unlinks the free block at addr from list k. Its tag is left for the caller to rewrite. */
+static inline void bd_take_free(rt_buddy_t *b, uintptr_t addr, unsigned k)
+{
+    bd_node *n = bd_node_at(addr);
+    if (n->prev != NULL) {
+        n->prev->next = n->next;
+    } else {
+        b->heads[k - BD_MIN] = n->next;
+        if (n->next == NULL) {
+            b->nonempty &= ~bd_pow2(k - BD_MIN);
+        }
+    }
+    if (n->next != NULL) {
+        n->next->prev = n->prev;
+    }
+    b->free_blocks--;
+}
+
+static inline void bd_set_used(rt_buddy_t *b, uintptr_t addr, unsigned k) { *bd_byte(b, addr) = bd_tag(k, 0u); }
+/* The block at addr was absorbed by a merge: its first unit is no longer a block start. */
+static inline void bd_clear(rt_buddy_t *b, uintptr_t addr) { *bd_byte(b, addr) = 0u; }
+
+/* Books a block of order k handed out at addr (or grown to order k). */
+static inline void bd_account(rt_buddy_t *b, uintptr_t addr, unsigned k)
+{
+    size_t end = (size_t)(addr - b->arena) + bd_pow2(k);
+    if (b->used_bytes > b->peak_used) {
+        b->peak_used = b->used_bytes;
+    }
+    if (end > b->watermark) {
+        b->watermark = end;
+    }
+}
+
+/* --- the algorithm (all under the lock) ----------------------------------------------------- */
+
+static bool bd_check_locked(rt_buddy_t *b);
+
+/* Takes a block of order k: the lowest non-empty order j >= k, split j - k times; each split
+ *   [--------- 2^j ---------]  =>  [ 2^(j-1) kept ][ 2^(j-1) free ]
+ * keeps the lower half. NULL when no order >= k is non-empty. O(K). */
+static void *bd_alloc(rt_buddy_t *b, unsigned k)
+{
+    size_t candidates = b->nonempty & ~(bd_pow2(k - BD_MIN) - 1u);
+    b->last_probes = 1u;
+    if (candidates == 0u) {
+        b->failures++;
+        return NULL;
+    }
+    unsigned j = BD_MIN + RT_CTZ(candidates);
+    uintptr_t addr = (uintptr_t)(void *)b->heads[j - BD_MIN];
+    bd_take_free(b, addr, j);
+    while (j > k) { /* at most K iterations */
+        j--;
+        bd_put_free(b, addr + bd_pow2(j), j);
+        b->last_probes++;
+    }
+    bd_set_used(b, addr, k);
+    b->used_bytes += bd_pow2(k);
+    b->used_blocks++;
+    b->mallocs++;
+    bd_account(b, addr, k);
+    return (void *)addr;
+}
+
+/* Gives back the used block of order k at addr, merging while the buddy allows:
+ *   [* 2^k][buddy free 2^k] => [---- free 2^(k+1) ----]   (and mirrored when * is the upper)
+ * The absorbed upper block's tag is cleared. O(K). */
+static void bd_release(rt_buddy_t *b, uintptr_t addr, unsigned k)
+{
+    b->used_bytes -= bd_pow2(k);
+    b->used_blocks--;
+    b->frees++;
+    while (k < b->max_order) { /* at most K iterations; no block exceeds max_order */
+        uintptr_t buddy = addr ^ (uintptr_t)bd_pow2(k);
+        if (!bd_inside(b, buddy, bd_pow2(k)) || !bd_is_free_of(b, buddy, k)) {
+            break;
+        }
+        bd_take_free(b, buddy, k);
+        if (buddy < addr) {
+            bd_clear(b, addr);
+            addr = buddy;
+        } else {
+            bd_clear(b, buddy);
+        }
+        k++;
+    }
+    bd_put_free(b, addr, k);
+}
+
+/* RT_ERR_NONE iff ptr is a live block start; then *order is its order. Exact, O(1). */
+static rt_error_kind_t bd_validate(const rt_buddy_t *b, const void *ptr, unsigned *order)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    if (p < b->arena || p >= b->arena_end) {
+        return RT_ERR_FOREIGN_POINTER;
+    }
+    if ((p & (BD_UNIT - 1u)) != 0u) {
+        return RT_ERR_BAD_POINTER;
+    }
+    unsigned tag = *bd_byte(b, p);
+    if ((tag & BD_START) == 0u) {
+        return RT_ERR_BAD_POINTER;
+    }
+    if ((tag & BD_FREE) != 0u) {
+        return RT_ERR_DOUBLE_FREE;
+    }
+    *order = tag & BD_ORDER_MASK;
+    if (RT_DEBUG >= 1) {
+        RT_ASSERT(*order >= BD_MIN && *order <= b->max_order && (p & (bd_pow2(*order) - 1u)) == 0u);
+    }
+    return RT_ERR_NONE;
+}
+
+static inline void bd_debug_check(rt_buddy_t *b)
+{
+    if (RT_DEBUG >= 2) {
+        RT_ASSERT(bd_check_locked(b));
+    }
+}
+
+/* --- creation ------------------------------------------------------------------------------- */
+
+/* sizeof, which C makes a multiple of the structure's alignment. */
+size_t rt_buddy_control_size(void) { return sizeof(struct rt_buddy); }
+
+/* C + 2U + A - 1, with C = control size, A = its alignment (A | U, A | C, A >= 2). One unit of
+ * arena needs, from the start of the buffer: up to A - 1 bytes to align the control, C, then the
+ * table byte and padding up to the next U boundary (up to U bytes when the table starts on one),
+ * then U bytes of arena; and the buffer may end up to U - 1 bytes past the last U boundary.
+ * All three worst cases meet at one start address (start = 1 mod A, start + A - 1 + C = 0 mod U,
+ * size chosen to end just below a U boundary), where one byte less leaves no unit. */
+size_t rt_buddy_min_buffer(void) { return sizeof(struct rt_buddy) + 2u * BD_UNIT + BD_ALIGN - 1u; }
+
+rt_buddy_t *rt_buddy_create(void *mem, size_t size)
+{
+    if (mem == NULL || size < rt_buddy_min_buffer()) {
+        return NULL;
+    }
+    uintptr_t start = (uintptr_t)mem;
+    uintptr_t end = size > UINTPTR_MAX - start ? UINTPTR_MAX : start + size; /* a lie; clamp */
+    uintptr_t base = bd_align_up(start, BD_ALIGN);
+    uintptr_t table = base + sizeof(struct rt_buddy);
+    uintptr_t arena_end = end & ~(uintptr_t)(BD_UNIT - 1u);
+    /* size >= min_buffer guarantees arena_end - table >= U + 1, i.e. n >= 1 */
+    size_t units = (size_t)(arena_end - table) / (BD_UNIT + 1u);
+    RT_ASSERT(arena_end > table && units >= 1u);
+
+    rt_buddy_t *b = (rt_buddy_t *)(void *)base;
+    __builtin_memset(b, 0, sizeof *b);
+    b->table = (uint8_t *)(void *)table;
+    b->units = units;
+    b->arena_end = arena_end;
+    b->arena = arena_end - units * BD_UNIT;
+    __builtin_memset(b->table, 0, units);
+
+    /* Canonical decomposition, from the top down so the lowest blocks end up at the list heads
+     * (lower addresses first keeps the watermark low): at each step the largest block that ends
+     * at `pos`, is aligned to its size, and starts inside the arena. At most 2 per order. */
+    uintptr_t pos = arena_end;
+    while (pos > b->arena) {
+        unsigned by_align = RT_CTZ(pos);
+        unsigned by_room = bd_log2_floor((size_t)(pos - b->arena));
+        unsigned k = by_align < by_room ? by_align : by_room;
+        pos -= bd_pow2(k);
+        bd_put_free(b, pos, k);
+        if (k > b->max_order) {
+            b->max_order = k;
+        }
+    }
+    b->last_probes = 0u;
+    bd_debug_check(b);
+    return b;
+}
+
+/* --- allocation ----------------------------------------------------------------------------- */
+
+/* O(K): one find-first-set and at most K splits. */
+void *rt_buddy_malloc(rt_buddy_t *b, size_t size)
+{
+    if (size == 0u) {
+        return NULL;
+    }
+    if (size > bd_pow2(b->max_order)) {
+        return bd_refuse(b, RT_ERR_TOO_LARGE, "malloc", NULL, size);
+    }
+    unsigned k = bd_order_of(size);
+    uintptr_t token = bd_lock(b);
+    void *p = bd_alloc(b, k);
+    bd_debug_check(b);
+    bd_unlock(b, token);
+    return p;
+}
+
+/* O(K): O(1) validation and at most K merges. */
+void rt_buddy_free(rt_buddy_t *b, void *ptr)
+{
+    if (ptr == NULL) {
+        return;
+    }
+    unsigned k = 0;
+    uintptr_t token = bd_lock(b);
+    rt_error_kind_t error = bd_validate(b, ptr, &k);
+    if (error == RT_ERR_NONE) {
+        bd_release(b, (uintptr_t)ptr, k);
+        bd_debug_check(b);
+    }
+    bd_unlock(b, token);
+    if (error != RT_ERR_NONE) {
+        bd_report(b, false, error, "free", ptr, 0u);
+    }
+}
+
+/* Resizes the used block of order k at addr to order t in place, or returns false (nothing
+ * changed). Shrinking always succeeds, giving back the upper halves:
+ *   [* 2^t][free 2^t][free 2^(t+1)] ... [free 2^(k-1)]
+ * (each freed half's buddy is the part kept, which is used, so none can merge). Growing succeeds
+ * iff the block is the lower buddy at every level k .. t-1 and each upper buddy is free and
+ * whole: [* 2^k][free 2^k][free 2^(k+1)] ... => [* 2^t]. O(t - k) <= O(K). */
+static bool bd_resize_in_place(rt_buddy_t *b, uintptr_t addr, unsigned k, unsigned t)
+{
+    if (t <= k) {
+        for (unsigned j = k; j > t; j--) {
+            bd_put_free(b, addr + bd_pow2(j - 1u), j - 1u);
+        }
+        b->used_bytes -= bd_pow2(k) - bd_pow2(t);
+    } else {
+        if ((addr & (bd_pow2(t) - 1u)) != 0u) { /* not the lower buddy at some level */
+            return false;
+        }
+        for (unsigned j = k; j < t; j++) {
+            uintptr_t buddy = addr + bd_pow2(j);
+            if (!bd_inside(b, buddy, bd_pow2(j)) || !bd_is_free_of(b, buddy, j)) {
+                return false;
+            }
+        }
+        for (unsigned j = k; j < t; j++) {
+            uintptr_t buddy = addr + bd_pow2(j);
+            bd_take_free(b, buddy, j);
+            bd_clear(b, buddy);
+        }
+        b->used_bytes += bd_pow2(t) - bd_pow2(k);
+    }
+    bd_set_used(b, addr, t);
+    bd_account(b, addr, t);
+    b->reallocs++;
+    b->reallocs_in_place++;
+    return true;
+}
+
+/* O(K) in place; otherwise O(K) + a copy of the old block (done outside the lock: the caller
+ * still owns the old block) + O(K) to free it. */
+void *rt_buddy_realloc(rt_buddy_t *b, void *ptr, size_t size)
+{
+    if (ptr == NULL) {
+        return rt_buddy_malloc(b, size);
+    }
+    if (size == 0u) {
+        rt_buddy_free(b, ptr);
+        return NULL;
+    }
+    if (size > bd_pow2(b->max_order)) {
+        return bd_refuse(b, RT_ERR_TOO_LARGE, "realloc", ptr, size);
+    }
+    unsigned t = bd_order_of(size);
+    unsigned k = 0;
+    uintptr_t token = bd_lock(b);
+    rt_error_kind_t error = bd_validate(b, ptr, &k);
+    if (error != RT_ERR_NONE) {
+        bd_unlock(b, token);
+        return bd_refuse(b, error, "realloc", ptr, size);
+    }
+    if (bd_resize_in_place(b, (uintptr_t)ptr, k, t)) {
+        bd_debug_check(b);
+        bd_unlock(b, token);
+        return ptr;
+    }
+    void *moved = bd_alloc(b, t);
+    bd_unlock(b, token);
+    if (moved == NULL) {
+        return NULL; /* out of memory: the old block is untouched */
+    }
+    __builtin_memcpy(moved, ptr, bd_pow2(k)); /* t > k: the whole old block fits */
+    token = bd_lock(b);
+    bd_release(b, (uintptr_t)ptr, k);
+    b->reallocs++;
+    bd_debug_check(b);
+    bd_unlock(b, token);
+    return moved;
+}
+
+/* O(1) overflow check + malloc + a memset of the request (outside the lock). */
+void *rt_buddy_calloc(rt_buddy_t *b, size_t count, size_t size)
+{
+    if (size != 0u && count > SIZE_MAX / size) {
+        return bd_refuse(b, RT_ERR_OVERFLOW, "calloc", NULL, count);
+    }
+    void *p = rt_buddy_malloc(b, count * size);
+    if (p != NULL) {
+        __builtin_memset(p, 0, count * size);
+    }
+    return p;
+}
+
+/* O(K): every block of order k is 2^k-aligned, so alignment only raises the order. */
+void *rt_buddy_memalign(rt_buddy_t *b, size_t alignment, size_t size)
+{
+    if (alignment == 0u || (alignment & (alignment - 1u)) != 0u) {
+        return bd_refuse(b, RT_ERR_BAD_ALIGNMENT, "memalign", NULL, alignment);
+    }
+    if (size == 0u) {
+        return NULL;
+    }
+    size_t largest = bd_pow2(b->max_order);
+    if (size > largest || alignment > largest) {
+        return bd_refuse(b, RT_ERR_TOO_LARGE, "memalign", NULL, size);
+    }
+    unsigned k = bd_order_of(size);
+    unsigned a = bd_log2_floor(alignment);
+    if (a > k) {
+        k = a;
+    }
+    uintptr_t token = bd_lock(b);
+    void *p = bd_alloc(b, k);
+    bd_debug_check(b);
+    bd_unlock(b, token);
+    return p;
+}
+
+/* O(1). */
+size_t rt_buddy_usable_size(rt_buddy_t *b, void *ptr)
+{
+    unsigned k = 0;
+    uintptr_t token = bd_lock(b);
+    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : bd_validate(b, ptr, &k);
+    bd_unlock(b, token);
+    if (error != RT_ERR_NONE) {
+        bd_report(b, false, error, "usable_size", ptr, 0u);
+        return 0u;
+    }
+    return bd_pow2(k);
+}
+
+/* O(1): fixed at creation. */
+size_t rt_buddy_max_request(const rt_buddy_t *b) { return bd_pow2(b->max_order); }
+
+/* --- inspection and configuration ----------------------------------------------------------- */
+
+/* O(1): every figure is a counter; the largest free block is the highest bit of the bitmap. */
+void rt_buddy_stats(rt_buddy_t *b, rt_stats_t *stats)
+{
+    uintptr_t token = bd_lock(b);
+    stats->capacity = b->units * BD_UNIT;
+    stats->used_bytes = b->used_bytes;
+    stats->free_bytes = stats->capacity - b->used_bytes;
+    stats->largest_free = b->nonempty != 0u ? bd_pow2(BD_MIN + bd_log2_floor(b->nonempty)) : 0u;
+    stats->peak_used = b->peak_used;
+    stats->watermark = b->watermark;
+    stats->used_blocks = b->used_blocks;
+    stats->free_blocks = b->free_blocks;
+    stats->mallocs = b->mallocs;
+    stats->frees = b->frees;
+    stats->reallocs = b->reallocs;
+    stats->reallocs_in_place = b->reallocs_in_place;
+    stats->failures = b->failures;
+    stats->errors = b->errors;
+    bd_unlock(b, token);
+}
+
+/* O(1). Not locked: one word read. */
+unsigned rt_buddy_last_probes(const rt_buddy_t *b) { return b->last_probes; }
+
+/* The whole invariant, O(n + free blocks):
+ *  1. the blocks tile [arena, arena_end): each starts with a START tag of an order in [m, k_max],
+ *     is aligned to its size, ends inside the arena, and the tags of its other units are 0;
+ *  2. no free block has a free buddy of its order wholly inside the arena (it would have merged);
+ *  3. list k holds exactly the free blocks of order k, each once: links symmetric, the head's
+ *     prev NULL, every member tagged free of order k, as many members as the tiling counted;
+ *     bitmap bit k set iff list k is non-empty;
+ *  4. the counters match the tiling. */
+static bool bd_check_locked(rt_buddy_t *b)
+{
+    size_t free_per_order[BD_ORDERS];
+    size_t used_bytes = 0, used_blocks = 0, free_blocks = 0;
+    for (unsigned i = 0; i < BD_ORDERS; i++) {
+        free_per_order[i] = 0;
+    }
+    if (b->arena_end - b->arena != b->units * BD_UNIT || (b->arena & (BD_UNIT - 1u)) != 0u ||
+        (uintptr_t)(void *)b->table + b->units > b->arena || b->max_order < BD_MIN || b->max_order >= BD_BITS) {
+        return false;
+    }
+    uintptr_t pos = b->arena;
+    while (pos < b->arena_end) { /* at most n blocks, n units in all */
+        unsigned tag = *bd_byte(b, pos);
+        unsigned k = tag & BD_ORDER_MASK;
+        if ((tag & BD_START) == 0u || k < BD_MIN || k > b->max_order) {
+            return false;
+        }
+        size_t size = bd_pow2(k);
+        if ((pos & (size - 1u)) != 0u || !bd_inside(b, pos, size)) {
+            return false;
+        }
+        for (size_t off = BD_UNIT; off < size; off += BD_UNIT) {
+            if (*bd_byte(b, pos + off) != 0u) {
+                return false;
+            }
+        }
+        if ((tag & BD_FREE) != 0u) {
+            free_per_order[k - BD_MIN]++;
+            free_blocks++;
+            uintptr_t buddy = pos ^ (uintptr_t)size;
+            if (buddy > pos && bd_inside(b, buddy, size) && bd_is_free_of(b, buddy, k)) {
+                return false; /* two free buddies that should have merged */
+            }
+        } else {
+            used_bytes += size;
+            used_blocks++;
+        }
+        pos += size;
+    }
+    for (unsigned i = 0; i < BD_ORDERS; i++) {
+        unsigned k = BD_MIN + i;
+        const bd_node *prev = NULL;
+        size_t members = 0;
+        for (const bd_node *n = b->heads[i]; n != NULL; n = n->next) {
+            uintptr_t addr = (uintptr_t)(const void *)n;
+            if (members == free_per_order[i] || n->prev != prev || !bd_inside(b, addr, BD_UNIT) ||
+                (addr & (BD_UNIT - 1u)) != 0u || !bd_is_free_of(b, addr, k)) {
+                return false;
+            }
+            members++;
+            prev = n;
+        }
+        if (members != free_per_order[i] || ((b->nonempty >> i) & 1u) != (members != 0u ? 1u : 0u)) {
+            return false;
+        }
+    }
+    if ((b->nonempty >> BD_ORDERS) != 0u) { /* BD_ORDERS < BITS since m >= 1 */
+        return false;
+    }
+    return used_bytes == b->used_bytes && used_blocks == b->used_blocks && free_blocks == b->free_blocks &&
+           b->peak_used >= b->used_bytes && b->watermark <= b->units * BD_UNIT;
+}
+
+bool rt_buddy_check(rt_buddy_t *b)
+{
+    uintptr_t token = bd_lock(b);
+    bool ok = bd_check_locked(b);
+    bd_unlock(b, token);
+    if (!ok) {
+        bd_report(b, false, RT_ERR_CORRUPTED, "check", NULL, 0u);
+    }
+    return ok;
+}
+
+/* O(n): blocks in address order, stepping by each block's size. Runs under the lock: fn must
+ * not call the allocator. */
+void rt_buddy_walk(rt_buddy_t *b, rt_walk_fn fn, void *context)
+{
+    uintptr_t token = bd_lock(b);
+    uintptr_t pos = b->arena;
+    while (pos < b->arena_end) {
+        unsigned tag = *bd_byte(b, pos);
+        unsigned k = tag & BD_ORDER_MASK;
+        size_t size = bd_pow2(k);
+        if ((tag & BD_START) == 0u || k < BD_MIN || k > b->max_order || !bd_inside(b, pos, size)) {
+            break; /* corrupted: rt_buddy_check reports it */
+        }
+        rt_block_info_t info = {(void *)pos, size, size, (tag & BD_FREE) == 0u};
+        if (!fn(context, &info)) {
+            break;
+        }
+        pos += size;
+    }
+    bd_unlock(b, token);
+}
+
+void rt_buddy_set_handler(rt_buddy_t *b, rt_error_handler_t handler, void *context)
+{
+    uintptr_t token = bd_lock(b);
+    b->handler = handler;
+    b->handler_context = context;
+    bd_unlock(b, token);
+}
+
+/* Not itself locked: call before sharing the allocator. */
+void rt_buddy_set_lock(rt_buddy_t *b, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
+{
+    b->lock = lock;
+    b->unlock = unlock;
+    b->lock_context = context;
+}
