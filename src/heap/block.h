@@ -51,7 +51,7 @@ _Static_assert(sizeof(size_t) == sizeof(void *), "a header word must hold a poin
 _Static_assert((RT_HEAP_ALIGN & (RT_HEAP_ALIGN - 1)) == 0, "RT_HEAP_ALIGN must be a power of two");
 _Static_assert(RT_HEAP_ALIGN >= 8 && RT_HEAP_ALIGN >= sizeof(size_t), "RT_HEAP_ALIGN too small");
 _Static_assert(RT_HEAP_MIN_BLOCK >= 4 * sizeof(size_t), "free block must hold head, links, footer");
-_Static_assert(RT_HEAP_MAX_BLOCK_LOG2 >= 12 && RT_HEAP_MAX_BLOCK_LOG2 < 8 * sizeof(size_t) - 1,
+_Static_assert(RT_HEAP_MAX_BLOCK_LOG2 >= 12 && RT_HEAP_MAX_BLOCK_LOG2 <= 8 * sizeof(size_t) - 1,
                "RT_HEAP_MAX_BLOCK_LOG2 out of range");
 
 static inline rt_blk *blk_at(void *address) { return (rt_blk *)address; }
