@@ -76,9 +76,9 @@ static inline void blk_set_footer(rt_blk *b, size_t size)
  * The predecessor must be used (the caller has merged it otherwise). */
 static inline void blk_make_free(rt_blk *b, size_t size)
 {
-    b->head = size | BLK_FREE;
-    blk_set_footer(b, size);
     blk_offset(b, size)->head |= BLK_PREV_FREE;
+    blk_set_footer(b, size);
+    b->head = size | BLK_FREE; /* last, so the index's read of the size is forwarded */
 }
 
 /* Marks a header swallowed by a merge, so that a second free of it is caught. */

@@ -82,6 +82,8 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
     rt_blk *s = blk_at((void *)sentinel);
     h->pools[h->npools].first = b;
     h->pools[h->npools].end = s;
+    h->pools[h->npools].lo = first + 1u;
+    h->pools[h->npools].span = sentinel - first - 1u;
     h->npools++;
     s->head = 0; /* size 0, used; blk_make_free sets its PREV_FREE */
     blk_make_free(b, size);
@@ -209,7 +211,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
     s->used_bytes = h->used;
     s->free_bytes = h->capacity - h->used;
     s->peak_used = h->peak_used;
-    s->used_blocks = h->used_blocks;
+    s->used_blocks = (size_t)(h->mallocs - h->frees);
     s->mallocs = h->mallocs;
     s->frees = h->frees;
     s->reallocs = h->reallocs;
@@ -302,7 +304,8 @@ bool rt_heap_check(rt_heap_t *h)
         }
         capacity += (size_t)((char *)end - (char *)h->pools[i].first);
     }
-    if (free_blocks != c.indexed || used != h->used || used_blocks != h->used_blocks || capacity != h->capacity) {
+    if (free_blocks != c.indexed || used != h->used || used_blocks != (size_t)(h->mallocs - h->frees) ||
+        capacity != h->capacity) {
         ok = false;
     }
     heap_unlock(h, token);

@@ -30,15 +30,16 @@ typedef struct rt_heap_ops {
 } rt_heap_ops_t;
 
 typedef struct rt_pool {
-    rt_blk *first; /* header of the first block */
-    rt_blk *end;   /* the sentinel header */
+    uintptr_t lo;   /* first + 1 and end - first - 1: a payload address a lies in the pool */
+    uintptr_t span; /* iff a - lo < span (one unsigned compare) */
+    rt_blk *first;  /* header of the first block */
+    rt_blk *end;    /* the sentinel header */
 } rt_pool_t;
 
 struct rt_heap {
     const rt_heap_ops_t *ops;
     size_t max_request;  /* largest malloc that any pool could ever serve */
-    size_t used;         /* bytes in used blocks */
-    size_t used_blocks;
+    size_t used;         /* bytes in used blocks (used blocks: mallocs - frees) */
     uintptr_t high;      /* highest block end ever handed out */
     unsigned last_probes;
     unsigned npools;
@@ -75,7 +76,6 @@ static inline void heap_account_alloc(rt_heap_t *h, rt_blk *b, size_t size)
 {
     uintptr_t end = (uintptr_t)b + size;
     h->used += size;
-    h->used_blocks++;
     h->mallocs++;
     if (h->used > h->peak_used) {
         h->peak_used = h->used;
@@ -90,13 +90,11 @@ static inline void heap_account_alloc(rt_heap_t *h, rt_blk *b, size_t size)
 static inline const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
 {
     const rt_pool_t *pool = h->pools; /* pool 0 always exists: test it before looping */
-    const rt_pool_t *last = pool + h->npools;
-    if (a - (uintptr_t)pool->first - 1u < (uintptr_t)pool->end - (uintptr_t)pool->first - 1u) {
+    if (a - pool->lo < pool->span) {
         return pool;
     }
-    for (pool++; pool < last; pool++) {
-        uintptr_t first = (uintptr_t)pool->first;
-        if (a - first - 1u < (uintptr_t)pool->end - first - 1u) {
+    for (const rt_pool_t *last = pool + h->npools; ++pool < last;) {
+        if (a - pool->lo < pool->span) {
             return pool;
         }
     }
