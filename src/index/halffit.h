@@ -65,7 +65,7 @@ static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
 {
     for (unsigned i = 0; i < HALF_LISTS; i++) {
         if (!list_check(&x->heads[i], visit, context, half_fits, &i) ||
-            (x->heads[i] != NULL) != ((x->map >> i) & 1u)) {
+            (x->heads[i] != NULL) != (((x->map >> i) & 1u) != 0u)) {
             return false;
         }
     }
