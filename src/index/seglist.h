@@ -89,7 +89,7 @@ static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
 {
     for (unsigned c = 0; c < SEG_CLASSES; c++) {
         if (!list_check(&x->heads[c], visit, context, seg_fits, &c) ||
-            (x->heads[c] != NULL) != (((x->map >> c) & 1u) != 0u)) {
+            (x->heads[c] != NULL) != ((((unsigned)x->map >> c) & 1u) != 0u)) {
             return false;
         }
     }
