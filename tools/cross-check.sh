@@ -16,11 +16,12 @@
 #    <stdatomic.h>, <float.h>, <stdarg.h>, <iso646.h>, <stdnoreturn.h>).
 # 4. Prints .text/.data/.bss of each Cortex-M4 object at -Os (arm-none-eabi-size).
 #
-# Objects go to build/cross-check/<target>/. Exits non-zero on any failure, after reporting all.
+# Objects go to $CROSS_CHECK_OUT/<target>/ (default build/cross-check). Exits non-zero on any
+# failure, after reporting all of them.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-OUT=build/cross-check
+OUT=${CROSS_CHECK_OUT:-build/cross-check}
 FAILED=0
 
 fail() {
