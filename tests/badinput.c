@@ -1,0 +1,607 @@
+/*
+ * badinput.c -- SPEC section 3 for every allocator of the registry, and the exact boundaries.
+ *
+ * Each case installs a recording handler and asserts: the handler was called exactly once with
+ * the expected kind, the operation was refused (NULL / 0 returned, nothing changed: used bytes and
+ * blocks, mallocs, frees; failures + 1 exactly when a request returned NULL), stats.errors went up
+ * by one, the integrity check passes afterwards, and the live blocks kept their contents.
+ *
+ *   free(NULL)                 no-op, no report
+ *   foreign pointer            stack, static, another instance, past the buffer -> FOREIGN_POINTER
+ *   interior pointer           p+16 (p+alignment), p+1 of a filled live block    -> BAD_POINTER
+ *   double free                at once -> DOUBLE_FREE; after the neighbours merged -> DOUBLE_FREE
+ *                              or BAD_POINTER
+ *   corrupted header           (boundary-tag heaps; buddy keeps its metadata out of band) the word
+ *                              before p overwritten -> BAD_POINTER or CORRUPTED; restored, the
+ *                              block frees normally. Not tested: a size that spans exactly the
+ *                              following blocks (a header forged consistent with both neighbours,
+ *                              which heap.h states no O(1) check can see)
+ *   calloc overflow            -> OVERFLOW;  bad alignment 0, 3, 24, SIZE_MAX -> BAD_ALIGNMENT
+ *   larger than the heap       -> TOO_LARGE; realloc / usable_size of a bad pointer: reported
+ *   boundaries                 SIZE_MAX and just below, SIZE_MAX/2, 0xFFFFFFFF: NULL, no wrap;
+ *                              exactly largest_free succeeds and +1 fails (fresh and after churn);
+ *                              create over exactly min_buffer at every misalignment 0..63
+ */
+#include "testlib.h"
+
+#include "rtalloc/registry.h"
+
+#define HEAP (64u << 10)
+
+typedef struct inst {
+    const rt_allocator_t *d;
+    tl_buffer_t buf;
+    void *h;
+    tl_recorder_t rec;
+} inst_t;
+
+static bool open_inst(inst_t *x, const rt_allocator_t *d, size_t size, size_t misalign)
+{
+    memset(x, 0, sizeof *x);
+    x->d = d;
+    TL_REQUIRE(tl_buffer_new(&x->buf, size, misalign), "out of memory");
+    x->h = d->create(x->buf.mem, size);
+    TL_REQUIRE(x->h != NULL, "%s: create over %zu bytes at +%zu failed", d->name, size, misalign);
+    d->set_handler(x->h, tl_record, &x->rec);
+    return true;
+}
+
+/* check: run the integrity check at the end (not after an undetected corruption). */
+static void close_inst(inst_t *x, bool check)
+{
+    if (x->h != NULL && check) {
+        TL_CHECK(x->d->check(x->h), "%s: integrity check at the end", x->d->name);
+        TL_CHECK(x->rec.count == 0u, "%s: %lu unexpected error reports (last %s)", x->d->name, x->rec.count,
+                 tl_kind_name(x->rec.last));
+    }
+    tl_buffer_free(&x->buf);
+    x->h = NULL;
+}
+
+static rt_stats_t snap(inst_t *x)
+{
+    rt_stats_t s;
+    x->d->stats(x->h, &s);
+    tl_recorder_reset(&x->rec);
+    return s;
+}
+
+typedef enum { RET_VOID, RET_NULL, RET_ZERO } ret_t;
+
+/* The call just made was refused with kind k1 (or k2), reported exactly once, changed nothing. */
+static bool refused(inst_t *x, const rt_stats_t *b, rt_error_kind_t k1, rt_error_kind_t k2, ret_t ret,
+                    const char *what)
+{
+    const char *n = x->d->name;
+    rt_stats_t s;
+    x->d->stats(x->h, &s);
+    bool ok = TL_CHECK(x->rec.count == 1u && (x->rec.last == k1 || x->rec.last == k2),
+                       "%s: %s: %lu reports, last %s; expected one %s%s%s", n, what, x->rec.count,
+                       tl_kind_name(x->rec.last), tl_kind_name(k1), k2 != k1 ? " or " : "",
+                       k2 != k1 ? tl_kind_name(k2) : "");
+    ok = TL_CHECK(s.errors == b->errors + 1u, "%s: %s: stats.errors %" PRIu64 " -> %" PRIu64, n, what, b->errors,
+                  s.errors) && ok;
+    ok = TL_CHECK(s.used_bytes == b->used_bytes && s.used_blocks == b->used_blocks && s.mallocs == b->mallocs &&
+                      s.frees == b->frees,
+                  "%s: %s: not refused: used %zu -> %zu, blocks %zu -> %zu, mallocs %" PRIu64 " -> %" PRIu64
+                  ", frees %" PRIu64 " -> %" PRIu64,
+                  n, what, b->used_bytes, s.used_bytes, b->used_blocks, s.used_blocks, b->mallocs, s.mallocs,
+                  b->frees, s.frees) && ok;
+    uint64_t failures = b->failures + (ret == RET_NULL ? 1u : 0u);
+    ok = TL_CHECK(s.failures == failures, "%s: %s: failures %" PRIu64 " -> %" PRIu64 " (expected %" PRIu64 ")", n,
+                  what, b->failures, s.failures, failures) && ok;
+    ok = TL_CHECK(x->d->check(x->h), "%s: %s: integrity check after the refusal", n, what) && ok;
+    tl_recorder_reset(&x->rec);
+    return ok;
+}
+
+/* No report and nothing changed (free(NULL)). */
+static bool silent(inst_t *x, const rt_stats_t *b, const char *what)
+{
+    rt_stats_t s;
+    x->d->stats(x->h, &s);
+    bool ok = TL_CHECK(x->rec.count == 0u && s.errors == b->errors, "%s: %s: reported (%s)", x->d->name, what,
+                       tl_kind_name(x->rec.last));
+    ok = TL_CHECK(s.frees == b->frees && s.used_blocks == b->used_blocks && s.failures == b->failures,
+                  "%s: %s changed the counters", x->d->name, what) && ok;
+    tl_recorder_reset(&x->rec);
+    return ok;
+}
+
+static bool is_buddy(const rt_allocator_t *d) { return strcmp(d->name, "buddy") == 0; }
+
+static char static_area[256];
+
+/* --- pointers ---------------------------------------------------------------------------------- */
+
+static void case_free_null(const rt_allocator_t *d)
+{
+    inst_t x;
+    if (open_inst(&x, d, HEAP, 5)) {
+        void *p = d->malloc(x.h, 64);
+        rt_stats_t b = snap(&x);
+        d->free(x.h, NULL);
+        silent(&x, &b, "free(NULL)");
+        d->free(x.h, p);
+    }
+    close_inst(&x, true);
+}
+
+static void case_foreign(const rt_allocator_t *d)
+{
+    inst_t x, y;
+    if (!open_inst(&x, d, HEAP, 5) || !open_inst(&y, d, HEAP, 9)) {
+        close_inst(&x, false);
+        return;
+    }
+    unsigned char *mine = d->malloc(x.h, 100);
+    unsigned char *theirs = d->malloc(y.h, 100);
+    TL_CHECK(mine != NULL && theirs != NULL, "%s: setup", d->name);
+    tl_fill(mine, 100, 1);
+    tl_fill(theirs, 100, 2);
+    char stack_area[64];
+    memset(stack_area, 0, sizeof stack_area);
+    void *const foreign[] = {stack_area + 16, static_area + 64, theirs, x.buf.mem + x.buf.size + 16};
+    const char *const names[] = {"free(stack address)", "free(static address)", "free(block of another instance)",
+                                 "free(just past the buffer)"};
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        rt_stats_t b = snap(&x);
+        d->free(x.h, foreign[i]);
+        refused(&x, &b, RT_ERR_FOREIGN_POINTER, RT_ERR_FOREIGN_POINTER, RET_VOID, names[i]);
+    }
+    rt_stats_t b = snap(&x);
+    TL_CHECK(d->realloc(x.h, theirs, 200) == NULL, "%s: realloc(foreign) returned a block", d->name);
+    refused(&x, &b, RT_ERR_FOREIGN_POINTER, RT_ERR_FOREIGN_POINTER, RET_NULL, "realloc(foreign)");
+    b = snap(&x);
+    TL_CHECK(d->usable_size(x.h, stack_area) == 0u, "%s: usable_size(stack) not 0", d->name);
+    refused(&x, &b, RT_ERR_FOREIGN_POINTER, RT_ERR_FOREIGN_POINTER, RET_ZERO, "usable_size(stack address)");
+    TL_CHECK(tl_verify(mine, 100, 1) == 100u && tl_verify(theirs, 100, 2) == 100u, "%s: blocks touched", d->name);
+    TL_CHECK(d->check(y.h) && y.rec.count == 0u, "%s: the other instance", d->name);
+    d->free(x.h, mine);
+    d->free(y.h, theirs);
+    close_inst(&y, true);
+    close_inst(&x, true);
+}
+
+/* Interior pointers into a live block filled with three kinds of content. */
+static void case_interior(const rt_allocator_t *d)
+{
+    for (unsigned fill = 0; fill < 3u; fill++) {
+        inst_t x;
+        if (!open_inst(&x, d, HEAP, 3)) {
+            close_inst(&x, false);
+            return;
+        }
+        unsigned char *before = d->malloc(x.h, 64);
+        unsigned char *p = d->malloc(x.h, 200);
+        unsigned char *after = d->malloc(x.h, 64);
+        if (!TL_CHECK(before != NULL && p != NULL && after != NULL, "%s: setup", d->name)) {
+            close_inst(&x, false);
+            return;
+        }
+        static const char *const fills[] = {"pattern", "zeros", "0xFF"};
+        if (fill == 0u) {
+            tl_fill(p, 200, 9);
+        } else {
+            memset(p, fill == 1u ? 0x00 : 0xFF, 200);
+        }
+        unsigned char saved[200];
+        memcpy(saved, p, 200);
+        static const size_t offsets[] = {16, 1, 8, 32, 48};
+        for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+            char what[96];
+            snprintf(what, sizeof what, "free(p + %zu) into a live block of %s", offsets[i], fills[fill]);
+            rt_stats_t b = snap(&x);
+            d->free(x.h, p + offsets[i]);
+            refused(&x, &b, RT_ERR_BAD_POINTER, RT_ERR_BAD_POINTER, RET_VOID, what);
+            snprintf(what, sizeof what, "realloc(p + %zu) into a live block of %s", offsets[i], fills[fill]);
+            b = snap(&x);
+            TL_CHECK(d->realloc(x.h, p + offsets[i], 10) == NULL, "%s: %s returned a block", d->name, what);
+            refused(&x, &b, RT_ERR_BAD_POINTER, RT_ERR_BAD_POINTER, RET_NULL, what);
+            snprintf(what, sizeof what, "usable_size(p + %zu) into a live block of %s", offsets[i], fills[fill]);
+            b = snap(&x);
+            TL_CHECK(d->usable_size(x.h, p + offsets[i]) == 0u, "%s: %s not 0", d->name, what);
+            refused(&x, &b, RT_ERR_BAD_POINTER, RT_ERR_BAD_POINTER, RET_ZERO, what);
+        }
+        TL_CHECK(memcmp(saved, p, 200) == 0, "%s: the live block changed", d->name);
+        d->free(x.h, before);
+        d->free(x.h, p);
+        d->free(x.h, after);
+        close_inst(&x, true);
+    }
+}
+
+static void case_double_free(const rt_allocator_t *d)
+{
+    inst_t x;
+    if (!open_inst(&x, d, HEAP, 7)) {
+        close_inst(&x, false);
+        return;
+    }
+    unsigned char *a = d->malloc(x.h, 100), *b = d->malloc(x.h, 100), *c = d->malloc(x.h, 100);
+    unsigned char *fence = d->malloc(x.h, 100);
+    if (!TL_CHECK(a != NULL && b != NULL && c != NULL && fence != NULL, "%s: setup", d->name)) {
+        close_inst(&x, false);
+        return;
+    }
+    tl_fill(fence, 100, 4);
+    d->free(x.h, b);
+    rt_stats_t s = snap(&x);
+    d->free(x.h, b);
+    refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_DOUBLE_FREE, RET_VOID, "double free, at once");
+    d->free(x.h, a); /* a and b merge (a heap); b's header is swallowed */
+    s = snap(&x);
+    d->free(x.h, a);
+    refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_DOUBLE_FREE, RET_VOID, "double free of a merged block's head");
+    s = snap(&x);
+    d->free(x.h, b);
+    refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_BAD_POINTER, RET_VOID, "double free after the predecessor merged");
+    d->free(x.h, c); /* [a b c] one free block */
+    unsigned char *const again[] = {c, b, a};
+    for (size_t i = 0; i < 3u; i++) {
+        s = snap(&x);
+        d->free(x.h, again[i]);
+        refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_BAD_POINTER, RET_VOID, "double free after both neighbours merged");
+    }
+    s = snap(&x);
+    TL_CHECK(d->realloc(x.h, b, 50) == NULL, "%s: realloc of a freed block returned a block", d->name);
+    refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_BAD_POINTER, RET_NULL, "realloc of a freed block");
+    TL_CHECK(tl_verify(fence, 100, 4) == 100u, "%s: the live block changed", d->name);
+    d->free(x.h, fence); /* everything merged now */
+    /* reuse the space with another layout (zero-filled, as calloc would), then free a stale pointer */
+    unsigned char *big = d->calloc(x.h, 1, 30000);
+    if (TL_CHECK(big != NULL, "%s: calloc after double frees", d->name)) {
+        unsigned char *const stale[] = {c, b};
+        for (size_t i = 0; i < 2u; i++) {
+            if (stale[i] == big) {
+                continue; /* the new block starts there: freeing it would be legal */
+            }
+            s = snap(&x);
+            d->free(x.h, stale[i]);
+            refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_BAD_POINTER, RET_VOID,
+                    "free of a stale pointer inside a live block");
+        }
+        d->free(x.h, big);
+    }
+    /* the heap still works */
+    void *ps[10];
+    for (size_t i = 0; i < 10u; i++) {
+        ps[i] = d->malloc(x.h, 1000);
+        TL_CHECK(ps[i] != NULL, "%s: malloc after the double frees failed", d->name);
+    }
+    for (size_t i = 0; i < 10u; i++) {
+        d->free(x.h, ps[i]);
+    }
+    rt_stats_t end = snap(&x);
+    TL_CHECK(end.used_blocks == 0u && end.used_bytes == 0u, "%s: used %zu after all freed", d->name, end.used_bytes);
+    close_inst(&x, true);
+}
+
+/* The word before p overwritten (an overrun of the predecessor), for the boundary-tag heaps. */
+static void case_corrupted_header(const rt_allocator_t *d)
+{
+    if (is_buddy(d)) {
+        tl_skip("%s: corrupted header: metadata is out of band (no header in front of a block)", d->name);
+        return;
+    }
+    const size_t W = sizeof(size_t), A = d->alignment;
+    for (unsigned variant = 0; variant < 9u; variant++) {
+        for (unsigned zero = 0; zero < 2u; zero++) {
+            inst_t x;
+            if (!open_inst(&x, d, HEAP, 1)) {
+                close_inst(&x, false);
+                return;
+            }
+            unsigned char *a = d->malloc(x.h, 200), *p = d->malloc(x.h, 200), *c = d->malloc(x.h, 200);
+            if (!TL_CHECK(a != NULL && p != NULL && c != NULL, "%s: setup", d->name)) {
+                close_inst(&x, false);
+                return;
+            }
+            if (zero != 0u) {
+                memset(a, 0, 200);
+                memset(p, 0, 200);
+                memset(c, 0, 200);
+            } else {
+                tl_fill(a, 200, 11);
+                tl_fill(p, 200, 12);
+                tl_fill(c, 200, 13);
+            }
+            size_t *hp = (size_t *)(void *)(p - W);
+            size_t saved = *hp;
+            size_t v;
+            const char *what;
+            switch (variant) {
+            case 0: v = 0; what = "header zeroed"; break;
+            case 1: v = ~(size_t)0; what = "header all ones"; break;
+            case 2: v = saved + A; what = "size one alignment unit larger"; break;
+            case 3: v = saved - A; what = "size one alignment unit smaller"; break;
+            case 4: v = saved | 2u; what = "predecessor-free flag set"; break;
+            case 5: v = saved ^ ((size_t)1 << (8u * W - 2u)); what = "a high size bit flipped"; break;
+            case 6: v = saved + 2u * A; what = "size two alignment units larger"; break;
+            case 7: v = (size_t)0x4141414141414141ull; what = "overrun by ASCII text"; break;
+            default: v = saved | 4u; what = "a reserved flag bit set"; break;
+            }
+            *hp = v;
+            char label[128];
+            snprintf(label, sizeof label, "free with corrupted header (%s, payloads %s)", what,
+                     zero != 0u ? "zero" : "patterned");
+            rt_stats_t s = snap(&x);
+            d->free(x.h, p);
+            bool detected = x.rec.count > 0u;
+            if (!detected) {
+                TL_CHECK(false, "%s: %s: accepted, heap now corrupted", d->name, label);
+                *hp = saved;
+                close_inst(&x, false);
+                continue;
+            }
+            /* check while the header is corrupted would rightly fail: restore first */
+            *hp = saved;
+            refused(&x, &s, RT_ERR_BAD_POINTER, RT_ERR_CORRUPTED, RET_VOID, label);
+            if (zero == 0u) {
+                TL_CHECK(tl_verify(a, 200, 11) == 200u && tl_verify(p, 200, 12) == 200u &&
+                             tl_verify(c, 200, 13) == 200u,
+                         "%s: %s: live blocks changed", d->name, label);
+            }
+            s = snap(&x);
+            d->free(x.h, p);
+            TL_CHECK(x.rec.count == 0u, "%s: free after restoring the header reported %s", d->name,
+                     tl_kind_name(x.rec.last));
+            rt_stats_t t = snap(&x);
+            TL_CHECK(t.frees == s.frees + 1u && d->check(x.h), "%s: free after restoring the header", d->name);
+            d->free(x.h, a);
+            d->free(x.h, c);
+            close_inst(&x, true);
+        }
+    }
+}
+
+/* --- sizes and alignments ---------------------------------------------------------------------- */
+
+static void case_calloc_overflow(const rt_allocator_t *d)
+{
+    inst_t x;
+    if (!open_inst(&x, d, HEAP, 0)) {
+        close_inst(&x, false);
+        return;
+    }
+    static const size_t pairs[][2] = {
+        {SIZE_MAX / 2u + 1u, 2}, {2, SIZE_MAX / 2u + 1u}, {SIZE_MAX, SIZE_MAX}, {SIZE_MAX, 2},
+        {(size_t)1 << (4u * sizeof(size_t)), (size_t)1 << (4u * sizeof(size_t))}, {SIZE_MAX / 3u + 1u, 3},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "calloc(%#zx, %#zx)", pairs[i][0], pairs[i][1]);
+        rt_stats_t s = snap(&x);
+        TL_CHECK(d->calloc(x.h, pairs[i][0], pairs[i][1]) == NULL, "%s: %s returned a block", d->name, what);
+        refused(&x, &s, RT_ERR_OVERFLOW, RT_ERR_OVERFLOW, RET_NULL, what);
+    }
+    /* a zero product is not an overflow: as malloc(0), NULL without a report */
+    rt_stats_t s = snap(&x);
+    TL_CHECK(d->calloc(x.h, 0, SIZE_MAX) == NULL && d->calloc(x.h, SIZE_MAX, 0) == NULL,
+             "%s: calloc with a zero factor returned a block", d->name);
+    TL_CHECK(x.rec.count == 0u, "%s: calloc(0, SIZE_MAX) reported %s", d->name, tl_kind_name(x.rec.last));
+    tl_recorder_reset(&x.rec);
+    (void)s;
+    close_inst(&x, true);
+}
+
+static void case_bad_alignment(const rt_allocator_t *d)
+{
+    inst_t x;
+    if (!open_inst(&x, d, HEAP, 0)) {
+        close_inst(&x, false);
+        return;
+    }
+    static const size_t bad[] = {0, 3, 24, SIZE_MAX, 48, 4097, SIZE_MAX / 2u + 2u, 6};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "memalign(%#zx, 64)", bad[i]);
+        rt_stats_t s = snap(&x);
+        TL_CHECK(d->memalign(x.h, bad[i], 64) == NULL, "%s: %s returned a block", d->name, what);
+        refused(&x, &s, RT_ERR_BAD_ALIGNMENT, RT_ERR_BAD_ALIGNMENT, RET_NULL, what);
+    }
+    /* valid but impossible alignments: NULL, at most a TOO_LARGE report */
+    static const size_t huge[] = {SIZE_MAX / 2u + 1u, (size_t)1 << 30, HEAP};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        rt_stats_t s = snap(&x);
+        TL_CHECK(d->memalign(x.h, huge[i], 16) == NULL, "%s: memalign(%#zx, 16) returned a block", d->name, huge[i]);
+        rt_stats_t t;
+        d->stats(x.h, &t);
+        TL_CHECK(x.rec.count == 0u || (x.rec.count == 1u && x.rec.last == RT_ERR_TOO_LARGE),
+                 "%s: memalign(%#zx, 16): %lu reports, last %s", d->name, huge[i], x.rec.count,
+                 tl_kind_name(x.rec.last));
+        TL_CHECK(t.failures == s.failures + 1u && t.used_blocks == s.used_blocks && d->check(x.h),
+                 "%s: memalign(%#zx, 16) not refused cleanly", d->name, huge[i]);
+        tl_recorder_reset(&x.rec);
+    }
+    close_inst(&x, true);
+}
+
+/* Requests that can never fit: NULL and exactly one TOO_LARGE, never a wrapped small block. */
+static void case_too_large(const rt_allocator_t *d)
+{
+    inst_t x;
+    if (!open_inst(&x, d, HEAP, 0)) {
+        close_inst(&x, false);
+        return;
+    }
+    unsigned char *live = d->malloc(x.h, 300);
+    if (!TL_CHECK(live != NULL, "%s: setup", d->name)) {
+        close_inst(&x, false);
+        return;
+    }
+    tl_fill(live, 300, 3);
+    const size_t W = sizeof(size_t);
+    const size_t sizes[] = {
+        SIZE_MAX, SIZE_MAX - 1u, SIZE_MAX - (W - 1u), SIZE_MAX - W, SIZE_MAX - 15u, SIZE_MAX - 16u,
+        SIZE_MAX - 31u, SIZE_MAX - 32u, SIZE_MAX - 64u, SIZE_MAX - 4096u, SIZE_MAX / 2u + 1u, SIZE_MAX / 2u,
+        SIZE_MAX / 2u - 1u, SIZE_MAX / 4u, (size_t)0xFFFFFFFFu, (size_t)0xFFFFFFFFu - 3u, (size_t)0xFFFFFFF0u,
+        (size_t)0x80000000u, 2u * HEAP, HEAP + 1u, HEAP, d->max_request(x.h) + 1u,
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i];
+        char what[64];
+        snprintf(what, sizeof what, "malloc(%#zx)", n);
+        rt_stats_t s = snap(&x);
+        void *p = d->malloc(x.h, n);
+        TL_CHECK(p == NULL, "%s: %s returned %p (wrapped?)", d->name, what, p);
+        if (p != NULL) {
+            continue; /* do not free: the heap may be corrupt */
+        }
+        refused(&x, &s, RT_ERR_TOO_LARGE, RT_ERR_TOO_LARGE, RET_NULL, what);
+        snprintf(what, sizeof what, "calloc(1, %#zx)", n);
+        s = snap(&x);
+        TL_CHECK(d->calloc(x.h, 1, n) == NULL, "%s: %s returned a block", d->name, what);
+        refused(&x, &s, RT_ERR_TOO_LARGE, RT_ERR_TOO_LARGE, RET_NULL, what);
+        snprintf(what, sizeof what, "realloc(p, %#zx)", n);
+        s = snap(&x);
+        TL_CHECK(d->realloc(x.h, live, n) == NULL, "%s: %s returned a block", d->name, what);
+        refused(&x, &s, RT_ERR_TOO_LARGE, RT_ERR_TOO_LARGE, RET_NULL, what);
+        snprintf(what, sizeof what, "memalign(64, %#zx)", n);
+        s = snap(&x);
+        TL_CHECK(d->memalign(x.h, 64, n) == NULL, "%s: %s returned a block", d->name, what);
+        refused(&x, &s, RT_ERR_TOO_LARGE, RT_ERR_TOO_LARGE, RET_NULL, what);
+    }
+    TL_CHECK(tl_verify(live, 300, 3) == 300u, "%s: the live block changed", d->name);
+    d->free(x.h, live);
+    close_inst(&x, true);
+}
+
+/* Exactly stats.largest_free succeeds, one byte more fails: fresh and after churn. */
+static void case_largest_free(const rt_allocator_t *d)
+{
+    for (uint64_t seed = 0; seed <= 30u; seed++) {
+        inst_t x;
+        if (!open_inst(&x, d, HEAP, (size_t)(seed % 16u))) {
+            close_inst(&x, false);
+            return;
+        }
+        static void *live[256];
+        size_t nlive = 0;
+        tl_rng_t r = tl_rng_seed(seed + 1000u);
+        unsigned ops = seed == 0u ? 0u : (unsigned)tl_range(&r, 10, 400);
+        for (unsigned op = 0; op < ops; op++) {
+            if (nlive > 0u && (tl_chance(&r, 40) || nlive == 256u)) {
+                size_t i = tl_range(&r, 0, nlive - 1u);
+                d->free(x.h, live[i]);
+                live[i] = live[--nlive];
+            } else {
+                void *p = d->malloc(x.h, tl_chance(&r, 80) ? tl_range(&r, 1, 600) : tl_range(&r, 600, 9000));
+                if (p != NULL) {
+                    live[nlive++] = p;
+                }
+            }
+        }
+        rt_stats_t s = snap(&x);
+        size_t lf = s.largest_free;
+        if (lf > 0u) {
+            void *p = d->malloc(x.h, lf + 1u);
+            TL_CHECK(p == NULL, "%s: seed %" PRIu64 ": malloc(largest_free + 1 = %zu) succeeded", d->name, seed,
+                     lf + 1u);
+            TL_CHECK(x.rec.count == 0u || (x.rec.count == 1u && x.rec.last == RT_ERR_TOO_LARGE),
+                     "%s: malloc(largest_free + 1) reported %s", d->name, tl_kind_name(x.rec.last));
+            tl_recorder_reset(&x.rec);
+            if (p != NULL) {
+                d->free(x.h, p);
+            }
+            p = d->malloc(x.h, lf);
+            TL_CHECK(p != NULL, "%s: seed %" PRIu64 " (%u ops of churn): malloc(largest_free = %zu) failed", d->name,
+                     seed, ops, lf);
+            if (p != NULL) {
+                memset(p, 0x5A, lf);
+                TL_CHECK(d->check(x.h), "%s: check after malloc(largest_free)", d->name);
+                d->free(x.h, p);
+            }
+        }
+        while (nlive > 0u) {
+            d->free(x.h, live[--nlive]);
+        }
+        s = snap(&x);
+        TL_CHECK(seed != 0u || s.free_bytes == s.capacity, "%s: fresh free_bytes", d->name);
+        close_inst(&x, true);
+    }
+}
+
+/* Exactly min_buffer works at every address; one byte less fails at some address. */
+static void case_min_buffer(const rt_allocator_t *d)
+{
+    if (!TL_CHECK(d->min_buffer != NULL, "%s: no min_buffer", d->name)) {
+        return;
+    }
+    size_t min = d->min_buffer();
+    unsigned refusals = 0;
+    for (size_t mis = 0; mis < 64u; mis++) {
+        tl_buffer_t b;
+        if (!TL_CHECK(tl_buffer_new(&b, min, mis), "out of memory")) {
+            return;
+        }
+        void *h = d->create(b.mem, min);
+        if (TL_CHECK(h != NULL, "%s: create over exactly min_buffer = %zu bytes at +%zu failed", d->name, min, mis)) {
+            tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
+            d->set_handler(h, tl_record, &rec);
+            unsigned char *p = d->malloc(h, 1);
+            if (TL_CHECK(p != NULL, "%s: malloc(1) over min_buffer at +%zu failed", d->name, mis)) {
+                TL_CHECK(tl_inside(p, 1, &b), "%s: block outside the buffer", d->name);
+                *p = 1;
+                TL_CHECK(d->check(h), "%s: check over min_buffer at +%zu", d->name, mis);
+                d->free(h, p);
+            }
+            TL_CHECK(d->check(h) && rec.count == 0u, "%s: min_buffer at +%zu: check / reports", d->name, mis);
+        }
+        tl_buffer_free(&b);
+        if (!TL_CHECK(tl_buffer_new(&b, min - 1u, mis), "out of memory")) {
+            return;
+        }
+        h = d->create(b.mem, min - 1u);
+        if (h == NULL) {
+            refusals++;
+        } else {
+            unsigned char *p = d->malloc(h, 1);
+            if (p != NULL) {
+                TL_CHECK(tl_inside(p, 1, &b), "%s: block outside the buffer of min_buffer - 1", d->name);
+                *p = 1;
+                d->free(h, p);
+            }
+            TL_CHECK(d->check(h), "%s: check over min_buffer - 1 at +%zu", d->name, mis);
+        }
+        tl_buffer_free(&b);
+    }
+    TL_CHECK(refusals > 0u, "%s: create over min_buffer - 1 = %zu bytes succeeded at every address (min_buffer not minimal)",
+             d->name, min - 1u);
+    unsigned char dummy[16];
+    TL_CHECK(d->create(NULL, 1u << 20) == NULL, "%s: create(NULL) returned a handle", d->name);
+    TL_CHECK(d->create(dummy, 0) == NULL && d->create(dummy, sizeof dummy) == NULL,
+             "%s: create over 0 / 16 bytes returned a handle", d->name);
+    printf("%-9s min_buffer %zu: accepted at all 64 misalignments; min_buffer - 1 refused at %u of 64\n", d->name,
+           min, refusals);
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 0;
+    const rt_allocator_t *const *all = rt_registry(&n);
+    for (size_t i = 0; i < n; i++) {
+        const rt_allocator_t *d = all[i];
+        if (argc > 1 && strcmp(argv[1], d->name) != 0) {
+            continue;
+        }
+        if (d->set_handler == NULL || d->stats == NULL || d->check == NULL || d->realloc == NULL ||
+            d->calloc == NULL || d->memalign == NULL || d->usable_size == NULL || d->max_request == NULL) {
+            tl_skip("%s: lacks handler, stats, check or an allocation function this test needs", d->name);
+            continue;
+        }
+        unsigned long failed = tl_state.failed;
+        case_free_null(d);
+        case_foreign(d);
+        case_interior(d);
+        case_double_free(d);
+        case_corrupted_header(d);
+        case_calloc_overflow(d);
+        case_bad_alignment(d);
+        case_too_large(d);
+        case_largest_free(d);
+        case_min_buffer(d);
+        printf("%-9s %s\n", d->name, tl_state.failed > failed ? "FAILED" : "ok");
+    }
+    return tl_summary("badinput");
+}

@@ -1,0 +1,288 @@
+/*
+ * bounded.c -- boundedness without clocks: the allocators' own probe counts (free blocks or
+ * bitmap look-ups inspected by the last malloc), never time.
+ *
+ *  1. TLSF (16 and 32 slots) and half-fit: every malloc, calloc and memalign takes 1 or 2 probes,
+ *     over randomised runs (several seeds, sizes 1..64 KiB, a 4 MiB heap) and adversarial states
+ *     (hundreds of free blocks of hundreds of sizes, none coalescable; the blog's mem_frag).
+ *  2. The blog's mem_frag: N free 72-byte blocks, each fenced by an allocated 8-byte spacer, then
+ *     malloc(120), N = 1..256. Segregated fit walks the 72-byte blocks of the request's class:
+ *     probes must grow strictly with N and reach at least 256 at N = 256 (the blog measured
+ *     N + 3; the fitted line is printed). First fit and best fit grow likewise; TLSF stays flat.
+ *
+ * Usage: bounded [seed]   (default: seeds 1..8 for the randomised runs; one seed to replay)
+ */
+#include "testlib.h"
+
+#include "rtalloc/registry.h"
+
+static const char *const flat_names[] = {"tlsf", "tlsf32", "halffit"};
+static const char *const walk_names[] = {"seglist", "firstfit", "bestfit"};
+
+typedef struct inst {
+    const rt_allocator_t *d;
+    tl_buffer_t buf;
+    void *h;
+    tl_recorder_t rec;
+} inst_t;
+
+static bool open_inst(inst_t *x, const rt_allocator_t *d, size_t size, size_t misalign)
+{
+    memset(x, 0, sizeof *x);
+    x->d = d;
+    TL_REQUIRE(tl_buffer_new(&x->buf, size, misalign), "out of memory");
+    x->h = d->create(x->buf.mem, size);
+    TL_REQUIRE(x->h != NULL, "%s: create over %zu bytes failed", d->name, size);
+    if (d->set_handler != NULL) {
+        d->set_handler(x->h, tl_record, &x->rec);
+    }
+    return true;
+}
+
+static void close_inst(inst_t *x)
+{
+    if (x->h != NULL) {
+        TL_CHECK(x->d->check == NULL || x->d->check(x->h), "%s: integrity check", x->d->name);
+        TL_CHECK(x->rec.count == 0u, "%s: %lu unexpected error reports (last %s)", x->d->name, x->rec.count,
+                 tl_kind_name(x->rec.last));
+    }
+    tl_buffer_free(&x->buf);
+    x->h = NULL;
+}
+
+typedef struct probe_stat {
+    unsigned max;
+    unsigned long calls;
+    unsigned long twos;
+} probe_stat_t;
+
+/* The probes of the call just made must be 1 or 2. */
+static bool flat_probe(inst_t *x, probe_stat_t *ps, const char *what, size_t size, uint64_t seed, unsigned op)
+{
+    unsigned p = x->d->last_probes(x->h);
+    ps->calls++;
+    ps->twos += p == 2u;
+    ps->max = p > ps->max ? p : ps->max;
+    TL_REQUIRE(p >= 1u && p <= 2u, "%s: %s(%zu) took %u probes (seed %" PRIu64 " op %u; replay: bounded %" PRIu64 ")",
+               x->d->name, what, size, p, seed, op, seed);
+    return true;
+}
+
+static size_t draw(tl_rng_t *r)
+{
+    switch (tl_next(r) % 4u) {
+    case 0: return tl_range(r, 1, 64);
+    case 1: return tl_range(r, 1, 65536);
+    default: { /* log-uniform 1..64 KiB: every octave equally often */
+        unsigned octave = (unsigned)tl_range(r, 0, 15);
+        return tl_range(r, (size_t)1 << octave, ((size_t)2 << octave) - 1u);
+    }
+    }
+}
+
+#define LIVE 400u
+
+/* Randomised: malloc / calloc / memalign / free with a live set of up to LIVE blocks. */
+static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps)
+{
+    static void *live[LIVE];
+    size_t nlive = 0;
+    inst_t x;
+    bool ok = open_inst(&x, d, 4u << 20, (size_t)(seed % 16u));
+    tl_rng_t r = tl_rng_seed(seed ^ 0xB0D3Du);
+    for (unsigned op = 0; ok && op < 6000u; op++) {
+        unsigned k = (unsigned)(tl_next(&r) % 100u);
+        if (nlive > 0u && (k < 45u || nlive == LIVE)) {
+            size_t i = tl_range(&r, 0, nlive - 1u);
+            d->free(x.h, live[i]);
+            live[i] = live[--nlive];
+            continue;
+        }
+        size_t n = draw(&r);
+        void *p;
+        const char *what;
+        if (k < 55u && d->calloc != NULL) {
+            p = d->calloc(x.h, 1, n);
+            what = "calloc";
+        } else if (k < 65u && d->memalign != NULL) {
+            p = d->memalign(x.h, (size_t)1 << tl_range(&r, 0, 10), n);
+            what = "memalign";
+        } else {
+            p = d->malloc(x.h, n);
+            what = "malloc";
+        }
+        ok = flat_probe(&x, ps, what, n, seed, op);
+        if (p != NULL) {
+            live[nlive++] = p;
+        }
+    }
+    while (nlive > 0u) {
+        d->free(x.h, live[--nlive]);
+    }
+    close_inst(&x);
+    return ok;
+}
+
+/* Adversarial: hundreds of isolated free blocks of hundreds of sizes, then every request size in
+ * turn (each freed again, so the state stays adversarial). */
+static bool flat_adversarial(const rt_allocator_t *d, probe_stat_t *ps)
+{
+    static void *keep[4096];
+    size_t nkeep = 0;
+    inst_t x;
+    bool ok = open_inst(&x, d, 4u << 20, 3);
+    for (size_t n = 1; ok && n <= 3000u; n += 7u) {
+        void *a = d->malloc(x.h, n);
+        void *spacer = d->malloc(x.h, 8);
+        ok = TL_CHECK(a != NULL && spacer != NULL, "%s: setup malloc(%zu)", d->name, n);
+        if (ok) {
+            d->free(x.h, a); /* isolated: both neighbours are used */
+            keep[nkeep++] = spacer;
+        }
+    }
+    for (size_t n = 1; ok && n <= 70000u; n += n < 4096u ? 1u : 997u) {
+        void *p = d->malloc(x.h, n);
+        ok = flat_probe(&x, ps, "malloc (adversarial)", n, 0, (unsigned)n);
+        d->free(x.h, p);
+    }
+    while (nkeep > 0u) {
+        d->free(x.h, keep[--nkeep]);
+    }
+    close_inst(&x);
+    return ok;
+}
+
+/* mem_frag(N): N free 72-byte blocks, each fenced by an 8-byte spacer, then malloc(120).
+ * Returns the probes of that malloc, or UINT32_MAX on a setup failure. */
+static unsigned mem_frag(const rt_allocator_t *d, unsigned n)
+{
+    static void *a[256], *s[256];
+    inst_t x;
+    unsigned probes = UINT32_MAX;
+    if (!open_inst(&x, d, 96u << 10, 0)) {
+        close_inst(&x);
+        return probes;
+    }
+    bool ok = true;
+    for (unsigned i = 0; i < n && ok; i++) {
+        a[i] = d->malloc(x.h, 72);
+        s[i] = d->malloc(x.h, 8);
+        ok = TL_CHECK(a[i] != NULL && s[i] != NULL, "%s: mem_frag setup N=%u", d->name, n);
+    }
+    if (ok) {
+        for (unsigned i = 0; i < n; i++) {
+            d->free(x.h, a[i]);
+        }
+        void *p = d->malloc(x.h, 120);
+        probes = d->last_probes(x.h);
+        ok = TL_CHECK(p != NULL, "%s: mem_frag malloc(120) failed at N=%u", d->name, n);
+        d->free(x.h, p);
+        for (unsigned i = 0; i < n; i++) {
+            d->free(x.h, s[i]);
+        }
+    }
+    close_inst(&x);
+    return ok ? probes : UINT32_MAX;
+}
+
+static void fit_line(const unsigned *y, unsigned n, double *slope, double *intercept)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (unsigned i = 1; i <= n; i++) {
+        double xi = (double)i, yi = (double)y[i];
+        sx += xi;
+        sy += yi;
+        sxx += xi * xi;
+        sxy += xi * yi;
+    }
+    double m = (double)n;
+    *slope = (m * sxy - sx * sy) / (m * sxx - sx * sx);
+    *intercept = (sy - *slope * sx) / m;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t first = 1, seeds = 8;
+    if (argc > 1) {
+        if (!tl_parse_u64(argv[1], &first)) {
+            fprintf(stderr, "usage: bounded [seed]\n");
+            return 2;
+        }
+        seeds = 1;
+    }
+
+    /* 1. flat: at most 2 probes, always */
+    for (size_t i = 0; i < sizeof flat_names / sizeof flat_names[0]; i++) {
+        const rt_allocator_t *d = rt_registry_find(flat_names[i]);
+        if (!TL_CHECK(d != NULL, "no allocator \"%s\" in the registry", flat_names[i])) {
+            continue;
+        }
+        if (d->last_probes == NULL) {
+            tl_skip("%s: no last_probes", d->name);
+            continue;
+        }
+        probe_stat_t ps = {0, 0, 0};
+        for (uint64_t s = first; s < first + seeds; s++) {
+            if (!flat_random(d, s, &ps)) {
+                break;
+            }
+        }
+        flat_adversarial(d, &ps);
+        for (unsigned n = 1; n <= 256u; n++) {
+            unsigned p = mem_frag(d, n);
+            ps.calls++;
+            ps.max = p > ps.max ? p : ps.max;
+            if (!TL_CHECK(p >= 1u && p <= 2u, "%s: mem_frag N=%u: malloc(120) took %u probes", d->name, n, p)) {
+                break;
+            }
+        }
+        printf("%-8s %lu malloc-family calls: max probes %u (%lu took 2)\n", d->name, ps.calls, ps.max, ps.twos);
+    }
+
+    /* 2. mem_frag: list walks grow with N */
+    printf("mem_frag: N free 72-byte blocks fenced by 8-byte spacers, then malloc(120): probes\n");
+    printf("%-9s %5s %5s %5s %5s %5s %5s %5s %5s %5s   fit\n", "", "N=1", "2", "4", "8", "16", "32", "64", "128",
+           "256");
+    static const char *const all_names[] = {"seglist", "firstfit", "bestfit", "tlsf", "tlsf32", "halffit", "buddy"};
+    for (size_t i = 0; i < sizeof all_names / sizeof all_names[0]; i++) {
+        const rt_allocator_t *d = rt_registry_find(all_names[i]);
+        if (!TL_CHECK(d != NULL, "no allocator \"%s\" in the registry", all_names[i])) {
+            continue;
+        }
+        if (d->last_probes == NULL) {
+            tl_skip("%s: no last_probes", d->name);
+            continue;
+        }
+        unsigned probes[257];
+        bool setup = true;
+        for (unsigned n = 1; n <= 256u && setup; n++) {
+            probes[n] = mem_frag(d, n);
+            setup = probes[n] != UINT32_MAX;
+        }
+        if (!setup) {
+            continue;
+        }
+        double slope, intercept;
+        fit_line(probes, 256, &slope, &intercept);
+        printf("%-9s", d->name);
+        for (unsigned n = 1; n <= 256u; n *= 2u) {
+            printf(" %5u", probes[n]);
+        }
+        printf("   probes = %.3f N %+.3f\n", slope, intercept);
+        bool walks = false;
+        for (size_t k = 0; k < sizeof walk_names / sizeof walk_names[0]; k++) {
+            walks = walks || strcmp(walk_names[k], d->name) == 0;
+        }
+        if (walks) {
+            for (unsigned n = 2; n <= 256u; n++) {
+                if (!TL_CHECK(probes[n] > probes[n - 1u], "%s: mem_frag probes not increasing: N=%u %u, N=%u %u",
+                              d->name, n - 1u, probes[n - 1u], n, probes[n])) {
+                    break;
+                }
+            }
+            TL_CHECK(probes[256] >= 256u, "%s: mem_frag N=256 took %u probes, expected >= 256", d->name, probes[256]);
+        }
+    }
+    printf("(the VaiOS blog: seglist probes = N + 3, TLSF flat at 2)\n");
+    return tl_summary("bounded");
+}

@@ -1,0 +1,371 @@
+/*
+ * model.c -- randomised model-based test: every allocator of the registry against a shadow model.
+ *
+ * The model is the array of live blocks (pointer, requested size, pattern id). Each run draws a
+ * random mix of malloc (sizes: tiny, uniform 1..4096, medium, occasionally huge), free, realloc,
+ * calloc and memalign from a seeded xorshift64*, and after EVERY operation checks:
+ *   - the allocator's integrity check;
+ *   - the new or resized block: aligned, inside the buffer, usable >= requested, not overlapping
+ *     any other live block (an interval check against the whole model);
+ *   - the pattern of a block before it is freed or resized (and of every block every 64 ops);
+ *   - stats: used_blocks = model count, mallocs / frees / failures exactly as the model counted,
+ *     mallocs - frees = used_blocks;
+ *   - no error report except TOO_LARGE for the requests that can never fit.
+ * It is a correctness test, not a benchmark.
+ *
+ * Usage: model                              all allocators, seeds 1..200, 2000 ops each
+ *        model <allocator|all> [seed] [ops] [seeds]
+ * A failure prints the allocator, the seed and the op number: `model <allocator> <seed>` replays it.
+ */
+#include "testlib.h"
+
+#include "rtalloc/registry.h"
+
+#define MAX_LIVE 64u
+#define HEAP_SIZE (64u << 10)
+
+typedef struct mblock {
+    unsigned char *p;
+    size_t n;
+    size_t usable;
+    uint64_t id;
+} mblock_t;
+
+typedef struct run {
+    const rt_allocator_t *d;
+    uint64_t seed;
+    unsigned op;
+    tl_buffer_t buf;
+    void *h;
+    tl_rng_t rng;
+    mblock_t live[MAX_LIVE];
+    size_t nlive;
+    uint64_t next_id;
+    uint64_t mallocs, frees, failures; /* what stats must say */
+    uint64_t allowed_reports;
+    tl_recorder_t rec;
+    size_t max_request;
+} run_t;
+
+#define RCHECK(r, cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!TL_CHECK(cond, __VA_ARGS__)) {                                                        \
+            printf("  at: %s seed %" PRIu64 " op %u (replay: model %s %" PRIu64 ")\n", (r)->d->name, (r)->seed, \
+                   (r)->op, (r)->d->name, (r)->seed);                                              \
+            return false;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static size_t draw_size(run_t *r)
+{
+    unsigned k = (unsigned)(tl_next(&r->rng) % 100u);
+    if (k < 35u) {
+        return tl_range(&r->rng, 1, 32);
+    }
+    if (k < 90u) {
+        return tl_range(&r->rng, 1, 4096);
+    }
+    if (k < 98u) {
+        return tl_range(&r->rng, 4097, 32768);
+    }
+    /* huge: around the heap's size, sometimes beyond what it could ever hold */
+    return tl_range(&r->rng, HEAP_SIZE / 4u, HEAP_SIZE + HEAP_SIZE / 4u);
+}
+
+/* The new block [p, p + usable) lies in the buffer, is aligned and overlaps no other live block. */
+static bool check_placement(run_t *r, const mblock_t *b, size_t alignment)
+{
+    RCHECK(r, ((uintptr_t)b->p % r->d->alignment) == 0u && ((uintptr_t)b->p % alignment) == 0u,
+           "%p not aligned to %zu / %zu", (void *)b->p, r->d->alignment, alignment);
+    RCHECK(r, b->usable >= b->n, "usable %zu < requested %zu", b->usable, b->n);
+    RCHECK(r, tl_inside(b->p, b->usable, &r->buf), "block %p+%zu outside the buffer", (void *)b->p, b->usable);
+    uintptr_t lo = (uintptr_t)b->p, hi = lo + b->usable;
+    const mblock_t *hit = NULL;
+    for (size_t i = 0; i < r->nlive && hit == NULL; i++) {
+        const mblock_t *o = &r->live[i];
+        uintptr_t olo = (uintptr_t)o->p, ohi = olo + o->usable;
+        if (o != b && hi > olo && ohi > lo) {
+            hit = o;
+        }
+    }
+    RCHECK(r, hit == NULL, "block %p+%zu overlaps live block %p+%zu", (void *)b->p, b->usable,
+           hit != NULL ? (void *)hit->p : NULL, hit != NULL ? hit->usable : 0u);
+    return true;
+}
+
+static bool verify_block(run_t *r, const mblock_t *b)
+{
+    size_t bad = tl_verify(b->p, b->n, b->id);
+    RCHECK(r, bad == b->n, "block %p (%zu bytes, id %" PRIu64 ") corrupted at offset %zu", (void *)b->p, b->n,
+           b->id, bad);
+    return true;
+}
+
+static size_t usable(run_t *r, void *p, size_t n)
+{
+    return r->d->usable_size != NULL ? r->d->usable_size(r->h, p) : n;
+}
+
+/* Adds a fresh block to the model (zero-filled check for calloc) and patterns it. */
+static bool add_block(run_t *r, void *p, size_t n, size_t alignment, bool zeroed)
+{
+    mblock_t *b = &r->live[r->nlive++];
+    b->p = p;
+    b->n = n;
+    b->usable = usable(r, p, n);
+    b->id = r->next_id++;
+    r->mallocs++;
+    if (!check_placement(r, b, alignment)) {
+        return false;
+    }
+    if (zeroed) {
+        size_t j = 0;
+        while (j < n && b->p[j] == 0u) {
+            j++;
+        }
+        RCHECK(r, j == n, "calloc block %p not zero at %zu", (void *)b->p, j);
+    }
+    tl_fill(p, n, b->id);
+    return true;
+}
+
+/* A request returned NULL: it must be one that cannot fit now (or ever). */
+static void count_failure(run_t *r, size_t n)
+{
+    r->failures++;
+    if (n > r->max_request) {
+        r->allowed_reports++; /* TOO_LARGE */
+    }
+}
+
+static bool op_malloc(run_t *r)
+{
+    size_t n = draw_size(r);
+    void *p = r->d->malloc(r->h, n);
+    if (p == NULL) {
+        count_failure(r, n);
+        return true;
+    }
+    return add_block(r, p, n, 1, false);
+}
+
+static bool op_calloc(run_t *r)
+{
+    size_t n = draw_size(r);
+    size_t count = tl_range(&r->rng, 1, 4);
+    size_t size = (n + count - 1u) / count;
+    void *p = r->d->calloc(r->h, count, size);
+    if (p == NULL) {
+        count_failure(r, count * size);
+        return true;
+    }
+    return add_block(r, p, count * size, 1, true);
+}
+
+static bool op_memalign(run_t *r)
+{
+    size_t alignment = (size_t)1 << tl_range(&r->rng, 0, tl_chance(&r->rng, 10) ? 12 : 8);
+    size_t n = draw_size(r);
+    void *p = r->d->memalign(r->h, alignment, n);
+    if (p == NULL) {
+        /* memalign may refuse what malloc would take (the search adds the alignment) */
+        r->failures++;
+        if (n > r->max_request || alignment + 256u > r->max_request - n) {
+            r->allowed_reports++;
+        }
+        return true;
+    }
+    return add_block(r, p, n, alignment, false);
+}
+
+static bool op_free(run_t *r)
+{
+    size_t i = tl_range(&r->rng, 0, r->nlive - 1u);
+    if (!verify_block(r, &r->live[i])) {
+        return false;
+    }
+    r->d->free(r->h, r->live[i].p);
+    r->frees++;
+    r->live[i] = r->live[--r->nlive];
+    return true;
+}
+
+static bool op_realloc(run_t *r)
+{
+    size_t i = tl_range(&r->rng, 0, r->nlive - 1u);
+    mblock_t *b = &r->live[i];
+    if (!verify_block(r, b)) {
+        return false;
+    }
+    size_t n = tl_chance(&r->rng, 5) ? 0u : tl_chance(&r->rng, 50) ? tl_range(&r->rng, 1, b->n + 64u) : draw_size(r);
+    unsigned char *q = r->d->realloc(r->h, b->p, n);
+    if (n == 0u) {
+        RCHECK(r, q == NULL, "realloc(p, 0) returned %p", (void *)q);
+        r->frees++;
+        r->live[i] = r->live[--r->nlive];
+        return true;
+    }
+    if (q == NULL) {
+        count_failure(r, n);
+        return verify_block(r, b); /* untouched */
+    }
+    size_t keep = n < b->n ? n : b->n;
+    size_t bad = tl_verify(q, keep, b->id);
+    RCHECK(r, bad == keep, "realloc %p (%zu) -> %p (%zu) lost the contents at %zu", (void *)b->p, b->n, (void *)q,
+           n, bad);
+    if (q != b->p) {
+        r->mallocs++;
+        r->frees++;
+    }
+    b->p = q;
+    b->n = n;
+    b->usable = usable(r, q, n);
+    b->id = r->next_id++;
+    if (!check_placement(r, b, 1)) {
+        return false;
+    }
+    tl_fill(q, n, b->id);
+    return true;
+}
+
+static bool check_all(run_t *r)
+{
+    if (r->d->check != NULL) {
+        RCHECK(r, r->d->check(r->h), "integrity check failed");
+    }
+    if (r->d->stats != NULL) {
+        rt_stats_t s;
+        r->d->stats(r->h, &s);
+        RCHECK(r, s.used_blocks == r->nlive, "stats.used_blocks %zu, model %zu", s.used_blocks, r->nlive);
+        RCHECK(r, s.mallocs == r->mallocs && s.frees == r->frees,
+               "stats mallocs %" PRIu64 " frees %" PRIu64 ", model %" PRIu64 " %" PRIu64, s.mallocs, s.frees,
+               r->mallocs, r->frees);
+        RCHECK(r, s.mallocs - s.frees == s.used_blocks, "mallocs - frees = %" PRIu64 ", used_blocks %zu",
+               s.mallocs - s.frees, s.used_blocks);
+        RCHECK(r, s.failures == r->failures, "stats.failures %" PRIu64 ", model %" PRIu64, s.failures, r->failures);
+        RCHECK(r, s.free_bytes == s.capacity - s.used_bytes && s.peak_used >= s.used_bytes,
+               "free_bytes %zu capacity %zu used %zu peak %zu", s.free_bytes, s.capacity, s.used_bytes, s.peak_used);
+        RCHECK(r, s.errors == r->rec.count, "stats.errors %" PRIu64 ", handler calls %lu", s.errors, r->rec.count);
+    }
+    RCHECK(r, r->rec.count <= r->allowed_reports, "unexpected error report (%s from %s)", tl_kind_name(r->rec.last),
+           r->rec.operation != NULL ? r->rec.operation : "?");
+    if (r->rec.count > 0u) {
+        RCHECK(r, r->rec.last == RT_ERR_TOO_LARGE, "unexpected error report (%s from %s)",
+               tl_kind_name(r->rec.last), r->rec.operation != NULL ? r->rec.operation : "?");
+    }
+    /* reports are allowed, not required: forget the allowance once used or not */
+    r->allowed_reports = r->rec.count;
+    return true;
+}
+
+/* One seeded run. Returns false on the first failure (already reported). */
+static bool run_one(const rt_allocator_t *d, uint64_t seed, unsigned ops)
+{
+    static run_t r;
+    memset(&r, 0, sizeof r);
+    r.d = d;
+    r.seed = seed;
+    r.rng = tl_rng_seed(seed ^ 0x6D6F64656Cull);
+    r.next_id = 1;
+    bool ok = false;
+    if (!tl_buffer_new(&r.buf, HEAP_SIZE, (size_t)(seed % 16u))) {
+        return TL_CHECK(false, "out of memory");
+    }
+    r.h = d->create(r.buf.mem, r.buf.size);
+    if (!TL_CHECK(r.h != NULL, "%s: create failed (seed %" PRIu64 ")", d->name, seed)) {
+        goto out;
+    }
+    if (d->set_handler != NULL) {
+        d->set_handler(r.h, tl_record, &r.rec);
+    }
+    r.max_request = d->max_request != NULL ? d->max_request(r.h) : SIZE_MAX;
+    /* each run leans a little differently: a live-set cap and a free bias from the seed */
+    size_t cap = 8u + (size_t)(seed * 7u % (MAX_LIVE - 8u));
+    unsigned free_bias = 30u + (unsigned)(seed % 25u);
+    for (r.op = 0; r.op < ops; r.op++) {
+        unsigned k = (unsigned)(tl_next(&r.rng) % 100u);
+        bool step;
+        if (r.nlive > 0u && (r.nlive >= cap || k < free_bias)) {
+            step = op_free(&r);
+        } else if (r.nlive > 0u && k < free_bias + 15u) {
+            step = d->realloc != NULL ? op_realloc(&r) : op_malloc(&r);
+        } else if (k < free_bias + 25u) {
+            step = d->calloc != NULL ? op_calloc(&r) : op_malloc(&r);
+        } else if (k < free_bias + 35u) {
+            step = d->memalign != NULL ? op_memalign(&r) : op_malloc(&r);
+        } else {
+            step = op_malloc(&r);
+        }
+        if (!step || !check_all(&r)) {
+            goto out;
+        }
+        if (r.op % 64u == 63u) {
+            for (size_t i = 0; i < r.nlive; i++) {
+                if (!verify_block(&r, &r.live[i])) {
+                    goto out;
+                }
+            }
+        }
+    }
+    while (r.nlive > 0u) {
+        if (!op_free(&r) || !check_all(&r)) {
+            goto out;
+        }
+    }
+    if (d->stats != NULL) {
+        rt_stats_t s;
+        d->stats(r.h, &s);
+        if (!TL_CHECK(s.used_bytes == 0u && s.used_blocks == 0u, "%s seed %" PRIu64 ": all freed, used_bytes %zu",
+                      d->name, seed, s.used_bytes)) {
+            goto out;
+        }
+    }
+    ok = true;
+out:
+    tl_buffer_free(&r.buf);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = argc > 1 && strcmp(argv[1], "all") != 0 ? argv[1] : NULL;
+    uint64_t first = 1, ops = 2000, seeds = 200;
+    bool one_seed = false;
+    if (argc > 2) {
+        if (!tl_parse_u64(argv[2], &first)) {
+            fprintf(stderr, "usage: model [allocator|all] [seed] [ops] [seeds]\n");
+            return 2;
+        }
+        one_seed = true;
+        seeds = 1;
+    }
+    if ((argc > 3 && !tl_parse_u64(argv[3], &ops)) || (argc > 4 && !tl_parse_u64(argv[4], &seeds))) {
+        fprintf(stderr, "usage: model [allocator|all] [seed] [ops] [seeds]\n");
+        return 2;
+    }
+    if (argc > 4) {
+        one_seed = false;
+    }
+    size_t n = 0;
+    const rt_allocator_t *const *all = rt_registry(&n);
+    bool found = false;
+    for (size_t i = 0; i < n; i++) {
+        const rt_allocator_t *d = all[i];
+        if (only != NULL && strcmp(only, d->name) != 0) {
+            continue;
+        }
+        found = true;
+        unsigned long failed = tl_state.failed;
+        uint64_t ran = 0;
+        for (uint64_t s = first; s < first + seeds; s++) {
+            ran++;
+            if (!run_one(d, s, (unsigned)ops)) {
+                break; /* the first failing seed of an allocator is enough */
+            }
+        }
+        printf("%-9s %" PRIu64 " seed%s x %" PRIu64 " ops%s: %s\n", d->name, ran, ran == 1u ? "" : "s", ops,
+               one_seed ? " (replay)" : "", tl_state.failed > failed ? "FAILED" : "ok");
+    }
+    TL_CHECK(found, "no allocator named %s", only != NULL ? only : "?");
+    return tl_summary("model");
+}
