@@ -129,21 +129,25 @@ static inline rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_vie
     }
     rt_blk *b = blk_from_payload(p);
     size_t head = b->head;
-    if ((head & BLK_FREE) != 0u) {
-        return RT_ERR_DOUBLE_FREE;
-    }
     size_t size = head & ~BLK_FLAGS;
     size_t room = (size_t)((char *)pool->end - (char *)b);
+    if ((head & BLK_FREE) != 0u) {
+        /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
+         * stale mark a merge left; anything else with bit 0 set is not a header at all. */
+        bool genuine = head == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
+                       blk_prev_size(blk_offset(b, size)) == size;
+        return genuine || head == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
+    }
     if ((head & BLK_BAD_BITS) != 0u || size < BLK_MIN || size > room) {
         return RT_ERR_BAD_POINTER;
     }
     rt_blk *next = blk_offset(b, size);
     size_t nhead = next->head;
     size_t nsize = nhead & ~BLK_FLAGS;
-    /* A used successor only gets its PREV_FREE bit set; a free one is merged, so its size must
-     * keep it inside the pool (its footer and links are then read). */
-    if ((nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u ||
-        ((nhead & BLK_FREE) != 0u && (nsize < BLK_MIN || nsize > room - size))) {
+    /* The successor must look like a header too (a corrupted size lands in payload): flags
+     * clean, and a size that fits the pool -- unless it is the pool's sentinel. */
+    if ((nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u || nsize > room - size ||
+        (nsize < BLK_MIN && next != pool->end)) {
         return RT_ERR_BAD_POINTER;
     }
     if ((head & BLK_PREV_FREE) != 0u) {
