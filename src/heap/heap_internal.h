@@ -87,7 +87,7 @@ static inline void heap_account_alloc(rt_heap_t *h, rt_blk *b, size_t size)
 
 /* The pool holding payload address a, or NULL: a must lie in (first, end). One unsigned compare
  * per pool, at most RT_HEAP_MAX_POOLS. */
-static inline const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
+RT_HOT const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
 {
     const rt_pool_t *pool = h->pools; /* pool 0 always exists: test it before looping */
     if (a - pool->lo < pool->span) {
@@ -118,7 +118,7 @@ typedef struct blk_view {
 /* Decides in O(1) whether p is a live block of h: the header's flags and size, the successor's
  * flags and size, and (when the header says the predecessor is free) the predecessor's footer and
  * header must all agree. RT_ERR_NONE if p may be freed; *v then describes the block. */
-static inline rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
+RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
 {
     const rt_pool_t *pool = heap_pool_of(h, (uintptr_t)p);
     if (pool == NULL) {
