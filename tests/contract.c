@@ -10,7 +10,8 @@
  * The only allocator-specific knowledge: "buddy" coalesces only with its buddy, so the coalescing
  * cases pick buddies there, and its realloc grows in place only within the block's order.
  *
- * Usage: contract [allocator]   (default: all)
+ * Usage: contract [allocator|all] [seed]   (default: all, seed 0; the seed varies the randomised
+ *        cases -- overlap, stats, walk -- and a failure prints it)
  */
 #include "testlib.h"
 
@@ -38,6 +39,7 @@ typedef struct ctx {
 } ctx_t;
 
 static live_t live_store[MAX_LIVE];
+static uint64_t g_seed; /* mixed into the seeds of the randomised cases; 0 by default */
 static live_t sort_store[MAX_LIVE];
 
 /* --- thin wrappers over the descriptor -------------------------------------------------------- */
@@ -245,7 +247,7 @@ static bool case_alignment(ctx_t *c)
 /* Patterns survive, live ranges never overlap, through random allocation and partial release. */
 static bool case_overlap(ctx_t *c)
 {
-    tl_rng_t r = tl_rng_seed(0xC0FFEEu);
+    tl_rng_t r = tl_rng_seed(0xC0FFEEu + g_seed);
     for (unsigned round = 0; round < 3u; round++) {
         for (unsigned i = 0; i < 150u; i++) {
             size_t n = tl_chance(&r, 70) ? tl_range(&r, 1, 128) : tl_range(&r, 129, 2000);
@@ -783,7 +785,7 @@ static bool case_walk(ctx_t *c)
     if (!walk_and_compare(c, "fresh")) {
         return false;
     }
-    tl_rng_t r = tl_rng_seed(77);
+    tl_rng_t r = tl_rng_seed(77u + g_seed);
     for (unsigned i = 0; i < 60u; i++) {
         void *p;
         ALLOC(p, c, tl_range(&r, 1, 900));
@@ -825,7 +827,7 @@ static bool case_stats(ctx_t *c)
         c->d->walk(c->h, walk_fn, &w);
         base = w.base;
     }
-    tl_rng_t r = tl_rng_seed(4242);
+    tl_rng_t r = tl_rng_seed(4242u + g_seed);
     uint64_t mallocs = 0, frees = 0, failures = 0;
     size_t peak = 0;
     prev = s;
@@ -1032,18 +1034,26 @@ static void run_case(const rt_allocator_t *d, const case_def_t *k)
         TL_CHECK(c.rec.count == c.expected_reports, "%s/%s: %lu error reports, expected %lu (last: %s)", d->name,
                  k->name, c.rec.count, c.expected_reports, tl_kind_name(c.rec.last));
         printf("%-9s %-20s %s\n", d->name, k->name, tl_state.failed > failed ? "FAILED" : "ok");
+        if (tl_state.failed > failed) {
+            printf("  (seed %" PRIu64 "; replay: contract %s %" PRIu64 ")\n", g_seed, d->name, g_seed);
+        }
     }
     tl_buffer_free(&c.buf);
 }
 
 int main(int argc, char **argv)
 {
+    const char *only = argc > 1 && strcmp(argv[1], "all") != 0 ? argv[1] : NULL;
+    if (argc > 2 && !tl_parse_u64(argv[2], &g_seed)) {
+        fprintf(stderr, "usage: contract [allocator|all] [seed]\n");
+        return 2;
+    }
     size_t n = 0;
     const rt_allocator_t *const *all = rt_registry(&n);
     TL_CHECK(n >= 7u, "registry lists %zu allocators", n);
     for (size_t i = 0; i < n; i++) {
         const rt_allocator_t *d = all[i];
-        if (argc > 1 && strcmp(argv[1], d->name) != 0) {
+        if (only != NULL && strcmp(only, d->name) != 0) {
             continue;
         }
         if (!TL_CHECK(d->create != NULL && d->malloc != NULL && d->free != NULL && d->alignment > 0u &&

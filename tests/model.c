@@ -14,6 +14,7 @@
  * It is a correctness test, not a benchmark.
  *
  * Usage: model                              all allocators, seeds 1..200, 2000 ops each
+ *                                            (1..50 when the library is built with RT_DEBUG >= 2)
  *        model <allocator|all> [seed] [ops] [seeds]
  * A failure prints the allocator, the seed and the op number: `model <allocator> <seed>` replays it.
  */
@@ -329,7 +330,7 @@ out:
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 && strcmp(argv[1], "all") != 0 ? argv[1] : NULL;
-    uint64_t first = 1, ops = 2000, seeds = 200;
+    uint64_t first = 1, ops = 2000, seeds = TL_DEBUG_WALKS ? 50 : 200;
     bool one_seed = false;
     if (argc > 2) {
         if (!tl_parse_u64(argv[2], &first)) {

@@ -645,7 +645,7 @@ static void test_pthread(const rt_allocator_t *d)
         return;
     }
     pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
-    shared_t s = {d, d->create(b.mem, b.size), TL_ASAN ? 8000u : 20000u};
+    shared_t s = {d, d->create(b.mem, b.size), TL_ASAN || TL_DEBUG_WALKS ? 4000u : 20000u};
     tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, true};
     if (TL_CHECK(s.h != NULL, "%s: create", d->name)) {
         d->set_handler(s.h, tl_record, &rec);

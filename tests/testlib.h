@@ -43,6 +43,10 @@
 #define TL_ASAN 0
 #endif
 
+/* RT_DEBUG >= 2: the library itself walks the whole heap after every operation, so the long
+ * randomised tests run fewer rounds (they would only repeat the library's own checks). */
+#define TL_DEBUG_WALKS (RT_DEBUG >= 2)
+
 typedef struct tl_state {
     unsigned long passed;
     unsigned long failed;
