@@ -155,6 +155,14 @@ static void case_foreign(const rt_allocator_t *d)
     b = snap(&x);
     TL_CHECK(d->usable_size(x.h, stack_area) == 0u, "%s: usable_size(stack) not 0", d->name);
     refused(&x, &b, RT_ERR_FOREIGN_POINTER, RT_ERR_FOREIGN_POINTER, RET_ZERO, "usable_size(stack address)");
+    /* inside the buffer but not in the block area: the control structure / metadata at its start */
+    void *const edges[] = {x.buf.mem + 64, x.buf.mem + 128};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        b = snap(&x);
+        d->free(x.h, edges[i]);
+        refused(&x, &b, RT_ERR_FOREIGN_POINTER, RT_ERR_BAD_POINTER, RET_VOID,
+                "free(a pointer into the allocator's own control structure)");
+    }
     TL_CHECK(tl_verify(mine, 100, 1) == 100u && tl_verify(theirs, 100, 2) == 100u, "%s: blocks touched", d->name);
     TL_CHECK(d->check(y.h) && y.rec.count == 0u, "%s: the other instance", d->name);
     d->free(x.h, mine);
@@ -262,6 +270,18 @@ static void case_double_free(const rt_allocator_t *d)
                     "free of a stale pointer inside a live block");
         }
         d->free(x.h, big);
+    }
+    /* a pointer into the middle of a large free block that once held data */
+    unsigned char *wide = d->malloc(x.h, 20000);
+    if (TL_CHECK(wide != NULL, "%s: malloc(20000)", d->name)) {
+        tl_fill(wide, 20000, 6);
+        d->free(x.h, wide);
+        static const size_t offsets[] = {4096, 10000, 512};
+        for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+            s = snap(&x);
+            d->free(x.h, wide + offsets[i]);
+            refused(&x, &s, RT_ERR_BAD_POINTER, RT_ERR_DOUBLE_FREE, RET_VOID, "free(a pointer inside a free block)");
+        }
     }
     /* the heap still works */
     void *ps[10];
