@@ -29,7 +29,11 @@
  *   block sizes                     multiples of A (TLSF and tlsf32 also round the request up
  *                                   to the start of its second-level slot: < 1/16 resp. 1/32)
  *   largest block (default)         2^31 - 8            2^40 - 16   (RT_HEAP_MAX_BLOCK_LOG2)
- *   largest request                 largest block - W
+ *   largest request                 largest block - W for seglist, firstfit, bestfit; for
+ *                                   tlsf/tlsf32 the start of the largest block's slot - W (the
+ *                                   search rounds up), for halffit the power of two <= the
+ *                                   largest block, - W. rt_heap_stats().largest_free and the
+ *                                   registry's max_request give the exact figure of a heap.
  * A used block is [size|flags][payload...]. A free block is [size|flags][next][prev]...[size]:
  * its size is repeated in its last word, which is where the next block looks for its physical
  * predecessor -- the "prev" link lives in the free predecessor, so used blocks pay one word.
