@@ -11,6 +11,7 @@
 #   clang-debug   clang, Debug, RTALLOC_DEBUG=2 (assertions and full integrity walks)
 #   gcc-asan      gcc, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer
 #   clang-asan    clang, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer
+#   clang-tsan    clang, RelWithDebInfo, ThreadSanitizer (the lock-hook and driver tests)
 #   gcc-m32       gcc, Release, -m32 (benchmark off; tests under qemu-i386 where the kernel
 #                 cannot run 32-bit x86 programs)
 #   cross         tools/cross-check.sh: freestanding Cortex-M4F / RISC-V / host builds, footprint
@@ -24,7 +25,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT=$(pwd)
 JOBS=${JOBS:-2}
 
-ALL_CONFIGS=(gcc-release clang-debug gcc-asan clang-asan gcc-m32 cross)
+ALL_CONFIGS=(gcc-release clang-debug gcc-asan clang-asan clang-tsan gcc-m32 cross)
 QUICK_CONFIGS=(gcc-release cross)
 
 usage() {
@@ -228,6 +229,10 @@ run_config() {
             cmake_config "$name" "$cc" "$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
                 -DRTALLOC_SANITIZE=address,undefined -DRTALLOC_DEBUG= -DCMAKE_C_FLAGS= \
                 -DRTALLOC_BUILD_BENCH=ON
+            ;;
+        clang-tsan)
+            cmake_config "$name" clang clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+                -DRTALLOC_SANITIZE=thread -DRTALLOC_DEBUG= -DCMAKE_C_FLAGS= -DRTALLOC_BUILD_BENCH=OFF
             ;;
         gcc-m32)
             probe_m32 "build/test-$name" || return 1
