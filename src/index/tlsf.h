@@ -113,17 +113,22 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
 static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
 {
     size_t need = *size;
-    if (need >= TLSF_SMALL) {
-        need += ((size_t)1 << (rt_log2(need) - TLSF_SL_LOG2)) - 1u;
-        need = tlsf_slot_floor(need);
-        if (need >> RT_HEAP_MAX_BLOCK_LOG2 != 0u) {
+    unsigned fl, sl;
+    if (need < TLSF_SMALL) {
+        fl = 0;
+        sl = (unsigned)(need >> TLSF_A_LOG2);
+    } else {
+        /* Round up to the next slot boundary; the octave may change, so map the rounded size. */
+        size_t t = need + ((size_t)1 << (rt_log2(need) - TLSF_SL_LOG2)) - 1u;
+        unsigned l = rt_log2(t);
+        if (l >= RT_HEAP_MAX_BLOCK_LOG2) {
             *probes = 1;
             return NULL;
         }
-        *size = need;
+        fl = l - TLSF_FL_SHIFT + 1u;
+        sl = (unsigned)(t >> (l - TLSF_SL_LOG2)) - TLSF_SL_COUNT;
+        *size = t & ~(((size_t)1 << (l - TLSF_SL_LOG2)) - 1u);
     }
-    unsigned fl, sl;
-    tlsf_map_insert(need, &fl, &sl);
     uint32_t sl_map = x->sl_map[fl] & (~0u << sl);
     if (sl_map == 0u) {
         size_t fl_map = x->fl_map & rt_bits_from(fl + 1u);
