@@ -42,6 +42,9 @@ typedef struct rt_error {
     size_t size;
 } rt_error_t;
 
+/* A static English sentence describing `kind` (the `message` of its reports). */
+const char *rt_error_message(rt_error_kind_t kind);
+
 /* The handler is called after the allocator has refused the operation and released its lock,
  * so it may log, count, abort, or even call the allocator again. When no handler is installed
  * the error is only counted (stats.errors); with RT_DEBUG >= 1 misuse errors (the first group)

@@ -39,6 +39,7 @@
  *
  * Freestanding C11: no libc, no globals; every byte of state lives in the caller's buffer.
  */
+#include "core/hooks.h"
 #include "rtalloc/buddy.h"
 
 /* --- constants and layout assumptions ------------------------------------------------------- */
@@ -71,12 +72,8 @@ struct rt_buddy {
     size_t free_blocks;
     size_t peak_used;
     size_t watermark;    /* highest block end handed out, minus arena */
-    uint64_t mallocs, frees, reallocs, reallocs_in_place, failures, errors;
-    rt_error_handler_t handler;
-    void *handler_context;
-    rt_lock_fn lock;
-    rt_unlock_fn unlock;
-    void *lock_context;
+    uint64_t mallocs, frees, reallocs, reallocs_in_place;
+    rt_hooks_t hooks;
     bd_node *heads[BD_ORDERS];
 };
 
@@ -107,55 +104,18 @@ static inline unsigned bd_order_of(size_t size)
 
 /* --- locking and errors --------------------------------------------------------------------- */
 
-static inline uintptr_t bd_lock(rt_buddy_t *b) { return b->lock != NULL ? b->lock(b->lock_context) : 0u; }
-static inline void bd_unlock(rt_buddy_t *b, uintptr_t token)
-{
-    if (b->unlock != NULL) {
-        b->unlock(b->lock_context, token);
-    }
-}
+static inline uintptr_t bd_lock(rt_buddy_t *b) { return rt_hooks_lock(&b->hooks); }
+static inline void bd_unlock(rt_buddy_t *b, uintptr_t token) { rt_hooks_unlock(&b->hooks, token); }
 
-static const char *bd_message(rt_error_kind_t kind)
-{
-    switch (kind) {
-    case RT_ERR_FOREIGN_POINTER: return "pointer does not belong to this buddy allocator's arena";
-    case RT_ERR_BAD_POINTER: return "pointer is not the start of a block (interior or misaligned)";
-    case RT_ERR_DOUBLE_FREE: return "block is already free (double free)";
-    case RT_ERR_CORRUPTED: return "buddy allocator metadata is inconsistent (integrity check failed)";
-    case RT_ERR_OVERFLOW: return "count * size overflows";
-    case RT_ERR_BAD_ALIGNMENT: return "alignment is not a power of two";
-    case RT_ERR_TOO_LARGE: return "request is larger than the buddy allocator's largest block";
-    case RT_ERR_BAD_POOL: return "buffer is too small for a buddy allocator";
-    case RT_ERR_NONE: break;
-    }
-    return "no error";
-}
-
-/* Counts the report (and a refused request when `refused`) under the lock, then calls the
- * handler outside it; without a handler, misuse traps in debug builds. Off the hot path. */
 static void bd_report(rt_buddy_t *b, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
                       size_t size)
 {
-    uintptr_t token = bd_lock(b);
-    b->errors++;
-    if (refused) {
-        b->failures++;
-    }
-    rt_error_handler_t handler = b->handler;
-    void *context = b->handler_context;
-    bd_unlock(b, token);
-    if (handler != NULL) {
-        rt_error_t error = {kind, operation, bd_message(kind), ptr, size};
-        handler(context, &error);
-    } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
-        __builtin_trap();
-    }
+    rt_hooks_report(&b->hooks, refused, kind, operation, ptr, size);
 }
 
 static void *bd_refuse(rt_buddy_t *b, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
 {
-    bd_report(b, true, kind, operation, ptr, size);
-    return NULL;
+    return rt_hooks_refuse(&b->hooks, kind, operation, ptr, size);
 }
 
 /* --- block verbs: the only code that touches table bytes or list links ----------------------- */
@@ -238,7 +198,7 @@ static void *bd_alloc(rt_buddy_t *b, unsigned k)
     size_t candidates = b->nonempty & ~(bd_pow2(k - BD_MIN) - 1u);
     b->last_probes = 1u;
     if (candidates == 0u) {
-        b->failures++;
+        b->hooks.failures++;
         return NULL;
     }
     unsigned j = BD_MIN + RT_CTZ(candidates);
@@ -556,8 +516,8 @@ void rt_buddy_stats(rt_buddy_t *b, rt_stats_t *stats)
     stats->frees = b->frees;
     stats->reallocs = b->reallocs;
     stats->reallocs_in_place = b->reallocs_in_place;
-    stats->failures = b->failures;
-    stats->errors = b->errors;
+    stats->failures = b->hooks.failures;
+    stats->errors = b->hooks.errors;
     bd_unlock(b, token);
 }
 
@@ -671,16 +631,11 @@ void rt_buddy_walk(rt_buddy_t *b, rt_walk_fn fn, void *context)
 
 void rt_buddy_set_handler(rt_buddy_t *b, rt_error_handler_t handler, void *context)
 {
-    uintptr_t token = bd_lock(b);
-    b->handler = handler;
-    b->handler_context = context;
-    bd_unlock(b, token);
+    rt_hooks_set_handler(&b->hooks, handler, context);
 }
 
 /* Not itself locked: call before sharing the allocator. */
 void rt_buddy_set_lock(rt_buddy_t *b, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
 {
-    b->lock = lock;
-    b->unlock = unlock;
-    b->lock_context = context;
+    rt_hooks_set_lock(&b->hooks, lock, unlock, context);
 }

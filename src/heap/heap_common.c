@@ -5,48 +5,6 @@
  */
 #include "heap/heap_internal.h"
 
-/* --- errors ---------------------------------------------------------------------------------- */
-
-static const char *error_message(rt_error_kind_t kind)
-{
-    switch (kind) {
-    case RT_ERR_FOREIGN_POINTER: return "pointer does not belong to this heap";
-    case RT_ERR_BAD_POINTER: return "pointer is not a live block (interior, misaligned or corrupted header)";
-    case RT_ERR_DOUBLE_FREE: return "block is already free (double free)";
-    case RT_ERR_CORRUPTED: return "heap metadata is inconsistent (integrity check failed)";
-    case RT_ERR_OVERFLOW: return "count * size overflows";
-    case RT_ERR_BAD_ALIGNMENT: return "alignment is not a power of two";
-    case RT_ERR_TOO_LARGE: return "request is larger than the heap's largest block";
-    case RT_ERR_BAD_POOL: return "pool is too small, overlaps the heap, or the heap has no pool slot left";
-    case RT_ERR_NONE: break;
-    }
-    return "no error";
-}
-
-void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
-{
-    uintptr_t token = heap_lock(h);
-    h->errors++;
-    rt_error_handler_t handler = h->handler;
-    void *context = h->handler_context;
-    heap_unlock(h, token);
-    if (handler != NULL) {
-        rt_error_t error = {kind, operation, error_message(kind), ptr, size};
-        handler(context, &error);
-    } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
-        __builtin_trap();
-    }
-}
-
-void *rt_heap_refuse(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
-{
-    uintptr_t token = heap_lock(h);
-    h->failures++;
-    heap_unlock(h, token);
-    rt_heap_report(h, kind, operation, ptr, size);
-    return NULL;
-}
-
 /* --- creation and pools -------------------------------------------------------------------- */
 
 static bool ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1) { return a0 < b1 && b0 < a1; }
@@ -159,17 +117,13 @@ const char *rt_heap_index_name(const rt_heap_t *h) { return h->ops->name(); }
 
 void rt_heap_set_handler(rt_heap_t *h, rt_error_handler_t handler, void *context)
 {
-    uintptr_t token = heap_lock(h);
-    h->handler = handler;
-    h->handler_context = context;
-    heap_unlock(h, token);
+    rt_hooks_set_handler(&h->hooks, handler, context);
 }
 
+/* Not itself locked: call before sharing the heap. */
 void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
 {
-    h->lock = lock;
-    h->unlock = unlock;
-    h->lock_context = context;
+    rt_hooks_set_lock(&h->hooks, lock, unlock, context);
 }
 
 /* --- walk, statistics, check --------------------------------------------------------------- */
@@ -225,8 +179,8 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
     s->frees = h->frees;
     s->reallocs = h->reallocs;
     s->reallocs_in_place = h->reallocs_in_place;
-    s->failures = h->failures;
-    s->errors = h->errors;
+    s->failures = h->hooks.failures;
+    s->errors = h->hooks.errors;
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
         uintptr_t first = (uintptr_t)pool->first;

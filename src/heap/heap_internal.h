@@ -6,6 +6,7 @@
 #define RT_HEAP_INTERNAL_H
 
 #include "block.h"
+#include "core/hooks.h"
 
 /* What the generic entry points and heap_common.c need from a backend: its compiled facade
  * (for run-time dispatch) and three index functions used off the hot path. */
@@ -43,26 +44,17 @@ struct rt_heap {
     uintptr_t high;      /* highest block end ever handed out */
     unsigned last_probes;
     unsigned npools;
-    rt_lock_fn lock;
-    rt_unlock_fn unlock;
-    void *lock_context;
-    rt_error_handler_t handler;
-    void *handler_context;
+    rt_hooks_t hooks;
     size_t capacity;
     size_t peak_used;
     size_t max_block;    /* largest pool's block */
-    uint64_t mallocs, frees, reallocs, reallocs_in_place, failures, errors;
+    uint64_t mallocs, frees, reallocs, reallocs_in_place;
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
 };
 
-static inline uintptr_t heap_lock(rt_heap_t *h) { return h->lock != NULL ? h->lock(h->lock_context) : 0u; }
-static inline void heap_unlock(rt_heap_t *h, uintptr_t token)
-{
-    if (h->unlock != NULL) {
-        h->unlock(h->lock_context, token);
-    }
-}
+static inline uintptr_t heap_lock(rt_heap_t *h) { return rt_hooks_lock(&h->hooks); }
+static inline void heap_unlock(rt_heap_t *h, uintptr_t token) { rt_hooks_unlock(&h->hooks, token); }
 
 /* Block size for a payload request; size must be <= RT_HEAP_MAX_REQUEST. */
 static inline size_t heap_block_size(size_t size)
@@ -175,8 +167,16 @@ extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seg
     rt_heap_ops_bestfit, rt_heap_ops_halffit;
 
 /* Cold paths shared by every backend (heap_common.c). */
-void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
-void *rt_heap_refuse(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
+static inline void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr,
+                                  size_t size)
+{
+    rt_hooks_report(&h->hooks, false, kind, operation, ptr, size);
+}
+static inline void *rt_heap_refuse(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr,
+                                   size_t size)
+{
+    return rt_hooks_refuse(&h->hooks, kind, operation, ptr, size);
+}
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops);
 
 

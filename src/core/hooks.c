@@ -1,0 +1,60 @@
+/*
+ * hooks.c -- error messages and reporting shared by every allocator of the core.
+ */
+#include "core/hooks.h"
+
+const char *rt_error_message(rt_error_kind_t kind)
+{
+    switch (kind) {
+    case RT_ERR_FOREIGN_POINTER: return "pointer does not belong to this allocator";
+    case RT_ERR_BAD_POINTER: return "pointer is not a live block (interior, misaligned or corrupted header)";
+    case RT_ERR_DOUBLE_FREE: return "block is already free (double free)";
+    case RT_ERR_CORRUPTED: return "allocator metadata is inconsistent (integrity check failed)";
+    case RT_ERR_OVERFLOW: return "count * size overflows";
+    case RT_ERR_BAD_ALIGNMENT: return "alignment is not a power of two";
+    case RT_ERR_TOO_LARGE: return "request is larger than the allocator's largest block";
+    case RT_ERR_BAD_POOL: return "buffer too small, overlapping, or no pool slot left";
+    case RT_ERR_NONE: break;
+    }
+    return "no error";
+}
+
+void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+                     size_t size)
+{
+    uintptr_t token = rt_hooks_lock(k);
+    k->errors++;
+    if (refused) {
+        k->failures++;
+    }
+    rt_error_handler_t handler = k->handler;
+    void *context = k->handler_context;
+    rt_hooks_unlock(k, token);
+    if (handler != NULL) {
+        rt_error_t error = {kind, operation, rt_error_message(kind), ptr, size};
+        handler(context, &error);
+    } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
+        __builtin_trap();
+    }
+}
+
+void *rt_hooks_refuse(rt_hooks_t *k, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+{
+    rt_hooks_report(k, true, kind, operation, ptr, size);
+    return NULL;
+}
+
+void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context)
+{
+    uintptr_t token = rt_hooks_lock(k);
+    k->handler = handler;
+    k->handler_context = context;
+    rt_hooks_unlock(k, token);
+}
+
+void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
+{
+    k->lock = lock;
+    k->unlock = unlock;
+    k->lock_context = context;
+}

@@ -1,0 +1,42 @@
+/*
+ * hooks.h -- what every allocator of the core shares around its algorithm: the caller's lock
+ * hooks, the error handler, and the reporting of bad input (SPEC section 3). An allocator embeds
+ * one rt_hooks_t in its control structure.
+ */
+#ifndef RT_CORE_HOOKS_H
+#define RT_CORE_HOOKS_H
+
+#include "rtalloc/common.h"
+
+typedef struct rt_hooks {
+    rt_lock_fn lock; /* NULL: no locking */
+    rt_unlock_fn unlock;
+    void *lock_context;
+    rt_error_handler_t handler; /* NULL: count only (trap on misuse when RT_DEBUG >= 1) */
+    void *handler_context;
+    uint64_t failures; /* requests that returned NULL */
+    uint64_t errors;   /* reports */
+} rt_hooks_t;
+
+static inline uintptr_t rt_hooks_lock(rt_hooks_t *k) { return k->lock != NULL ? k->lock(k->lock_context) : 0u; }
+
+static inline void rt_hooks_unlock(rt_hooks_t *k, uintptr_t token)
+{
+    if (k->unlock != NULL) {
+        k->unlock(k->lock_context, token);
+    }
+}
+
+/* Counts the report (and, when `refused`, a failed request) under the lock, then calls the
+ * handler outside it, so the handler may call the allocator. Without a handler, misuse errors
+ * (RT_ERR_FOREIGN_POINTER .. RT_ERR_CORRUPTED) trap when RT_DEBUG >= 1. Off the hot path. */
+void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+                     size_t size);
+
+/* rt_hooks_report(k, true, ...) returning NULL, for allocation functions. */
+void *rt_hooks_refuse(rt_hooks_t *k, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
+
+void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context);
+void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
+
+#endif /* RT_CORE_HOOKS_H */
