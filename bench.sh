@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench.sh -- the benchmark command: build, measure, report.
+#
+#   ./bench.sh                 quick scale (about 5-8 minutes on 2 cores)
+#   ./bench.sh --scale full    larger instruction-count samples and mem_frag repetitions
+#   ./bench.sh --alloc tlsf,glibc,noop     any `rtbench run` option is passed through
+#
+# 1. Installs what is missing on Debian/Ubuntu (cmake gcc valgrind python3-matplotlib; apt-get,
+#    sudo unless root; nothing is installed when all are present).
+# 2. Builds Release with -O2 -DNDEBUG in build/bench (library and benchmark alike).
+# 3. Runs `rtbench run all` (table to stdout and results/rtbench.txt; CSVs to results/).
+# 4. Runs bench/callgrind_check.sh: exact instructions per call over every call of churn.
+# 5. Runs bench/report.py: results/REPORT.md and the PNG plots.
+# Per-operation CSVs (--raw) and callgrind files go to results/raw/, which git ignores.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+BUILD=build/bench
+RESULTS=results
+RTBENCH=$BUILD/bench/rtbench
+
+# --- 1. dependencies ---------------------------------------------------------------------------
+have_matplotlib() {
+    local py
+    for py in python3 /usr/bin/python3; do
+        if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import matplotlib' >/dev/null 2>&1; then
+            echo "$py"
+            return 0
+        fi
+    done
+    return 1
+}
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+command -v make >/dev/null 2>&1 || missing+=(make)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+have_matplotlib >/dev/null || missing+=(python3-matplotlib)
+if [ ${#missing[@]} -gt 0 ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=""
+        [ "$(id -u)" -eq 0 ] || SUDO=sudo
+        echo "bench.sh: installing ${missing[*]}" >&2
+        $SUDO apt-get update
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+    else
+        echo "bench.sh: please install: ${missing[*]}" >&2
+    fi
+fi
+PY=$(have_matplotlib || echo python3)
+
+# --- 2. build ----------------------------------------------------------------------------------
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
+    -DRTALLOC_BUILD_TESTS=OFF -DRTALLOC_BUILD_BENCH=ON >/dev/null
+cmake --build "$BUILD" -j"${JOBS:-2}" --target rtbench
+
+# --- 3. measure --------------------------------------------------------------------------------
+mkdir -p "$RESULTS"
+rc=0
+"$RTBENCH" run all --csv "$RESULTS" "$@" | tee "$RESULTS/rtbench.txt" || rc=$?
+if [ "$rc" -ne 0 ]; then
+    echo "bench.sh: rtbench stopped (status $rc); writing the report of what was measured" >&2
+fi
+
+# --- 4. callgrind cross-check ------------------------------------------------------------------
+if [ "$rc" -eq 0 ] && command -v valgrind >/dev/null 2>&1; then
+    bench/callgrind_check.sh -r "$RTBENCH" -o "$RESULTS" | tee -a "$RESULTS/rtbench.txt"
+fi
+
+# --- 5. report ---------------------------------------------------------------------------------
+"$PY" bench/report.py "$RESULTS"
+echo "bench.sh: see $RESULTS/REPORT.md" >&2
+exit "$rc"

@@ -1,0 +1,292 @@
+/*
+ * bench/rtbench.c -- the command-line front of the benchmark.
+ *
+ *   rtbench list
+ *   rtbench run [clock|churn|small|memfrag|inscount|all] [--alloc a,b] [--seed N] [--ops N]
+ *               [--scale quick|full] [--csv DIR|-] [--raw]
+ *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
+ *
+ * Tables go to stdout, progress to stderr, CSV files to --csv DIR (default: results). Ctrl-C
+ * stops cleanly: the allocator being measured finishes its line with what was measured, the
+ * CSVs are closed, and rtbench exits with status 130 (a second Ctrl-C kills it at once).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "driver.h"
+#include "inscount.h"
+#include "peers.h"
+#include "workload.h"
+
+#define ARENA_SIZE ((size_t)64 << 20)
+
+static const bench_experiment_t experiments[] = {
+    {"clock", "verify the cycle clock: resolution, cost of an empty timed region, frequency, TSC flags",
+     exp_clock},
+    {"churn", "uniform churn: 1000 slots, sizes 16..4096, 2,000,000 ops: cycles per call, loop ns/op, probes",
+     exp_churn},
+    {"small", "small-block churn: 10000 slots, sizes 8..256, 2,000,000 ops: same figures", exp_small},
+    {"memfrag", "VaiOS mem_frag: malloc(120) after N fenced free 72-byte blocks, N = 1..256: probes, cycles",
+     exp_memfrag},
+    {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag",
+     exp_inscount},
+};
+enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: rtbench COMMAND [options]\n"
+            "\n"
+            "commands:\n"
+            "  list                   list the allocators and the experiments\n"
+            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, inscount, or all\n"
+            "                         (default all; the clock is verified first in every run)\n"
+            "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
+            "                         valgrind; see bench/callgrind_check.sh)\n"
+            "  --help                 this text\n"
+            "\n"
+            "options:\n"
+            "  --alloc a,b,...        allocators to measure (default: all; see list)\n"
+            "  --seed N               workload seed (default 42)\n"
+            "  --ops N                operations of churn and small (default 2000000)\n"
+            "  --scale quick|full     quick (default): instruction counts on a 2,000-op sample per\n"
+            "                         workload, mem_frag 25 pairs per N; full: 20,000 ops, 101 pairs\n"
+            "  --csv DIR              write summary CSVs to DIR (default results; - for none)\n"
+            "  --raw                  also one row per operation under DIR/raw/\n"
+            "\n"
+            "Tables go to stdout, progress to stderr. Ctrl-C stops cleanly (exit status 130).\n");
+}
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    drv_stop = 1;
+}
+
+static void list(void)
+{
+    size_t n = 0;
+    const rt_allocator_t *const *all = bench_allocators(&n);
+    printf("allocators:\n");
+    for (size_t i = 0; i < n; i++) {
+        printf("  %-10s malloc %-24s free %-24s %s\n", all[i]->name, all[i]->malloc_bound ? all[i]->malloc_bound : "?",
+               all[i]->free_bound ? all[i]->free_bound : "?", all[i]->description ? all[i]->description : "");
+    }
+    printf("experiments:\n");
+    for (size_t i = 0; i < NEXPERIMENTS; i++) {
+        printf("  %-10s %s\n", experiments[i].name, experiments[i].description);
+    }
+    printf("  %-10s every experiment above, in that order\n", "all");
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    if (s == NULL || *s == '\0' || *s == '-') {
+        return false;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno != 0 || *end != '\0') {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* Selects the allocators named in `list` (comma-separated), in the canonical order. */
+static bool select_allocators(bench_ctx_t *ctx, const char *names)
+{
+    size_t n = 0;
+    const rt_allocator_t *const *all = bench_allocators(&n);
+    bool want[BENCH_MAX_SELECTED] = {false};
+    if (names == NULL) {
+        for (size_t i = 0; i < n && i < BENCH_MAX_SELECTED; i++) {
+            want[i] = true;
+        }
+    } else {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", names);
+        for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+            size_t i = 0;
+            while (i < n && strcmp(all[i]->name, tok) != 0) {
+                i++;
+            }
+            if (i == n || i >= BENCH_MAX_SELECTED) {
+                fprintf(stderr, "rtbench: unknown allocator '%s' (see rtbench list)\n", tok);
+                return false;
+            }
+            want[i] = true;
+        }
+    }
+    ctx->nallocs = 0;
+    for (size_t i = 0; i < n && i < BENCH_MAX_SELECTED; i++) {
+        if (want[i]) {
+            ctx->allocs[ctx->nallocs++] = all[i];
+        }
+    }
+    return ctx->nallocs > 0;
+}
+
+static int replay(bench_ctx_t *ctx, const char *workload)
+{
+    const wl_uniform_spec_t *spec = strcmp(workload, "churn") == 0   ? &wl_churn
+                                    : strcmp(workload, "small") == 0 ? &wl_small
+                                                                     : NULL;
+    if (spec == NULL || ctx->nallocs != 1) {
+        fprintf(stderr, "rtbench: replay needs churn or small and exactly one --alloc\n");
+        return 2;
+    }
+    wl_trace_t t;
+    if (!wl_uniform(&t, spec, ctx->ops != 0 ? ctx->ops : spec->default_ops, ctx->seed)) {
+        return 1;
+    }
+    drv_instance_t in;
+    if (!drv_open(&in, ctx->allocs[0], ctx->arena, ctx->arena_size, t.slots, true)) {
+        fprintf(stderr, "rtbench: cannot create %s\n", ctx->allocs[0]->name);
+        return 1;
+    }
+    uint64_t ns = 0;
+    drv_outcome_t o = drv_replay_untimed(&in, &t, &ns);
+    /* The blocks still live are left to the process's exit, so that a counter (callgrind) sees
+     * exactly the trace's calls and no clean-up frees. */
+    memset(in.slots, 0, in.nslots * sizeof *in.slots);
+    drv_close(&in);
+    printf("replay %s on %s: %zu ops (%zu malloc, %zu free), %zu failures, %.1f ns/op%s\n", spec->name,
+           ctx->allocs[0]->name, o.done, t.nmalloc, t.nfree, o.failures, (double)ns / (double)(o.done ? o.done : 1u),
+           o.interrupted ? " (interrupted)" : "");
+    wl_release(&t);
+    return o.interrupted ? 130 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *command = argv[1];
+    if (strcmp(command, "list") == 0) {
+        list();
+        return 0;
+    }
+    if (strcmp(command, "run") != 0 && strcmp(command, "replay") != 0) {
+        fprintf(stderr, "rtbench: unknown command '%s'\n", command);
+        usage(stderr);
+        return 2;
+    }
+
+    static bench_ctx_t ctx;
+    ctx.seed = 42;
+    ctx.csv_dir = "results";
+    const char *what = NULL;
+    const char *alloc_names = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t v = 0;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(arg, "--alloc") == 0 && val != NULL) {
+            alloc_names = val;
+            i++;
+        } else if (strcmp(arg, "--seed") == 0 && parse_u64(val, &v)) {
+            ctx.seed = v;
+            i++;
+        } else if (strcmp(arg, "--ops") == 0 && parse_u64(val, &v) && v > 0 && v <= UINT32_MAX) {
+            ctx.ops = (size_t)v;
+            i++;
+        } else if (strcmp(arg, "--scale") == 0 && val != NULL &&
+                   (strcmp(val, "quick") == 0 || strcmp(val, "full") == 0)) {
+            ctx.scale = strcmp(val, "full") == 0 ? BENCH_FULL : BENCH_QUICK;
+            i++;
+        } else if (strcmp(arg, "--csv") == 0 && val != NULL) {
+            ctx.csv_dir = strcmp(val, "-") == 0 ? NULL : val;
+            i++;
+        } else if (strcmp(arg, "--raw") == 0) {
+            ctx.raw = true;
+        } else if (arg[0] != '-' && what == NULL) {
+            what = arg;
+        } else {
+            fprintf(stderr, "rtbench: bad argument '%s'%s\n", arg,
+                    val == NULL && arg[0] == '-' ? " (missing value?)" : "");
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!select_allocators(&ctx, alloc_names)) {
+        return 2;
+    }
+
+    bool run_one[NEXPERIMENTS] = {false};
+    if (strcmp(command, "run") == 0) {
+        if (what == NULL || strcmp(what, "all") == 0) {
+            for (size_t i = 0; i < NEXPERIMENTS; i++) {
+                run_one[i] = true;
+            }
+        } else {
+            size_t i = 0;
+            while (i < NEXPERIMENTS && strcmp(experiments[i].name, what) != 0) {
+                i++;
+            }
+            if (i == NEXPERIMENTS) {
+                fprintf(stderr, "rtbench: unknown experiment '%s' (see rtbench list)\n", what);
+                return 2;
+            }
+            run_one[0] = true; /* the clock, always */
+            run_one[i] = true;
+        }
+    } else if (what == NULL) {
+        fprintf(stderr, "rtbench: replay needs a workload (churn or small)\n");
+        return 2;
+    }
+
+    ctx.arena_size = ARENA_SIZE;
+    ctx.arena = aligned_alloc(4096, ctx.arena_size);
+    if (ctx.arena == NULL) {
+        fprintf(stderr, "rtbench: cannot allocate the %zu MiB arena\n", ctx.arena_size >> 20);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = (int)SA_RESETHAND; /* a second Ctrl-C kills at once; no SA_RESTART: waits wake up */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+
+    int rc = 0;
+    if (strcmp(command, "replay") == 0) {
+        rc = replay(&ctx, what);
+    } else {
+        bench_meta_init(&ctx.meta);
+        bench_ensure_clock(&ctx);
+        bench_print_header(stdout, &ctx, "");
+        printf("allocators:");
+        for (size_t i = 0; i < ctx.nallocs; i++) {
+            printf(" %s", ctx.allocs[i]->name);
+        }
+        printf("\n");
+        for (size_t i = 0; i < NEXPERIMENTS && rc == 0; i++) {
+            if (run_one[i]) {
+                rc = experiments[i].run(&ctx);
+                if (drv_stop) {
+                    rc = 130;
+                }
+            }
+        }
+        char load[64];
+        bench_load_average(load, sizeof load);
+        printf("\nload average at end (1/5/15 min): %s (at start: %s)\n", load, ctx.meta.load);
+        if (rc == 130) {
+            printf("interrupted: the figures above are what was measured before Ctrl-C.\n");
+        }
+    }
+    fflush(stdout);
+    free(ctx.arena);
+    return rc;
+}
