@@ -164,7 +164,8 @@ static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
            t.nops, t.nmalloc, t.nfree, (unsigned long long)ctx->seed, ctx->arena_size >> 20);
     printf("per call: raw %s of one call through the descriptor, %s; per-op minimum of 2 identical runs;\n"
            "nothing subtracted (empty timed region: median %llu). loop: the same ops untimed, ns/op, best of %d;\n"
-           "x glibc: ratio to glibc's loop replayed alternately with it (best of %d each). probes: of each malloc.\n",
+           "glibc: glibc's loop replayed alternately with this allocator's (best of %d each); x glibc: the ratio of the\n"
+           "two. probes: of each malloc.\n",
            unit, ctx->clock.source, (unsigned long long)ctx->clock.empty_median, LOOP_REPEATS, LOOP_REPEATS);
 
     char path[1200], cdf_path[1200], name[160];
@@ -194,9 +195,9 @@ static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
         loop_ns_per_op(&gin, NULL, &t, &pc, &glibc_ns, &unused);
     }
 
-    printf("           %-31s %-32s %-15s %s\n", "malloc", "free", "loop", "probes");
-    printf("%-10s %6s %6s %7s %9s  %6s %6s %7s %9s  %7s %7s  %5s %7s\n", "allocator", "median", "p99", "p99.9",
-           "max", "median", "p99", "p99.9", "max", "ns/op", "x glibc", "max", "mean");
+    printf("           %-31s %-32s %-23s %s\n", "malloc", "free", "loop", "probes");
+    printf("%-10s %6s %6s %7s %9s  %6s %6s %7s %9s  %7s %7s %7s  %5s %7s\n", "allocator", "median", "p99", "p99.9",
+           "max", "median", "p99", "p99.9", "max", "ns/op", "glibc", "x glibc", "max", "mean");
     print_rule();
 
     double tlsf_ratio = -1.0;
@@ -267,7 +268,7 @@ static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
         bool interrupted = !two || loop == 0.0;
         double ratio = ref > 0.0 && loop > 0.0 ? loop / ref : 0.0;
 
-        char probes_max[16] = "n/a", probes_mean[16] = "n/a", loop_s[16] = "-", ratio_s[16] = "-";
+        char probes_max[16] = "n/a", probes_mean[16] = "n/a", loop_s[16] = "-", ratio_s[16] = "-", ref_s[16] = "-";
         if (has_probes) {
             snprintf(probes_max, sizeof probes_max, "%u", pmax);
             snprintf(probes_mean, sizeof probes_mean, "%.2f", pmean);
@@ -277,11 +278,12 @@ static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
         }
         if (ratio > 0.0) {
             snprintf(ratio_s, sizeof ratio_s, "%.2f", ratio);
+            snprintf(ref_s, sizeof ref_s, "%.1f", ref);
         }
-        printf("%-10s %6llu %6llu %7llu %9llu  %6llu %6llu %7llu %9llu  %7s %7s  %5s %7s", a->name,
+        printf("%-10s %6llu %6llu %7llu %9llu  %6llu %6llu %7llu %9llu  %7s %7s %7s  %5s %7s", a->name,
                (unsigned long long)sm.median, (unsigned long long)sm.p99, (unsigned long long)sm.p999,
                (unsigned long long)sm.max, (unsigned long long)sf.median, (unsigned long long)sf.p99,
-               (unsigned long long)sf.p999, (unsigned long long)sf.max, loop_s, ratio_s, probes_max, probes_mean);
+               (unsigned long long)sf.p999, (unsigned long long)sf.max, loop_s, ref_s, ratio_s, probes_max, probes_mean);
         if (failures != 0) {
             printf("  (%zu mallocs failed)", failures);
         }

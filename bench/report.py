@@ -22,6 +22,20 @@ REFERENCE = {
 LOOP_TARGET = {"churn": 0.85, "small": 1.00}
 
 
+# Coinciding curves (seglist = first fit = best fit on mem_frag, tlsf = tlsf32) must stay visible:
+# every allocator gets its own dash pattern, width and marker, wider lines drawn first.
+_STYLES = [("-", 3.2, None), ((0, (6, 2)), 2.6, None), ((0, (2, 2)), 2.2, "o"), ("-.", 1.8, "s"),
+           ((0, (1, 1)), 1.6, "^"), ((0, (8, 3, 2, 3)), 1.4, "v"), ("-", 1.0, "x"), ((0, (3, 1)), 1.0, "+")]
+
+
+def style(name, i):
+    """matplotlib keyword arguments for the i-th allocator of a plot."""
+    if name in ("noop", "glibc"):
+        return {"linestyle": "--", "linewidth": 1.2}
+    ls, lw, marker = _STYLES[i % len(_STYLES)]
+    return {"linestyle": ls, "linewidth": lw, "marker": marker, "markevery": 32, "markersize": 4}
+
+
 def read_csv(path):
     """(header comment lines without '# ', rows as dicts) or (None, None) when absent."""
     if not os.path.exists(path):
@@ -135,7 +149,9 @@ class Report:
         self.w()
         self.w(f"Workload: {wl}. Cycles: one call through the descriptor, fenced rdtsc, per-op minimum of two "
                "identical runs. Loop: the same operations untimed, wall time per op, best of 3; "
-               "x glibc: ratio to glibc's loop in the same run. Probes: free blocks or bitmap look-ups "
+               "glibc (paired): glibc's loop replayed alternately with this allocator's, best of 3 each; "
+               "x glibc: the ratio of the two (pairing cancels most of the shared machine's drift). "
+               "Probes: free blocks or bitmap look-ups "
                "inspected by each malloc.")
         self.w()
         out = []
@@ -143,10 +159,12 @@ class Report:
             flag = " (interrupted)" if r.get("interrupted") == "1" else ""
             out.append([r["allocator"] + flag, r["malloc_median"], r["malloc_p99"], r["malloc_p999"], r["malloc_max"],
                         fmt(r["malloc_mean"], 1), r["free_median"], r["free_p99"], r["free_p999"], r["free_max"],
-                        fmt(r["free_mean"], 1), fmt(r["loop_ns_per_op"], 1), fmt(r["loop_x_glibc"], 2),
+                        fmt(r["free_mean"], 1), fmt(r["loop_ns_per_op"], 1), fmt(r["glibc_ref_ns_per_op"], 1),
+                        fmt(r["loop_x_glibc"], 2),
                         r["probes_max"] or "n/a", fmt(r["probes_mean"], 2)])
         self.w(table(["allocator", "malloc median", "p99", "p99.9", "max", "mean", "free median", "p99", "p99.9",
-                      "max", "mean", "loop ns/op", "x glibc", "probes max", "probes mean"], out))
+                      "max", "mean", "loop ns/op", "glibc (paired) ns/op", "x glibc", "probes max", "probes mean"],
+                     out))
         self.w()
         failures = [r["allocator"] for r in rows if r.get("failures") not in ("0", "", None)]
         if failures:
@@ -245,12 +263,12 @@ class Report:
     def memfrag_plot(self, by, key, ylabel, fname, skip_na=False):
         plt = self.plt
         fig, ax = plt.subplots(figsize=(8, 5))
-        for a, rs in by.items():
+        for i, (a, rs) in enumerate(by.items()):
             pts = [(int(r["n"]), num(r[key])) for r in rs if r[key] != ""]
             if not pts or (skip_na and all(p[1] is None for p in pts)):
                 continue
             xs, ys = zip(*pts)
-            ax.plot(xs, ys, label=a, linestyle="--" if a in ("noop", "glibc") else "-")
+            ax.plot(xs, ys, label=a, **style(a, i))
         ax.set_xlabel("N (free 72-byte blocks fenced by live 8-byte spacers)")
         ax.set_ylabel(ylabel)
         ax.set_title(f"mem_frag: {ylabel} vs N")
@@ -354,10 +372,10 @@ class Report:
             for r in mf:
                 if r["allocator"] not in allocs:
                     allocs.append(r["allocator"])
-            for a in allocs:
+            for i, a in enumerate(allocs):
                 pts = [(int(r["n"]), int(r["instructions"])) for r in mf if r["allocator"] == a]
                 xs, ys = zip(*pts)
-                ax.plot(xs, ys, label=a, linestyle="--" if a in ("noop", "glibc") else "-")
+                ax.plot(xs, ys, label=a, **style(a, i))
             ax.set_xlabel("N")
             ax.set_ylabel("instructions of malloc(120)")
             ax.set_yscale("log")
