@@ -17,12 +17,12 @@ declare -A cc=(
 )
 row() { if [ "$md" = --markdown ]; then printf '| %s |\n' "$(printf '%s | ' "$@" | sed 's/ | $//')"; else printf '%-10s %-22s %8s %8s %8s\n' "$@"; fi; }
 
-echo "Code and data per object (bytes, -Os). A firmware links heap_common plus the one backend it creates."
+echo "Code and data per object (bytes, -Os). A firmware links heap_common, hooks and the one backend it creates."
 [ "$md" = --markdown ] && { echo; echo "| target | object | .text | .data | .bss |"; echo "|---|---|---:|---:|---:|"; }
 [ "$md" = --markdown ] || row target object .text .data .bss
 for t in cortex-m4 rv32imac; do
   read -r -a c <<<"${cc[$t]}"
-  for f in src/heap/heap_common.c src/heap/heap_tlsf.c src/heap/heap_tlsf32.c src/heap/heap_seglist.c \
+  for f in src/heap/heap_common.c src/core/hooks.c src/heap/heap_tlsf.c src/heap/heap_tlsf32.c src/heap/heap_seglist.c \
            src/heap/heap_firstfit.c src/heap/heap_bestfit.c src/heap/heap_halffit.c src/buddy/buddy.c; do
     [ -f "$f" ] || continue
     o="$out/$t-$(basename "$f" .c).o"

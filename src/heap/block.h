@@ -54,9 +54,13 @@ _Static_assert(RT_HEAP_MIN_BLOCK >= 4 * sizeof(size_t), "free block must hold he
 _Static_assert(RT_HEAP_MAX_BLOCK_LOG2 >= 12 && RT_HEAP_MAX_BLOCK_LOG2 <= 8 * sizeof(size_t) - 1,
                "RT_HEAP_MAX_BLOCK_LOG2 out of range");
 
-/* The hot-path helpers must be inlined whatever the compiler's size heuristics say: their cost
- * per call is what the header's bounds promise. */
+/* The hot-path helpers are inlined whatever the compiler's size heuristics say when optimising
+ * for speed; at -Os (firmware) the compiler chooses, and code size wins. */
+#if defined(__OPTIMIZE_SIZE__)
+#define RT_HOT static inline
+#else
 #define RT_HOT static inline __attribute__((always_inline))
+#endif
 
 static inline rt_blk *blk_at(void *address) { return (rt_blk *)address; }
 static inline rt_blk *blk_offset(rt_blk *b, size_t bytes) { return blk_at((char *)b + bytes); }
