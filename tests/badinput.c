@@ -28,37 +28,8 @@
 
 #define HEAP (64u << 10)
 
-typedef struct inst {
-    const rt_allocator_t *d;
-    tl_buffer_t buf;
-    void *h;
-    tl_recorder_t rec;
-} inst_t;
 
-static bool open_inst(inst_t *x, const rt_allocator_t *d, size_t size, size_t misalign)
-{
-    memset(x, 0, sizeof *x);
-    x->d = d;
-    TL_REQUIRE(tl_buffer_new(&x->buf, size, misalign), "out of memory");
-    x->h = d->create(x->buf.mem, size);
-    TL_REQUIRE(x->h != NULL, "%s: create over %zu bytes at +%zu failed", d->name, size, misalign);
-    d->set_handler(x->h, tl_record, &x->rec);
-    return true;
-}
-
-/* check: run the integrity check at the end (not after an undetected corruption). */
-static void close_inst(inst_t *x, bool check)
-{
-    if (x->h != NULL && check) {
-        TL_CHECK(x->d->check(x->h), "%s: integrity check at the end", x->d->name);
-        TL_CHECK(x->rec.count == 0u, "%s: %lu unexpected error reports (last %s)", x->d->name, x->rec.count,
-                 tl_kind_name(x->rec.last));
-    }
-    tl_buffer_free(&x->buf);
-    x->h = NULL;
-}
-
-static rt_stats_t snap(inst_t *x)
+static rt_stats_t snap(tl_inst_t *x)
 {
     rt_stats_t s;
     x->d->stats(x->h, &s);
@@ -69,7 +40,7 @@ static rt_stats_t snap(inst_t *x)
 typedef enum { RET_VOID, RET_NULL, RET_ZERO } ret_t;
 
 /* The call just made was refused with kind k1 (or k2), reported exactly once, changed nothing. */
-static bool refused(inst_t *x, const rt_stats_t *b, rt_error_kind_t k1, rt_error_kind_t k2, ret_t ret,
+static bool refused(tl_inst_t *x, const rt_stats_t *b, rt_error_kind_t k1, rt_error_kind_t k2, ret_t ret,
                     const char *what)
 {
     const char *n = x->d->name;
@@ -96,7 +67,7 @@ static bool refused(inst_t *x, const rt_stats_t *b, rt_error_kind_t k1, rt_error
 }
 
 /* No report and nothing changed (free(NULL)). */
-static bool silent(inst_t *x, const rt_stats_t *b, const char *what)
+static bool silent(tl_inst_t *x, const rt_stats_t *b, const char *what)
 {
     rt_stats_t s;
     x->d->stats(x->h, &s);
@@ -116,22 +87,22 @@ static char static_area[256];
 
 static void case_free_null(const rt_allocator_t *d)
 {
-    inst_t x;
-    if (open_inst(&x, d, HEAP, 5)) {
+    tl_inst_t x;
+    if (tl_inst_open(&x, d, HEAP, 5)) {
         void *p = d->malloc(x.h, 64);
         rt_stats_t b = snap(&x);
         d->free(x.h, NULL);
         silent(&x, &b, "free(NULL)");
         d->free(x.h, p);
     }
-    close_inst(&x, true);
+    tl_inst_close(&x, true);
 }
 
 static void case_foreign(const rt_allocator_t *d)
 {
-    inst_t x, y;
-    if (!open_inst(&x, d, HEAP, 5) || !open_inst(&y, d, HEAP, 9)) {
-        close_inst(&x, false);
+    tl_inst_t x, y;
+    if (!tl_inst_open(&x, d, HEAP, 5) || !tl_inst_open(&y, d, HEAP, 9)) {
+        tl_inst_close(&x, false);
         return;
     }
     unsigned char *mine = d->malloc(x.h, 100);
@@ -167,24 +138,24 @@ static void case_foreign(const rt_allocator_t *d)
     TL_CHECK(d->check(y.h) && y.rec.count == 0u, "%s: the other instance", d->name);
     d->free(x.h, mine);
     d->free(y.h, theirs);
-    close_inst(&y, true);
-    close_inst(&x, true);
+    tl_inst_close(&y, true);
+    tl_inst_close(&x, true);
 }
 
 /* Interior pointers into a live block filled with three kinds of content. */
 static void case_interior(const rt_allocator_t *d)
 {
     for (unsigned fill = 0; fill < 3u; fill++) {
-        inst_t x;
-        if (!open_inst(&x, d, HEAP, 3)) {
-            close_inst(&x, false);
+        tl_inst_t x;
+        if (!tl_inst_open(&x, d, HEAP, 3)) {
+            tl_inst_close(&x, false);
             return;
         }
         unsigned char *before = d->malloc(x.h, 64);
         unsigned char *p = d->malloc(x.h, 200);
         unsigned char *after = d->malloc(x.h, 64);
         if (!TL_CHECK(before != NULL && p != NULL && after != NULL, "%s: setup", d->name)) {
-            close_inst(&x, false);
+            tl_inst_close(&x, false);
             return;
         }
         static const char *const fills[] = {"pattern", "zeros", "0xFF"};
@@ -215,21 +186,21 @@ static void case_interior(const rt_allocator_t *d)
         d->free(x.h, before);
         d->free(x.h, p);
         d->free(x.h, after);
-        close_inst(&x, true);
+        tl_inst_close(&x, true);
     }
 }
 
 static void case_double_free(const rt_allocator_t *d)
 {
-    inst_t x;
-    if (!open_inst(&x, d, HEAP, 7)) {
-        close_inst(&x, false);
+    tl_inst_t x;
+    if (!tl_inst_open(&x, d, HEAP, 7)) {
+        tl_inst_close(&x, false);
         return;
     }
     unsigned char *a = d->malloc(x.h, 100), *b = d->malloc(x.h, 100), *c = d->malloc(x.h, 100);
     unsigned char *fence = d->malloc(x.h, 100);
     if (!TL_CHECK(a != NULL && b != NULL && c != NULL && fence != NULL, "%s: setup", d->name)) {
-        close_inst(&x, false);
+        tl_inst_close(&x, false);
         return;
     }
     tl_fill(fence, 100, 4);
@@ -294,7 +265,7 @@ static void case_double_free(const rt_allocator_t *d)
     }
     rt_stats_t end = snap(&x);
     TL_CHECK(end.used_blocks == 0u && end.used_bytes == 0u, "%s: used %zu after all freed", d->name, end.used_bytes);
-    close_inst(&x, true);
+    tl_inst_close(&x, true);
 }
 
 /* The word before p overwritten (an overrun of the predecessor), for the boundary-tag heaps. */
@@ -313,14 +284,14 @@ static void case_corrupted_header(const rt_allocator_t *d)
     const size_t W = sizeof(size_t), A = d->alignment;
     for (unsigned variant = 0; variant < 9u; variant++) {
         for (unsigned zero = 0; zero < 2u; zero++) {
-            inst_t x;
-            if (!open_inst(&x, d, HEAP, 1)) {
-                close_inst(&x, false);
+            tl_inst_t x;
+            if (!tl_inst_open(&x, d, HEAP, 1)) {
+                tl_inst_close(&x, false);
                 return;
             }
             unsigned char *a = d->malloc(x.h, 200), *p = d->malloc(x.h, 200), *c = d->malloc(x.h, 200);
             if (!TL_CHECK(a != NULL && p != NULL && c != NULL, "%s: setup", d->name)) {
-                close_inst(&x, false);
+                tl_inst_close(&x, false);
                 return;
             }
             if (zero != 0u) {
@@ -357,7 +328,7 @@ static void case_corrupted_header(const rt_allocator_t *d)
             if (!detected) {
                 TL_CHECK(false, "%s: %s: accepted, heap now corrupted", d->name, label);
                 *hp = saved;
-                close_inst(&x, false);
+                tl_inst_close(&x, false);
                 continue;
             }
             /* check while the header is corrupted would rightly fail: restore first */
@@ -376,7 +347,7 @@ static void case_corrupted_header(const rt_allocator_t *d)
             TL_CHECK(t.frees == s.frees + 1u && d->check(x.h), "%s: free after restoring the header", d->name);
             d->free(x.h, a);
             d->free(x.h, c);
-            close_inst(&x, true);
+            tl_inst_close(&x, true);
         }
     }
 }
@@ -385,9 +356,9 @@ static void case_corrupted_header(const rt_allocator_t *d)
 
 static void case_calloc_overflow(const rt_allocator_t *d)
 {
-    inst_t x;
-    if (!open_inst(&x, d, HEAP, 0)) {
-        close_inst(&x, false);
+    tl_inst_t x;
+    if (!tl_inst_open(&x, d, HEAP, 0)) {
+        tl_inst_close(&x, false);
         return;
     }
     static const size_t pairs[][2] = {
@@ -408,14 +379,14 @@ static void case_calloc_overflow(const rt_allocator_t *d)
     TL_CHECK(x.rec.count == 0u, "%s: calloc(0, SIZE_MAX) reported %s", d->name, tl_kind_name(x.rec.last));
     tl_recorder_reset(&x.rec);
     (void)s;
-    close_inst(&x, true);
+    tl_inst_close(&x, true);
 }
 
 static void case_bad_alignment(const rt_allocator_t *d)
 {
-    inst_t x;
-    if (!open_inst(&x, d, HEAP, 0)) {
-        close_inst(&x, false);
+    tl_inst_t x;
+    if (!tl_inst_open(&x, d, HEAP, 0)) {
+        tl_inst_close(&x, false);
         return;
     }
     static const size_t bad[] = {0, 3, 24, SIZE_MAX, 48, 4097, SIZE_MAX / 2u + 2u, 6};
@@ -440,20 +411,20 @@ static void case_bad_alignment(const rt_allocator_t *d)
                  "%s: memalign(%#zx, 16) not refused cleanly", d->name, huge[i]);
         tl_recorder_reset(&x.rec);
     }
-    close_inst(&x, true);
+    tl_inst_close(&x, true);
 }
 
 /* Requests that can never fit: NULL and exactly one TOO_LARGE, never a wrapped small block. */
 static void case_too_large(const rt_allocator_t *d)
 {
-    inst_t x;
-    if (!open_inst(&x, d, HEAP, 0)) {
-        close_inst(&x, false);
+    tl_inst_t x;
+    if (!tl_inst_open(&x, d, HEAP, 0)) {
+        tl_inst_close(&x, false);
         return;
     }
     unsigned char *live = d->malloc(x.h, 300);
     if (!TL_CHECK(live != NULL, "%s: setup", d->name)) {
-        close_inst(&x, false);
+        tl_inst_close(&x, false);
         return;
     }
     tl_fill(live, 300, 3);
@@ -490,16 +461,16 @@ static void case_too_large(const rt_allocator_t *d)
     }
     TL_CHECK(tl_verify(live, 300, 3) == 300u, "%s: the live block changed", d->name);
     d->free(x.h, live);
-    close_inst(&x, true);
+    tl_inst_close(&x, true);
 }
 
 /* Exactly stats.largest_free succeeds, one byte more fails: fresh and after churn. */
 static void case_largest_free(const rt_allocator_t *d)
 {
     for (uint64_t seed = 0; seed <= 30u; seed++) {
-        inst_t x;
-        if (!open_inst(&x, d, HEAP, (size_t)(seed % 16u))) {
-            close_inst(&x, false);
+        tl_inst_t x;
+        if (!tl_inst_open(&x, d, HEAP, (size_t)(seed % 16u))) {
+            tl_inst_close(&x, false);
             return;
         }
         static void *live[256];
@@ -544,7 +515,7 @@ static void case_largest_free(const rt_allocator_t *d)
         }
         s = snap(&x);
         TL_CHECK(seed != 0u || s.free_bytes == s.capacity, "%s: fresh free_bytes", d->name);
-        close_inst(&x, true);
+        tl_inst_close(&x, true);
     }
 }
 

@@ -19,36 +19,6 @@
 static const char *const flat_names[] = {"tlsf", "tlsf32", "halffit"};
 static const char *const walk_names[] = {"seglist", "firstfit", "bestfit"};
 
-typedef struct inst {
-    const rt_allocator_t *d;
-    tl_buffer_t buf;
-    void *h;
-    tl_recorder_t rec;
-} inst_t;
-
-static bool open_inst(inst_t *x, const rt_allocator_t *d, size_t size, size_t misalign)
-{
-    memset(x, 0, sizeof *x);
-    x->d = d;
-    TL_REQUIRE(tl_buffer_new(&x->buf, size, misalign), "out of memory");
-    x->h = d->create(x->buf.mem, size);
-    TL_REQUIRE(x->h != NULL, "%s: create over %zu bytes failed", d->name, size);
-    if (d->set_handler != NULL) {
-        d->set_handler(x->h, tl_record, &x->rec);
-    }
-    return true;
-}
-
-static void close_inst(inst_t *x)
-{
-    if (x->h != NULL) {
-        TL_CHECK(x->d->check == NULL || x->d->check(x->h), "%s: integrity check", x->d->name);
-        TL_CHECK(x->rec.count == 0u, "%s: %lu unexpected error reports (last %s)", x->d->name, x->rec.count,
-                 tl_kind_name(x->rec.last));
-    }
-    tl_buffer_free(&x->buf);
-    x->h = NULL;
-}
 
 typedef struct probe_stat {
     unsigned max;
@@ -57,7 +27,7 @@ typedef struct probe_stat {
 } probe_stat_t;
 
 /* The probes of the call just made must be 1 or 2. */
-static bool flat_probe(inst_t *x, probe_stat_t *ps, const char *what, size_t size, uint64_t seed, unsigned op)
+static bool flat_probe(tl_inst_t *x, probe_stat_t *ps, const char *what, size_t size, uint64_t seed, unsigned op)
 {
     unsigned p = x->d->last_probes(x->h);
     ps->calls++;
@@ -87,8 +57,8 @@ static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps
 {
     static void *live[LIVE];
     size_t nlive = 0;
-    inst_t x;
-    bool ok = open_inst(&x, d, 4u << 20, (size_t)(seed % 16u));
+    tl_inst_t x;
+    bool ok = tl_inst_open(&x, d, 4u << 20, (size_t)(seed % 16u));
     tl_rng_t r = tl_rng_seed(seed ^ 0xB0D3Du);
     for (unsigned op = 0; ok && op < 6000u; op++) {
         unsigned k = (unsigned)(tl_next(&r) % 100u);
@@ -119,7 +89,7 @@ static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps
     while (nlive > 0u) {
         d->free(x.h, live[--nlive]);
     }
-    close_inst(&x);
+    tl_inst_close(&x, true);
     return ok;
 }
 
@@ -129,8 +99,8 @@ static bool flat_adversarial(const rt_allocator_t *d, probe_stat_t *ps)
 {
     static void *keep[4096];
     size_t nkeep = 0;
-    inst_t x;
-    bool ok = open_inst(&x, d, 4u << 20, 3);
+    tl_inst_t x;
+    bool ok = tl_inst_open(&x, d, 4u << 20, 3);
     for (size_t n = 1; ok && n <= 3000u; n += 7u) {
         void *a = d->malloc(x.h, n);
         void *spacer = d->malloc(x.h, 8);
@@ -148,7 +118,7 @@ static bool flat_adversarial(const rt_allocator_t *d, probe_stat_t *ps)
     while (nkeep > 0u) {
         d->free(x.h, keep[--nkeep]);
     }
-    close_inst(&x);
+    tl_inst_close(&x, true);
     return ok;
 }
 
@@ -157,10 +127,10 @@ static bool flat_adversarial(const rt_allocator_t *d, probe_stat_t *ps)
 static unsigned mem_frag(const rt_allocator_t *d, unsigned n)
 {
     static void *a[256], *s[256];
-    inst_t x;
+    tl_inst_t x;
     unsigned probes = UINT32_MAX;
-    if (!open_inst(&x, d, 96u << 10, 0)) {
-        close_inst(&x);
+    if (!tl_inst_open(&x, d, 96u << 10, 0)) {
+        tl_inst_close(&x, true);
         return probes;
     }
     bool ok = true;
@@ -181,7 +151,7 @@ static unsigned mem_frag(const rt_allocator_t *d, unsigned n)
             d->free(x.h, s[i]);
         }
     }
-    close_inst(&x);
+    tl_inst_close(&x, true);
     return ok ? probes : UINT32_MAX;
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "rtalloc/common.h"
+#include "rtalloc/registry.h"
 
 #if defined(__GNUC__)
 #define TL_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -230,6 +231,40 @@ static inline const char *tl_kind_name(rt_error_kind_t k)
     case RT_ERR_BAD_POOL: return "BAD_POOL";
     }
     return "?";
+}
+
+/* One allocator instance over a fresh buffer, with a recording error handler. */
+typedef struct tl_inst {
+    const rt_allocator_t *d;
+    tl_buffer_t buf;
+    void *h;
+    tl_recorder_t rec;
+} tl_inst_t;
+
+static inline bool tl_inst_open(tl_inst_t *x, const rt_allocator_t *d, size_t size, size_t misalign)
+{
+    memset(x, 0, sizeof *x);
+    x->d = d;
+    TL_REQUIRE(tl_buffer_new(&x->buf, size, misalign), "out of memory");
+    x->h = d->create(x->buf.mem, size);
+    TL_REQUIRE(x->h != NULL, "%s: create over %zu bytes at +%zu failed", d->name, size, misalign);
+    if (d->set_handler != NULL) {
+        d->set_handler(x->h, tl_record, &x->rec);
+    }
+    return true;
+}
+
+/* check: run the integrity check and require no unexpected report (skip it after a deliberate,
+ * undetectable corruption). */
+static inline void tl_inst_close(tl_inst_t *x, bool check)
+{
+    if (x->h != NULL && check) {
+        TL_CHECK(x->d->check == NULL || x->d->check(x->h), "%s: integrity check at the end", x->d->name);
+        TL_CHECK(x->rec.count == 0u, "%s: %lu unexpected error reports (last %s)", x->d->name, x->rec.count,
+                 tl_kind_name(x->rec.last));
+    }
+    tl_buffer_free(&x->buf);
+    x->h = NULL;
 }
 
 /* --- patterns --------------------------------------------------------------------------------- */
