@@ -48,8 +48,9 @@ const char *rt_error_message(rt_error_kind_t kind);
 /* The handler is called after the allocator has refused the operation and released its lock,
  * so it may log, count, abort, or even call the allocator again. When no handler is installed
  * the error is only counted (stats.errors); with RT_DEBUG >= 1 misuse errors (the first group)
- * trap instead. The hosted driver rt_error_print_abort (rtalloc/drivers.h) prints the message and
- * aborts: the usual choice for debug builds of applications. */
+ * call RT_PANIC(message) instead (config.h: traps unless the platform makes it print). The
+ * hosted driver rt_error_print_abort (rtalloc/drivers.h) prints the message and aborts: the
+ * usual choice for debug builds of applications. */
 typedef void (*rt_error_handler_t)(void *context, const rt_error_t *error);
 
 /* Lock hooks, called around every operation that reads or writes the allocator's state.

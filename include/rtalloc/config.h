@@ -23,6 +23,15 @@
 #define RT_DEBUG 0
 #endif
 
+/* What a debug build (RT_DEBUG >= 1) does with misuse (a bad pointer, a double free, corruption)
+ * when the allocator has no error handler: SPEC 3's "clear message and abort". The core cannot
+ * print, so the default only traps; a platform defines RT_PANIC(message) to print the message (a
+ * static string) on its console first, e.g. -DRT_PANIC(m)=my_panic(m). Release builds count the
+ * error and refuse the operation instead. */
+#ifndef RT_PANIC
+#define RT_PANIC(message) ((void)(message), __builtin_trap())
+#endif
+
 /* Internal assertion. Default: trap. A platform may route it to its own panic. */
 #ifndef RT_ASSERT
 #define RT_ASSERT(x) ((x) ? (void)0 : __builtin_trap())

@@ -34,7 +34,7 @@ void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const ch
         rt_error_t error = {kind, operation, rt_error_message(kind), ptr, size};
         handler(context, &error);
     } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
-        __builtin_trap();
+        RT_PANIC(rt_error_message(kind));
     }
 }
 
