@@ -14,7 +14,8 @@
  * Overhead: 1/2^RT_BUDDY_MIN_LOG2 of the buffer (1/32 by default) plus the control structure;
  * internal fragmentation up to 50% per block (rounding to a power of two).
  *
- * Bounds (K = log2(largest block / smallest block) <= 8 * sizeof(size_t)):
+ * Bounds (K = log2(largest block / smallest block) <= 8 * sizeof(size_t) - 1 - RT_BUDDY_MIN_LOG2,
+ * i.e. 58 on 64-bit and 26 on 32-bit by default):
  *   malloc  one find-first-set over the non-empty-order bitmap, then at most K splits: O(K)
  *   free    O(1) validation (the metadata byte tells exactly whether p is a live block start),
  *           then at most K merges: O(K)

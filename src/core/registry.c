@@ -30,8 +30,8 @@ static size_t heap_d_max_request(void *h) { return ((rt_heap_t *)h)->max_request
     static void *NAME##_d_memalign(void *h, size_t a, size_t n) { return rt_##NAME##_memalign(h, a, n); } \
     static const rt_allocator_t NAME##_descriptor = {                                              \
         .name = #NAME,                                                                             \
-        .description = TEXT,                                                                       \
-        .malloc_bound = MALLOC_BOUND,                                                              \
+        .description = (TEXT),                                                                     \
+        .malloc_bound = (MALLOC_BOUND),                                                            \
         .free_bound = "O(1)",                                                                      \
         .alignment = RT_HEAP_ALIGN,                                                                \
         .create = NAME##_d_create,                                                                 \
