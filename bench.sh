@@ -5,8 +5,10 @@
 #   ./bench.sh --scale full    larger instruction-count samples and mem_frag repetitions
 #   ./bench.sh --alloc tlsf,glibc,noop     any `rtbench run` option is passed through
 #
-# 1. Installs what is missing on Debian/Ubuntu (cmake gcc valgrind python3-matplotlib; apt-get,
-#    sudo unless root; nothing is installed when all are present).
+# 1. Installs what is missing on Debian/Ubuntu (cmake gcc valgrind python3-matplotlib, and the
+#    system peers jemalloc and mimalloc: libjemalloc-dev libmimalloc-dev; apt-get, sudo unless root;
+#    nothing is installed when all are present). rtbench dlopen()s the peers at run time; one
+#    that is missing is listed as unavailable and skipped (bench/peers.c).
 # 2. Builds Release with -O2 -DNDEBUG in build/bench (library and benchmark alike).
 # 3. Runs `rtbench run all` (table to stdout and results/rtbench.txt; CSVs to results/).
 # 4. Runs bench/callgrind_check.sh: exact instructions per call over every call of churn.
@@ -37,6 +39,11 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 have_matplotlib >/dev/null || missing+=(python3-matplotlib)
+have_lib() { # a shared library by soname, as the dynamic loader would find it
+    { /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | grep -q "^[[:space:]]*$1 "
+}
+have_lib libjemalloc.so.2 || missing+=(libjemalloc-dev)
+have_lib libmimalloc.so.2 || missing+=(libmimalloc-dev)
 if [ ${#missing[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
         SUDO=""
@@ -54,6 +61,13 @@ PY=$(have_matplotlib || echo python3)
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
     -DRTALLOC_BUILD_TESTS=OFF -DRTALLOC_BUILD_BENCH=ON >/dev/null
 cmake --build "$BUILD" -j"${JOBS:-2}" --target rtbench
+
+# Debian's jemalloc is dlopen()ed and needs room in the static TLS block (bench/peers.c; rtbench
+# would otherwise re-execute itself with this, and valgrind, step 4, would not follow).
+case "${GLIBC_TUNABLES:-}" in
+*glibc.rtld.optional_static_tls*) ;;
+*) export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.rtld.optional_static_tls=65536" ;;
+esac
 
 # --- 3. measure --------------------------------------------------------------------------------
 mkdir -p "$RESULTS"

@@ -34,8 +34,15 @@ command -v valgrind >/dev/null || { echo "callgrind_check: valgrind is not insta
 if [ $# -gt 0 ]; then
     ALLOCS=("$@")
 else
-    mapfile -t ALLOCS < <("$RTBENCH" list | awk '/^allocators:/{a=1; next} /^experiments:/{a=0} a{print $1}')
+    mapfile -t ALLOCS < <("$RTBENCH" list | awk '/^allocators:/{a=1; next} /^(unavailable|experiments)/{a=0} a{print $1}')
 fi
+
+# Debian's jemalloc, dlopen()ed by rtbench, needs room in the static TLS block; rtbench would
+# re-execute itself to get it, but valgrind does not follow that exec (bench/peers.c).
+case "${GLIBC_TUNABLES:-}" in
+*glibc.rtld.optional_static_tls*) ;;
+*) export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.rtld.optional_static_tls=65536" ;;
+esac
 
 PY=python3
 mkdir -p "$OUT/raw"

@@ -10,7 +10,7 @@ calls (sum of the calls= lines into it, from every caller), inclusive Ir of thos
 lines that follow them: the callee and everything it calls), and their quotient, the exact mean
 over ALL calls of the run. Two levels are reported: the descriptor's function (what rtbench's
 ptrace counter counts from: for the library's heaps the wrapper <name>_d_malloc, one jump) and
-the implementation (rt_<name>_malloc; glibc's malloc). Callgrind records the wrapper's tail jump
+the implementation (rt_<name>_malloc; glibc's and jemalloc's malloc; mimalloc's mi_malloc). Callgrind records the wrapper's tail jump
 as a call, so descriptor = implementation + 1 instruction per call there.
 
 Parses the callgrind format directly (name compression, any number of position columns); no
@@ -80,8 +80,14 @@ def candidates(alloc):
         out.append((f"{alloc}_d_{op}", op, "descriptor"))  # the library's registry wrappers
         out.append((f"{alloc}_{op}", op, "descriptor"))    # rtbench's peers (glibc_malloc, noop_malloc)
         out.append((f"rt_{alloc}_{op}", op, "implementation"))
-        if alloc == "glibc":
+        if alloc in ("glibc", "jemalloc", "mimalloc"):
+            # jemalloc's unprefixed malloc/free (dlopen'ed, bench/peers.c); mimalloc's mi_malloc is
+            # an alias of its malloc, which callgrind names malloc. Functions are keyed by name, so
+            # these rows also hold the few calls of glibc's own malloc/free in the same process
+            # (about 20): their calls exceed the descriptor's by that many.
             out.append((op, op, "implementation"))
+        if alloc == "mimalloc":
+            out.append((f"mi_{op}", op, "implementation"))
     return out
 
 

@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "driver.h"
 #include "metrics.h"
+#include "peers.h"
 #include "workload.h"
 
 enum { MEMFRAG_NMAX = 256, MEMFRAG_MAX_PAIRS = 128 };
@@ -204,6 +205,7 @@ int exp_memfrag(bench_ctx_t *ctx)
         }
     }
     printf("%s\n", rule);
+    bench_peers_footnote(stdout, ctx->allocs, ctx->nallocs);
     printf("max/min: of the per-N figures over N = 1..256 (median; mean of the pair minima). slope: least-squares\n"
            "growth per unit of N (probes/N; mean cycles/N). The blog: seglist probes = N + 3, TLSF flat at 2.\n");
     if (tlsf_done) {

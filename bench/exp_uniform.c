@@ -322,6 +322,7 @@ static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
         rc = 130;
     }
     print_rule();
+    bench_peers_footnote(stdout, ctx->allocs, ctx->nallocs);
     double ratio_target = strcmp(spec->name, "churn") == 0 ? 0.85 : 1.00;
     if (tlsf_ratio > 0.0) {
         printf("target: tlsf loop <= %.2f x glibc: %.2f x -- %s\n", ratio_target, tlsf_ratio,

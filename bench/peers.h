@@ -7,6 +7,9 @@
  *   glibc  the process's malloc/free (create is NULL; the handle is ignored). Its memory is not
  *          a pre-touched pool: the first touches of fresh pages land inside its timed calls
  *          during the first of the two runs (the per-op minimum of the two mostly removes them).
+ *   jemalloc, mimalloc  Debian's libraries, dlopen()ed by bench_peers_init (RTLD_LOCAL; see the
+ *          top of peers.c for how, the check that their pointers are theirs, and their memory
+ *          figures). Same descriptor, same driver, same process.
  * The wrappers have the same shape as the library's descriptors (a jump to the real function),
  * so every allocator pays the same indirect call.
  */
@@ -14,12 +17,37 @@
 #define RTBENCH_PEERS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "rtalloc/registry.h"
 
-extern const rt_allocator_t bench_noop, bench_glibc;
+extern const rt_allocator_t bench_noop, bench_glibc, bench_jemalloc, bench_mimalloc;
 
-/* Every allocator the benchmark knows: the peers (noop first, then glibc), then the library's
+/* Loads jemalloc and mimalloc (dlopen by soname) and checks that their pointers are theirs. Call
+ * first thing in main, with main's argv: when Debian's jemalloc needs the static-TLS tunable, the
+ * process re-executes itself once with GLIBC_TUNABLES set (peers.c). Idempotent. A peer that does
+ * not load is left out of bench_allocators(). */
+void bench_peers_init(char **argv);
+
+/* Why the peer `name` (jemalloc, mimalloc) is unavailable, or NULL (loaded, or not a peer). */
+const char *bench_peer_unavailable(const char *name);
+
+/* For `rtbench list`, after the allocators: a section "unavailable (not measured):" with one
+ * line "  name  why" per peer that did not load; nothing when all loaded. */
+void bench_peers_print_unavailable(FILE *f);
+
+/* The loaded library's version ("5.3.0-0-g...", "2.0.9"), or NULL. */
+const char *bench_peer_version(const rt_allocator_t *a);
+
+/* System peers (glibc, jemalloc, mimalloc): their stats' watermark and peak_used are the highest
+ * figures seen by stats calls since this call (peers.c); restarts them from the current ones. */
+void bench_peer_reset_peak(const rt_allocator_t *a);
+
+/* Under a table: the note that the system peers among allocs[0..n) are not pre-touched. */
+void bench_peers_footnote(FILE *f, const rt_allocator_t *const *allocs, size_t n);
+
+/* Every allocator the benchmark knows: the peers (noop first, then glibc, jemalloc, mimalloc when
+ * loaded), then the library's
  * registry in its order. The array is static; *count receives its length. */
 const rt_allocator_t *const *bench_allocators(size_t *count);
 

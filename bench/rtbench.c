@@ -73,9 +73,13 @@ static void list(void)
     const rt_allocator_t *const *all = bench_allocators(&n);
     printf("allocators:\n");
     for (size_t i = 0; i < n; i++) {
-        printf("  %-10s malloc %-24s free %-24s %s\n", all[i]->name, all[i]->malloc_bound ? all[i]->malloc_bound : "?",
-               all[i]->free_bound ? all[i]->free_bound : "?", all[i]->description ? all[i]->description : "");
+        const char *version = bench_peer_version(all[i]);
+        printf("  %-10s malloc %-24s free %-24s %s%s%s%s\n", all[i]->name,
+               all[i]->malloc_bound ? all[i]->malloc_bound : "?", all[i]->free_bound ? all[i]->free_bound : "?",
+               all[i]->description ? all[i]->description : "", version ? " (version " : "", version ? version : "",
+               version ? ")" : "");
     }
+    bench_peers_print_unavailable(stdout);
     printf("experiments:\n");
     for (size_t i = 0; i < NEXPERIMENTS; i++) {
         printf("  %-10s %s\n", experiments[i].name, experiments[i].description);
@@ -117,7 +121,12 @@ static bool select_allocators(bench_ctx_t *ctx, const char *names)
                 i++;
             }
             if (i == n || i >= BENCH_MAX_SELECTED) {
-                fprintf(stderr, "rtbench: unknown allocator '%s' (see rtbench list)\n", tok);
+                const char *why = bench_peer_unavailable(tok);
+                if (why != NULL) {
+                    fprintf(stderr, "rtbench: allocator '%s' is unavailable: %s\n", tok, why);
+                } else {
+                    fprintf(stderr, "rtbench: unknown allocator '%s' (see rtbench list)\n", tok);
+                }
                 return false;
             }
             want[i] = true;
@@ -165,6 +174,7 @@ static int replay(bench_ctx_t *ctx, const char *workload)
 
 int main(int argc, char **argv)
 {
+    bench_peers_init(argv); /* jemalloc, mimalloc: may re-execute rtbench once (peers.c) */
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
