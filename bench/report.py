@@ -5,10 +5,11 @@
 
 Reads what `rtbench run all --csv DIR` and bench/callgrind_check.sh wrote: clock.csv, churn.csv,
 small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_memfrag.csv,
-inscount_selftest.csv, callgrind.csv. Missing files leave their section out. Every table is
+inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
+masmano_fig4.csv. Missing files leave their section out. Every table is
 preceded by the run's header (machine, compiler, flags, seed, date), as STYLE rule 11 asks.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
-small_malloc_cdf.png.
+small_malloc_cdf.png, masmano_fig4.png, masmano_fig5.png.
 """
 import csv
 import os
@@ -20,6 +21,35 @@ REFERENCE = {
     "small": {"malloc_mean": 118, "free_mean": 77, "loop_x_glibc": 1.24},
 }
 LOOP_TARGET = {"churn": 0.85, "small": 1.00}
+
+# Masmano et al. 2006, Tables 5 (cycles, Pentium 4) and 7 (F %): avg, stdv, max, min for Tests 1-3,
+# keyed by the allocator of ours that stands for the paper's (glibc for DLmalloc 2.7.2).
+MASMANO_NAMES = {"firstfit": "First-fit", "bestfit": "Best-fit", "buddy": "Binary-buddy", "glibc": "DLmalloc",
+                 "halffit": "Half-fit", "tlsf": "TLSF"}
+MASMANO_T5_MALLOC = {
+    "firstfit": [[315, 239, 2185, 97], [248, 243, 2274, 97], [291, 279, 4758, 97]],
+    "bestfit": [[511, 513, 2330, 112], [347, 352, 2380, 95], [1134, 1133, 6432, 107]],
+    "buddy": [[170, 472, 5517, 143], [157, 262, 7433, 105], [161, 263, 5960, 121]],
+    "glibc": [[342, 345, 5769, 114], [249, 278, 5859, 79], [292, 296, 6985, 83]],
+    "halffit": [[196, 332, 1237, 129], [148, 569, 1269, 108], [161, 520, 1491, 128]],
+    "tlsf": [[216, 274, 2017, 137], [173, 257, 2056, 115], [196, 230, 2473, 115]],
+}
+MASMANO_T5_FREE = {
+    "firstfit": [[163, 189, 1433, 84], [148, 185, 1387, 84], [176, 196, 1529, 85]],
+    "bestfit": [[153, 189, 1420, 85], [120, 212, 1292, 84], [143, 178, 1448, 85]],
+    "buddy": [[147, 285, 1728, 120], [150, 287, 855, 120], [153, 284, 1412, 120]],
+    "glibc": [[124, 198, 644, 85], [99, 354, 425, 74], [128, 181, 732, 75]],
+    "halffit": [[184, 209, 1273, 104], [173, 216, 1209, 104], [186, 210, 1099, 110]],
+    "tlsf": [[201, 220, 1641, 118], [170, 223, 741, 111], [191, 217, 1095, 118]],
+}
+MASMANO_T7 = {
+    "firstfit": [[93.25, 3.99, 99.58, 87.57], [83.21, 9.04, 98.17, 70.67], [87.63, 4.41, 94.82, 70.76]],
+    "bestfit": [[10.26, 1.25, 14.23, 7.20], [21.51, 2.73, 26.77, 17.17], [11.76, 1.32, 14.14, 9.71]],
+    "buddy": [[73.56, 6.36, 85.25, 66.61], [61.97, 1.97, 65.06, 58.79], [77.58, 5.39, 84.34, 64.88]],
+    "glibc": [[10.11, 1.55, 12.90, 7.39], [17.13, 2.07, 21.75, 14.71], [11.79, 1.39, 13.72, 9.90]],
+    "halffit": [[84.67, 3.02, 90.07, 80.40], [71.50, 3.44, 75.45, 65.02], [98.14, 3.12, 104.67, 94.21]],
+    "tlsf": [[10.49, 1.66, 11.79, 6.51], [14.86, 2.15, 18.56, 9.86], [11.15, 1.10, 13.91, 7.48]],
+}
 
 
 # Coinciding curves (seglist = first fit = best fit on mem_frag, tlsf = tlsf32) must stay visible:
@@ -388,6 +418,145 @@ class Report:
             self.w("![memfrag_instructions.png](memfrag_instructions.png)")
             self.w()
 
+    def masmano(self):
+        meta_t, trows = read_csv(self.path("masmano_time.csv"))
+        meta_f, frows = read_csv(self.path("masmano_frag.csv"))
+        _, t4rows = read_csv(self.path("masmano_test4.csv"))
+        _, g4rows = read_csv(self.path("masmano_fig4.csv"))
+        if trows is None and frows is None and t4rows is None:
+            return
+        self.w("## Masmano 2006 (sections 3-4): the periodic task model")
+        self.w()
+        self.w("3..10 periodic tasks (periods 10..150), g bytes per period (Test 1: 2048..20480, Test 2: 8..1024, "
+               "Test 3: 8..20480), 2..5 requests per period of Normal(g/n, sd 10 % of it), holding times 30..50, "
+               "immediate deallocation; 10 seeds per test (`bench/workload.h`, `bench/exp_masmano.c`). The "
+               "paper's rows (Pentium 4 cycles, DLmalloc 2.7.2 for glibc) beside ours, each cell avg / stdv / "
+               "max / min. Table 6 (instructions per call on these traces) is not produced yet.")
+        self.w()
+        hdr = ["allocator"] + [f"Test {t}" for t in (1, 2, 3)]
+
+        def cell(v, nd):
+            return " / ".join(fmt(x, nd) for x in v)
+
+        if trows:
+            for op, paper, label in (("malloc", MASMANO_T5_MALLOC, "5(a) malloc"), ("free", MASMANO_T5_FREE,
+                                                                                    "5(b) free")):
+                out = []
+                by = {}
+                for r in trows:
+                    if r["op"] == op:
+                        by.setdefault(r["allocator"], {})[int(r["test"])] = r
+                for a, d in by.items():
+                    out.append([a] + [cell([d[t]["avg"], d[t]["stdv"], d[t]["max"], d[t]["min"]], 0)
+                                      if t in d else "-" for t in (1, 2, 3)])
+                    if a in paper:
+                        out.append([f"_{MASMANO_NAMES[a]} (paper)_"] + [cell(v, 0) for v in paper[a]])
+                self.w(f"**Table {label}: cycles per call** (per-op minimum of two identical runs; all calls "
+                       "of the 10 seeds)")
+                self.w()
+                self.w(table(hdr, out))
+                self.w()
+        if frows:
+            for key, title in (("F", "Table 7: fragmentation factor F %"),
+                               ("F_used", "Table 7, internal only: F from the peak of bytes in live blocks %")):
+                by = {}
+                approx = set()
+                for r in frows:
+                    by.setdefault(r["allocator"], {}).setdefault(int(r["test"]), []).append(num(r[key], 0.0))
+                    if r.get("approximated") == "1":
+                        approx.add(r["allocator"])
+                out = []
+                for a, d in by.items():
+                    row = [a + (" (approx.)" if a in approx else "")]
+                    for t in (1, 2, 3):
+                        v = d.get(t, [])
+                        if not v:
+                            row.append("-")
+                            continue
+                        m = sum(v) / len(v)
+                        sd = (sum((x - m) ** 2 for x in v) / len(v)) ** 0.5
+                        row.append(cell([m, sd, max(v), min(v)], 2))
+                        if key == "F" and a == "tlsf":
+                            paper = MASMANO_T7["tlsf"][t - 1][0]
+                            bf = d and by.get("bestfit", {}).get(t)
+                            bfm = sum(bf) / len(bf) if bf else None
+                            ok = m <= paper and (bfm is None or m <= bfm)
+                            self.targets.append([f"Masmano Test {t}: tlsf F at or below the paper's TLSF and "
+                                                 "best fit", f"<= {paper} and <= best fit",
+                                                 f"{m:.2f} (best fit {fmt(bfm, 2)})", verdict(ok)])
+                    out.append(row)
+                    if key == "F" and a in MASMANO_T7:
+                        out.append([f"_{MASMANO_NAMES[a]} (paper)_"] + [cell(v, 2) for v in MASMANO_T7[a]])
+                self.w(f"**{title}** (avg / stdv / max / min over the seeds)")
+                self.w()
+                self.w(table(hdr, out))
+                self.w()
+            self.w("F = (peak memory / peak live - 1) x 100 %: the allocator's watermark (highest address handed "
+                   "out, from the start of its memory) against the most requested bytes live at once. glibc "
+                   "(approx.): each run in a thread on an arena of its own, from its lowest to its highest chunk "
+                   "end; jemalloc, mimalloc and noop have no watermark and are left out. The binary buddy runs "
+                   "over a power-of-two region aligned to its size. The internal-only table uses "
+                   "rt_stats_t.peak_used (headers and rounding, no holes).")
+            self.w()
+        if t4rows:
+            by = {}
+            for r in t4rows:
+                by.setdefault(r["allocator"], []).append((int(r["period"]), num(r["F_avg"]), num(r["F_inuse_avg"])))
+            periods = sorted({p for v in by.values() for p, _, _ in v})
+            out = [[a] + [fmt(dict((p, f) for p, f, _ in v).get(p), 2) for p in periods] for a, v in by.items()]
+            self.w("**Test 4 (Figure 5): F % against the deallocation task's period P_d** (delayed deallocation: "
+                   "blocks past their holding time are only marked; the task frees every marked block each P_d; "
+                   "P_d = 0 is the reference, immediate deallocation). F against the peak of the bytes held, "
+                   "marked ones included; the CSV also has F against the bytes within their holding time.")
+            self.w()
+            self.w(table(["allocator"] + ["immediate" if p == 0 else f"P_d={p}" for p in periods], out))
+            self.w()
+            if self.plt is not None:
+                plt = self.plt
+                fig, ax = plt.subplots(figsize=(8, 5))
+                for i, (a, v) in enumerate(by.items()):
+                    pts = sorted((p, f) for p, f, _ in v if p > 0 and f is not None)
+                    if pts:
+                        xs, ys = zip(*pts)
+                        st = style(a, i)
+                        st["markevery"] = 1
+                        ax.plot(xs, ys, label=a, **st)
+                ax.set_xlabel("deallocation task period P_d (time units)")
+                ax.set_ylabel("F (%)")
+                ax.set_title("Test 4: fragmentation vs the deallocation task's period")
+                ax.grid(True, alpha=0.3)
+                ax.legend(fontsize=8)
+                fig.tight_layout()
+                fig.savefig(self.path("masmano_fig5.png"), dpi=110)
+                plt.close(fig)
+                self.w("![masmano_fig5.png](masmano_fig5.png)")
+                self.w()
+        if g4rows and self.plt is not None:
+            series = {}
+            for r in g4rows:
+                series.setdefault(r["series"], []).append((int(r["malloc"]), num(r["bytes"], 0.0)))
+            plt = self.plt
+            fig, ax = plt.subplots(figsize=(8, 5))
+            for i, (a, pts) in enumerate(series.items()):
+                xs, ys = zip(*pts)
+                ys = [y / 1024.0 for y in ys]
+                if a == "live":
+                    ax.plot(xs, ys, label="live (requested)", color="black", linewidth=1.0)
+                else:
+                    st = style(a, i)
+                    st["markevery"] = 100
+                    ax.plot(xs, ys, label=a, **st)
+            ax.set_xlabel("mallocs")
+            ax.set_ylabel("KiB")
+            ax.set_title("Figure 4: memory used (watermark) vs live memory, Test 3, first 1400 mallocs")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+            fig.tight_layout()
+            fig.savefig(self.path("masmano_fig4.png"), dpi=110)
+            plt.close(fig)
+            self.w("![masmano_fig4.png](masmano_fig4.png)")
+            self.w()
+
     def write(self):
         self.header()
         body_start = len(self.lines)
@@ -396,6 +565,7 @@ class Report:
         self.uniform("small")
         self.memfrag()
         self.inscount()
+        self.masmano()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         if self.targets:

@@ -33,6 +33,7 @@ static const bench_experiment_t experiments[] = {
      exp_memfrag},
     {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag",
      exp_inscount},
+    {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 

@@ -39,6 +39,14 @@ typedef struct wl_trace {
     size_t nmalloc, nfree;
     size_t measured;   /* the op of interest (mem_frag's malloc(120)); SIZE_MAX if none */
     wl_op_t *ops;
+    /* Masmano traces only (NULL / 0 otherwise), one entry per op: */
+    uint64_t *live;    /* requested bytes not yet freed after op i (marked blocks included) */
+    uint32_t *time;    /* the time unit of op i */
+    uint32_t *expire;  /* WL_MALLOC: the time unit its holding time ends; WL_FREE: 0 */
+    uint64_t peak_live;  /* max of live[] */
+    uint64_t peak_inuse; /* max requested bytes in use (within their holding time): the reference
+                            live memory of Test 4; == peak_live under immediate deallocation */
+    uint32_t dealloc_period; /* 0: immediate deallocation; else the deallocation task's period */
 } wl_trace_t;
 
 /* One step of xorshift64* (state must be nonzero). */
@@ -69,6 +77,64 @@ bool wl_uniform(wl_trace_t *t, const wl_uniform_spec_t *spec, size_t nops, uint6
 
 /* mem_frag with n holes (n >= 1): 3n + 1 operations, the last one measured. */
 bool wl_memfrag(wl_trace_t *t, uint32_t n);
+
+/* --- Masmano 2006, section 3 (SPEC section 2): the periodic task model ---------------------------
+ *
+ * A task set is 3..10 tasks T_i = (p_i, g_i, n_i, h_i), each drawn uniformly: period p_i in
+ * [10..150] time units, g_i (bytes per period) in the test's range, n_i requests per period in
+ * [2..5], holding bound h_i in [30..50]. At each release (t = 0, p_i, 2 p_i, ...) task i issues n_i
+ * mallocs of size ~ Normal(g_i / n_i, sd = WL_MM_SD_PERCENT % of that mean), rounded, clamped to
+ * [1 .. g_i]; each block's holding time is uniform in [30..h_i] (so within [30..50] and <= h_i).
+ * Tests: 1 big blocks g in [2048..20480]; 2 small g in [8..1024]; 3 and 4 mixed g in [8..20480].
+ *
+ * The simulation advances in time units; within a unit: (1) blocks whose holding time ends at t
+ * are freed (immediate deallocation) or only marked (delayed); (2) delayed: when t is a positive
+ * multiple of the deallocation period P_d, the deallocation task frees every marked block, in
+ * marking order; (3) releases, task by task. It stops after `nmalloc` mallocs. Normal variates are
+ * the sum of 12 uniforms minus 6 (Irwin-Hall; exact integer arithmetic, no libm), all from the
+ * xorshift64* stream. sd = 10 % of the mean: the paper says "a constant factor" and its Tables 3
+ * and 4 show sd between 1.5 % and 3 % of Gavg for big blocks and more for small ones.
+ */
+enum {
+    WL_MM_MAX_TASKS = 10,
+    WL_MM_MIN_TASKS = 3,
+    WL_MM_PERIOD_MIN = 10,
+    WL_MM_PERIOD_MAX = 150,
+    WL_MM_REQ_MIN = 2,
+    WL_MM_REQ_MAX = 5,
+    WL_MM_HOLD_MIN = 30,
+    WL_MM_HOLD_MAX = 50,
+    WL_MM_SD_PERCENT = 10
+};
+
+typedef struct wl_mm_task {
+    uint32_t period;   /* p_i */
+    uint32_t gmax;     /* g_i: bytes per period (the normal's mean is gmax / nreq) */
+    uint32_t nreq;     /* requests per period */
+    uint32_t hmax;     /* h_i: the longest holding time */
+} wl_mm_task_t;
+
+typedef struct wl_mm_taskset {
+    unsigned test;     /* 1..4 */
+    uint64_t seed;
+    uint32_t ntasks;
+    uint32_t pmin, pmax; /* shortest and longest period */
+    wl_mm_task_t task[WL_MM_MAX_TASKS];
+} wl_mm_taskset_t;
+
+/* The range of g_i for test 1..4 (Test 4 uses Test 3's). False for another test number. */
+bool wl_mm_grange(unsigned test, uint32_t *lo, uint32_t *hi);
+
+/* Draws the task set of `test` (1..4) from `seed`. False for a bad test number. */
+bool wl_mm_taskset(wl_mm_taskset_t *ts, unsigned test, uint64_t seed);
+
+/* Simulates ts for `nmalloc` mallocs (>= 1) from `seed` (sizes and holding times): immediate
+ * deallocation when dealloc_period == 0, else delayed with that period. Fills t->live, time,
+ * expire, peak_live, peak_inuse. False when out of memory. */
+bool wl_masmano(wl_trace_t *t, const wl_mm_taskset_t *ts, size_t nmalloc, uint32_t dealloc_period, uint64_t seed);
+
+/* One normal variate, mean 0, sd 1 (sum of 12 uniforms minus 6; within [-6, 6]). */
+double wl_normal(uint64_t *state);
 
 void wl_release(wl_trace_t *t);
 
