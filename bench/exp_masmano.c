@@ -626,7 +626,8 @@ int exp_masmano(bench_ctx_t *ctx)
         mm_table7(st, false);
         printf("F = (peak memory / peak live - 1) x 100 %%: the watermark (highest address handed out) against the\n"
                "most requested bytes live at once. glibc (approx.): each run in a thread of its own, on an arena of its\n"
-               "own: from its lowest chunk to its highest chunk end; other system peers have no watermark: left out. buddy runs over a power-of-two region aligned to its size (exp_masmano.c).\n");
+               "own: from its lowest chunk to its highest chunk end; other system peers have no watermark: left out.\n"
+               "buddy runs over a power-of-two region aligned to its size (exp_masmano.c).\n");
         printf("\nTable 7, internal fragmentation only: F from the peak of the bytes in live blocks (rt_stats_t.peak_used:\n"
                "headers and rounding) instead of the watermark; no paper column.\n");
         mm_table7(st, true);
