@@ -557,6 +557,104 @@ class Report:
             self.w("![masmano_fig4.png](masmano_fig4.png)")
             self.w()
 
+    def memstress(self):
+        meta, rows = read_csv(self.path("memstress.csv"))
+        if rows is None:
+            return
+        self.w("## mem_stress (the VaiOS blog, sections 7-9)")
+        self.w()
+        self.w("A live set of at most 48 blocks churned for 1,200 operations by xorshift64* (sizes 70 % 8..64, "
+               "25 % 65..256, 5 % 257..1024), the same trace for every backend, each on a 32 KiB heap. Every "
+               "operation is one `@MS,<seq>,<A|F|O>,<size>,<cycles>,<probes>,<live>,<bytes_in_use>` row in "
+               "`memstress.ms` (cycles: per-op minimum of two identical runs). The blog's cycles are DWT cycles "
+               "on a Cortex-M4 board and ours this host's TSC ticks: compare the shapes, not the values.")
+        self.w()
+        out = []
+        for r in rows:
+            blog_p = "/".join(x for x in (r["blog_probes_median"], r["blog_probes_p99"], r["blog_probes_max"]) if x)
+            blog_c = "/".join(x for x in (r["blog_cycles_median"], r["blog_cycles_p99"]) if x)
+            out.append([r["allocator"], r["allocs"], r["frees"], r["oom"], r["probes_median"] or "n/a",
+                        r["probes_p99"] or "n/a", r["probes_max"] or "n/a", r["cycles_median"], r["cycles_p99"],
+                        r["cycles_max"], blog_p, blog_c])
+        self.w(table(["allocator", "A", "F", "O", "probes median", "p99", "worst", "cycles median", "p99", "worst",
+                      "blog probes med/p99/worst", "blog DWT cycles med/p99"], out))
+        self.w()
+        counts = {(r["allocs"], r["frees"], r["oom"]) for r in rows}
+        self.w("Identical operation sequence: every backend saw the same A/F/O counts." if len(counts) == 1 else
+               "The A/F/O counts differ: some backend ran out of memory where others did not (the trace is the "
+               "same; O marks a refused malloc).")
+        self.w()
+        _, bins = read_csv(self.path("memstress_bins.csv"))
+        if bins:
+            by = {}
+            for r in bins:
+                by.setdefault(r["allocator"], []).append((int(r["probes"]), int(r["mallocs"]), num(r["cycles_mean"])))
+            maxp = max(p for v in by.values() for p, _, _ in v)
+            cols = list(range(1, min(maxp, 10) + 1))
+            out = []
+            for a, v in by.items():
+                d = {p: c for p, _, c in v}
+                out.append([a] + [fmt(d.get(p), 0) if p in d else "" for p in cols])
+            self.w("Mean cycles of malloc binned by its probe count (the blog's mechanism plot: segregated fit "
+                   "+~25 cycles per probe, TLSF two points):")
+            self.w()
+            self.w(table(["allocator"] + [f"{p} probe{'s' if p > 1 else ''}" for p in cols], out))
+            self.w()
+            if self.plt is not None:
+                plt = self.plt
+                fig, ax = plt.subplots(figsize=(8, 5))
+                for i, (a, v) in enumerate(by.items()):
+                    v = sorted(v)
+                    ax.plot([p for p, _, _ in v], [c for _, _, c in v], label=a, **style(a, i))
+                ax.set_xlabel("probes of the malloc")
+                ax.set_ylabel("mean cycles of malloc")
+                ax.set_title("mem_stress: mean malloc cost binned by probe count")
+                ax.grid(True, alpha=0.3)
+                ax.legend(fontsize=8)
+                fig.tight_layout()
+                fig.savefig(self.path("memstress_bins.png"), dpi=110)
+                plt.close(fig)
+                self.w("![memstress_bins.png](memstress_bins.png)")
+                self.w()
+        msrows = {}
+        try:
+            with open(self.path("memstress.ms"), encoding="utf-8") as f:
+                cur = None
+                for line in f:
+                    if line.startswith("# allocator "):
+                        cur = line.split()[2]
+                        msrows[cur] = []
+                    elif line.startswith("@MS,") and cur is not None:
+                        p = line.strip().split(",")
+                        if p[2] == "A":
+                            msrows[cur].append((int(p[5]), int(p[4])))
+        except OSError:
+            msrows = {}
+        if msrows and self.plt is not None:
+            plt = self.plt
+            fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+            for i, (a, v) in enumerate(msrows.items()):
+                for ax, k in ((axes[0], 0), (axes[1], 1)):
+                    xs = sorted(x[k] for x in v)
+                    if not xs:
+                        continue
+                    ys = [(j + 1) / len(xs) for j in range(len(xs))]
+                    ax.step(xs, ys, where="post", label=a, **style(a, i))
+            axes[0].set_xlabel("probes per malloc")
+            axes[1].set_xlabel("cycles per malloc (log scale)")
+            axes[1].set_xscale("log")
+            for ax in axes:
+                ax.set_ylabel("fraction of mallocs")
+                ax.grid(True, which="both", alpha=0.3)
+            axes[0].set_title("mem_stress: CDF of probes")
+            axes[1].set_title("mem_stress: CDF of cycles")
+            axes[1].legend(fontsize=7)
+            fig.tight_layout()
+            fig.savefig(self.path("memstress_cdf.png"), dpi=110)
+            plt.close(fig)
+            self.w("![memstress_cdf.png](memstress_cdf.png)")
+            self.w()
+
     def write(self):
         self.header()
         body_start = len(self.lines)
@@ -564,6 +662,7 @@ class Report:
         self.uniform("churn")
         self.uniform("small")
         self.memfrag()
+        self.memstress()
         self.inscount()
         self.masmano()
         body = self.lines[body_start:]

@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|inscount|all] [--alloc a,b] [--seed N] [--ops N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|all] [--alloc a,b] [--seed N] [--ops N]
  *               [--scale quick|full] [--csv DIR|-] [--raw]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *
@@ -33,6 +33,8 @@ static const bench_experiment_t experiments[] = {
      exp_memfrag},
     {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag",
      exp_inscount},
+    {"memstress", "VaiOS mem_stress: 1,200 ops on a live set <= 48, 32 KiB heap: @MS rows, probes, cycles",
+     exp_memstress},
     {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
@@ -44,7 +46,7 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
-            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, inscount, or all\n"
+            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, masmano, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"

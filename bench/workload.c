@@ -329,3 +329,53 @@ void wl_release(wl_trace_t *t)
     t->expire = NULL;
     t->nops = 0;
 }
+
+/* The mem_stress trace: seed 0 is replaced by 1 (xorshift needs a nonzero state). */
+bool wl_memstress(wl_trace_t *t, uint64_t seed)
+{
+    memset(t, 0, sizeof *t);
+    t->ops = calloc(WL_MEMSTRESS_OPS, sizeof *t->ops);
+    if (t->ops == NULL) {
+        return false;
+    }
+    snprintf(t->name, sizeof t->name, "memstress");
+    snprintf(t->params, sizeof t->params, "%u ops, live set <= %u, sizes 70%% 8..64, 25%% 65..256, 5%% 257..1024",
+             (unsigned)WL_MEMSTRESS_OPS, (unsigned)WL_MEMSTRESS_SLOTS);
+    t->seed = seed != 0u ? seed : 1u;
+    t->slots = WL_MEMSTRESS_SLOTS;
+    t->measured = SIZE_MAX;
+    uint64_t x = t->seed;
+    bool used[WL_MEMSTRESS_SLOTS] = {false};
+    uint32_t live = 0;
+    for (size_t i = 0; i < WL_MEMSTRESS_OPS; i++) {
+        wl_op_t *op = &t->ops[i];
+        bool alloc = live == 0u || (live < WL_MEMSTRESS_SLOTS && wl_rand(&x) % 100u < 52u);
+        if (alloc) {
+            uint32_t s = (uint32_t)(wl_rand(&x) % WL_MEMSTRESS_SLOTS);
+            while (used[s]) {
+                s = (s + 1u) % WL_MEMSTRESS_SLOTS;
+            }
+            uint64_t c = wl_rand(&x) % 100u;
+            uint32_t size = c < 70u   ? 8u + (uint32_t)(wl_rand(&x) % 57u)
+                            : c < 95u ? 65u + (uint32_t)(wl_rand(&x) % 192u)
+                                      : 257u + (uint32_t)(wl_rand(&x) % 768u);
+            *op = (wl_op_t){.slot = s, .size = size, .kind = WL_MALLOC};
+            used[s] = true;
+            live++;
+            t->nmalloc++;
+        } else {
+            uint32_t k = (uint32_t)(wl_rand(&x) % live), s = 0;
+            for (;; s++) {
+                if (used[s] && k-- == 0u) {
+                    break;
+                }
+            }
+            *op = (wl_op_t){.slot = s, .size = 0, .kind = WL_FREE};
+            used[s] = false;
+            live--;
+            t->nfree++;
+        }
+    }
+    t->nops = WL_MEMSTRESS_OPS;
+    return true;
+}

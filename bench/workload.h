@@ -136,6 +136,12 @@ bool wl_masmano(wl_trace_t *t, const wl_mm_taskset_t *ts, size_t nmalloc, uint32
 /* One normal variate, mean 0, sd 1 (sum of 12 uniforms minus 6; within [-6, 6]). */
 double wl_normal(uint64_t *state);
 
+/* The VaiOS blog's mem_stress (sections 7-9): WL_MEMSTRESS_OPS operations on a live set of at most
+ * WL_MEMSTRESS_SLOTS blocks; each op allocates when the live set is empty or (not full) with
+ * probability 52 %, else frees a random live block; sizes 70 % 8..64, 25 % 65..256, 5 % 257..1024. */
+enum { WL_MEMSTRESS_OPS = 1200, WL_MEMSTRESS_SLOTS = 48 };
+bool wl_memstress(wl_trace_t *t, uint64_t seed);
+
 void wl_release(wl_trace_t *t);
 
 #endif /* RTBENCH_WORKLOAD_H */
