@@ -668,7 +668,7 @@ class Report:
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         if self.targets:
-            self.w("## Targets (issue 2; shown, never asserted)")
+            self.w("## Targets (issues 2 and 3; shown, never asserted)")
             self.w()
             self.w(table(["target", "bound", "measured", "verdict"], self.targets, ["l", "l", "l", "l"]))
             self.w()
