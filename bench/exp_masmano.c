@@ -16,9 +16,20 @@
  *     and each allocator's peak memory after every malloc.
  * Scale (mallocs per trace): quick 30,000 (time) and 100,000 (fragmentation), Test 4 6 periods x
  * 5 seeds x 30,000; full (the paper's): 300,000 and 1,500,000, Test 4 10 periods x 50 seeds x
- * 300,000. Table 6 (instructions) is not produced here.
+ * 300,000.
+ *   - Table 6 and Figure 3: instructions per malloc and per free, counted exactly (inscount.h:
+ *     ptrace single-stepping, from the entry of the descriptor's malloc/free to its return) on
+ *     the first time trace of each test (seed 0), avg / stdv / max / min over the counted calls,
+ *     beside the paper's Table 6; Figure 3's data: every counted malloc of Test 1 (its malloc
+ *     index and count). Sample: every stride-th op; quick: the 30,000-malloc traces, stride =
+ *     ops / 400 within a budget of 150,000 single steps per allocator and test (about a minute
+ *     for all allocators); full: the 300,000-malloc traces, stride = ops / 20,000, budget
+ *     2,000,000 steps. The paper counted every op of 300,000-malloc traces: RTBENCH_MM_INSTR_ALL=1
+ *     counts every op (stride 1, no budget) at the chosen scale -- hours at full scale (one single
+ *     step takes ~20-40 us).
  *
- * Outputs: masmano_time.csv, masmano_frag.csv, masmano_test4.csv, masmano_fig4.csv.
+ * Outputs: masmano_time.csv, masmano_frag.csv, masmano_test4.csv, masmano_fig4.csv,
+ * masmano_instr.csv, masmano_fig3.csv.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,6 +43,7 @@
 #include "bench.h"
 #include "driver.h"
 #include "frag.h"
+#include "inscount.h"
 #include "metrics.h"
 #include "workload.h"
 
@@ -555,6 +567,164 @@ static void mm_table7(const mm_state_t *st, bool used)
     }
 }
 
+/* The paper's Table 6 (instructions per call): avg, stdv, max, min per test. */
+typedef struct mm_paper6 {
+    const char *ours;
+    double m[MM_TESTS][4], f[MM_TESTS][4];
+} mm_paper6_t;
+
+static const mm_paper6_t mm_paper6[] = {
+    {"firstfit", {{204, 21, 478, 71}, {201, 17, 818, 70}, {203, 23, 957, 70}},
+     {{93, 96, 128, 59}, {90, 92, 128, 57}, {92, 95, 128, 57}}},
+    {"bestfit", {{582, 69, 798, 76}, {442, 130, 1006, 76}, {805, 179, 1539, 76}},
+     {{91, 115, 126, 57}, {69, 148, 126, 57}, {79, 198, 128, 57}}},
+    {"buddy", {{169, 17, 843, 157}, {136, 22, 1113, 95}, {153, 24, 1113, 95}},
+     {{68, 70, 225, 65}, {68, 72, 277, 65}, {69, 73, 228, 65}}},
+    {"glibc", {{279, 107, 921, 64}, {161, 126, 933, 49}, {232, 152, 1277, 57}},
+     {{70, 128, 77, 53}, {59, 177, 77, 39}, {67, 168, 77, 39}}},
+    {"halffit", {{118, 1, 123, 115}, {116, 7, 123, 76}, {118, 1, 123, 82}},
+     {{117, 117, 167, 73}, {115, 116, 165, 76}, {117, 117, 167, 76}}},
+    {"tlsf", {{147, 13, 164, 104}, {118, 25, 164, 84}, {133, 22, 164, 84}},
+     {{140, 140, 217, 91}, {107, 110, 216, 87}, {120, 122, 217, 87}}},
+};
+
+static const mm_paper6_t *paper6_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof mm_paper6 / sizeof mm_paper6[0]; i++) {
+        if (strcmp(mm_paper6[i].ours, name) == 0) {
+            return &mm_paper6[i];
+        }
+    }
+    return NULL;
+}
+
+static void mm_instr_progress(void *context, double done)
+{
+    bench_progress("masmano", (const char *)context, "instructions (Table 6)", done);
+}
+
+/* Table 6 and Figure 3's data: instructions per call on the first time trace of each test. */
+static bool mm_instr(mm_state_t *st, FILE *csv, FILE *fig)
+{
+    bench_ctx_t *ctx = st->ctx;
+    if (!ic_supported()) {
+        printf("\nTable 6: not produced (instruction counting needs Linux on x86-64)\n");
+        return true;
+    }
+    const char *all_env = getenv("RTBENCH_MM_INSTR_ALL");
+    bool all = all_env != NULL && all_env[0] == '1';
+    bool full = ctx->scale == BENCH_FULL;
+    size_t samples = full ? 20000u : 400u;
+    uint64_t budget = all ? 0u : (full ? 2000000u : 150000u);
+    static mm_acc_t acc[BENCH_MAX_SELECTED][MM_TESTS][2];
+    static size_t stride_end[BENCH_MAX_SELECTED][MM_TESTS];
+    static bool failed[BENCH_MAX_SELECTED][MM_TESTS], widened[BENCH_MAX_SELECTED][MM_TESTS];
+    memset(acc, 0, sizeof acc);
+    memset(stride_end, 0, sizeof stride_end);
+    memset(failed, 0, sizeof failed);
+    memset(widened, 0, sizeof widened);
+    size_t nops_seen = 0, stride0 = 1;
+    for (unsigned test = 1; test <= MM_TESTS && !drv_stop; test++) {
+        wl_mm_taskset_t ts;
+        wl_trace_t t;
+        wl_mm_taskset(&ts, test, mm_seed(ctx->seed, test, 0, 0));
+        if (!wl_masmano(&t, &ts, st->sc->time_mallocs, 0, mm_seed(ctx->seed, test, 0, 1))) {
+            return false;
+        }
+        /* malloc index of each op, for Figure 3 */
+        uint32_t *mindex = NULL;
+        if (test == 1) {
+            mindex = malloc(t.nops * sizeof *mindex);
+            uint32_t m = 0;
+            for (size_t i = 0; mindex != NULL && i < t.nops; i++) {
+                mindex[i] = t.ops[i].kind == WL_MALLOC ? ++m : m;
+            }
+        }
+        nops_seen = t.nops;
+        ic_plan_t plan = {
+            .stride = all ? 1u : (t.nops / samples != 0 ? t.nops / samples : 1u),
+            .step_budget = budget,
+            .max_samples = 0,
+        };
+        stride0 = plan.stride;
+        for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+            const rt_allocator_t *a = ctx->allocs[k];
+            void *mem = NULL;
+            size_t size = 0;
+            mm_region(ctx, a, &mem, &size);
+            ic_result_t r;
+            bool ok = ic_count_trace(a, mem, size, &t, &plan, &r, mm_instr_progress, (void *)(uintptr_t)a->name);
+            failed[k][test - 1u] = !ok;
+            stride_end[k][test - 1u] = r.final_stride;
+            widened[k][test - 1u] = r.widened;
+            for (size_t i = 0; i < r.n; i++) {
+                const ic_sample_t *s = &r.samples[i];
+                acc_add(&acc[k][test - 1u][s->kind == WL_MALLOC ? 0 : 1], (double)s->count);
+                if (fig != NULL && mindex != NULL && s->kind == WL_MALLOC) {
+                    fprintf(fig, "%s,%u,%u\n", a->name, mindex[s->op], s->count);
+                }
+            }
+            if (!ok) {
+                fprintf(stderr, "masmano: instructions of %s, test %u: %s\n", a->name, test, r.error);
+            }
+            ic_result_free(&r);
+        }
+        free(mindex);
+        wl_release(&t);
+    }
+    bench_progress_clear();
+    if (drv_stop) {
+        return false;
+    }
+    for (int op = 0; op < 2; op++) {
+        printf("\nTable 6(%c): %s, instructions per call (avg / stdv / max / min over the counted calls of seed 0;\n"
+               "every %zu-th op of %zu%s)\n",
+               op == 0 ? 'a' : 'b', op == 0 ? "malloc" : "free", stride0, nops_seen,
+               budget != 0 ? ", widened where the step budget ran short" : "");
+        printf("%-13s|%-25s|%-25s|%-25s|\n", "", "  Test 1", "  Test 2", "  Test 3");
+        for (size_t k = 0; k < ctx->nallocs; k++) {
+            printf("%-13s|", ctx->allocs[k]->name);
+            bool bad = false, cut = false;
+            size_t widest = 0;
+            for (int test = 0; test < MM_TESTS; test++) {
+                const mm_acc_t *a = &acc[k][test][op];
+                double v[4] = {acc_mean(a), acc_sd(a), a->max, a->min};
+                print_row4(v, " %5.0f");
+                bad |= failed[k][test];
+                cut |= widened[k][test];
+                widest = stride_end[k][test] > widest ? stride_end[k][test] : widest;
+            }
+            if (op == 0 && cut) {
+                printf(" budget: stride %zu", widest);
+            }
+            printf("%s\n", bad ? " (counting failed)" : "");
+            const mm_paper6_t *pp = paper6_of(ctx->allocs[k]->name);
+            const mm_paper_t *pn = paper_of(ctx->allocs[k]->name);
+            if (pp != NULL) {
+                printf("  %-11s|", pn != NULL ? pn->name : pp->ours);
+                for (int test = 0; test < MM_TESTS; test++) {
+                    print_row4(op == 0 ? pp->m[test] : pp->f[test], " %5.0f");
+                }
+                printf("  (paper)\n");
+            }
+            if (csv != NULL) {
+                for (int test = 0; test < MM_TESTS; test++) {
+                    const mm_acc_t *a = &acc[k][test][op];
+                    fprintf(csv, "%s,%d,%s,%.0f,%.1f,%.1f,%.0f,%.0f,%zu,%zu,%d,%d\n", ctx->allocs[k]->name, test + 1,
+                            op == 0 ? "malloc" : "free", a->n, acc_mean(a), acc_sd(a), a->max, a->min, stride0,
+                            stride_end[k][test], widened[k][test] ? 1 : 0, failed[k][test] ? 1 : 0);
+                }
+            }
+        }
+    }
+    printf("Counted: every instruction from the entry of the descriptor's malloc/free to its return (ret included;\n"
+           "for the library's heaps a wrapper jump; kernel instructions not counted). The paper's rows: Pentium 4\n"
+           "(x86-32), every op of 300,000-malloc traces, DLmalloc 2.7.2 for glibc. 'budget: stride N': the step budget\n"
+           "widened the stride (or ended the sample early; masmano_instr.csv has the calls counted).\n");
+    fflush(stdout);
+    return true;
+}
+
 int exp_masmano(bench_ctx_t *ctx)
 {
     bench_ensure_clock(ctx);
@@ -572,7 +742,15 @@ int exp_masmano(bench_ctx_t *ctx)
            "time run, %zu per fragmentation run (the paper: 300,000 and 1,500,000).\n",
            WL_MM_SD_PERCENT, sc->seeds, sc->time_mallocs, sc->frag_mallocs);
 
-    char p1[1200], p2[1200], p3[1200], p4[1200];
+    char p1[1200], p2[1200], p3[1200], p4[1200], p5[1200], p6[1200];
+    FILE *ci = bench_csv_open(ctx, "masmano_instr.csv", false, p5, sizeof p5);
+    FILE *c3 = bench_csv_open(ctx, "masmano_fig3.csv", false, p6, sizeof p6);
+    if (ci != NULL) {
+        fprintf(ci, "allocator,test,op,n,avg,stdv,max,min,stride,final_stride,widened,error\n");
+    }
+    if (c3 != NULL) {
+        fprintf(c3, "allocator,malloc,instructions\n");
+    }
     FILE *ct = bench_csv_open(ctx, "masmano_time.csv", false, p1, sizeof p1);
     FILE *cf = bench_csv_open(ctx, "masmano_frag.csv", false, p2, sizeof p2);
     FILE *c4 = bench_csv_open(ctx, "masmano_test4.csv", false, p3, sizeof p3);
@@ -617,6 +795,10 @@ int exp_masmano(bench_ctx_t *ctx)
     printf("The paper's rows: Pentium 4 cycles, interrupts off; ours: %s through the descriptor (the noop row is the\n"
            "floor). Columns: avg stdv max min.\n", ctx->clock.unit);
     fflush(stdout);
+
+    ok = ok && !drv_stop && mm_instr(st, ci, c3);
+    bench_csv_close(ci, p5);
+    bench_csv_close(c3, p6);
 
     ok = ok && !drv_stop && mm_frag(st, cf, cg);
     /* Table 7 */

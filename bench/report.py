@@ -6,10 +6,10 @@
 Reads what `rtbench run all --csv DIR` and bench/callgrind_check.sh wrote: clock.csv, churn.csv,
 small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_memfrag.csv,
 inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
-masmano_fig4.csv. Missing files leave their section out. Every table is
+masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv. Missing files leave their section out. Every table is
 preceded by the run's header (machine, compiler, flags, seed, date), as STYLE rule 11 asks.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
-small_malloc_cdf.png, masmano_fig4.png, masmano_fig5.png.
+small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png.
 """
 import csv
 import os
@@ -49,6 +49,24 @@ MASMANO_T7 = {
     "glibc": [[10.11, 1.55, 12.90, 7.39], [17.13, 2.07, 21.75, 14.71], [11.79, 1.39, 13.72, 9.90]],
     "halffit": [[84.67, 3.02, 90.07, 80.40], [71.50, 3.44, 75.45, 65.02], [98.14, 3.12, 104.67, 94.21]],
     "tlsf": [[10.49, 1.66, 11.79, 6.51], [14.86, 2.15, 18.56, 9.86], [11.15, 1.10, 13.91, 7.48]],
+}
+
+# Table 6 (instructions per call): avg, stdv, max, min for Tests 1-3.
+MASMANO_T6_MALLOC = {
+    "firstfit": [[204, 21, 478, 71], [201, 17, 818, 70], [203, 23, 957, 70]],
+    "bestfit": [[582, 69, 798, 76], [442, 130, 1006, 76], [805, 179, 1539, 76]],
+    "buddy": [[169, 17, 843, 157], [136, 22, 1113, 95], [153, 24, 1113, 95]],
+    "glibc": [[279, 107, 921, 64], [161, 126, 933, 49], [232, 152, 1277, 57]],
+    "halffit": [[118, 1, 123, 115], [116, 7, 123, 76], [118, 1, 123, 82]],
+    "tlsf": [[147, 13, 164, 104], [118, 25, 164, 84], [133, 22, 164, 84]],
+}
+MASMANO_T6_FREE = {
+    "firstfit": [[93, 96, 128, 59], [90, 92, 128, 57], [92, 95, 128, 57]],
+    "bestfit": [[91, 115, 126, 57], [69, 148, 126, 57], [79, 198, 128, 57]],
+    "buddy": [[68, 70, 225, 65], [68, 72, 277, 65], [69, 73, 228, 65]],
+    "glibc": [[70, 128, 77, 53], [59, 177, 77, 39], [67, 168, 77, 39]],
+    "halffit": [[117, 117, 167, 73], [115, 116, 165, 76], [117, 117, 167, 76]],
+    "tlsf": [[140, 140, 217, 91], [107, 110, 216, 87], [120, 122, 217, 87]],
 }
 
 
@@ -423,7 +441,9 @@ class Report:
         meta_f, frows = read_csv(self.path("masmano_frag.csv"))
         _, t4rows = read_csv(self.path("masmano_test4.csv"))
         _, g4rows = read_csv(self.path("masmano_fig4.csv"))
-        if trows is None and frows is None and t4rows is None:
+        _, irows = read_csv(self.path("masmano_instr.csv"))
+        _, g3rows = read_csv(self.path("masmano_fig3.csv"))
+        if trows is None and frows is None and t4rows is None and irows is None:
             return
         self.w("## Masmano 2006 (sections 3-4): the periodic task model")
         self.w()
@@ -431,7 +451,7 @@ class Report:
                "Test 3: 8..20480), 2..5 requests per period of Normal(g/n, sd 10 % of it), holding times 30..50, "
                "immediate deallocation; 10 seeds per test (`bench/workload.h`, `bench/exp_masmano.c`). The "
                "paper's rows (Pentium 4 cycles, DLmalloc 2.7.2 for glibc) beside ours, each cell avg / stdv / "
-               "max / min. Table 6 (instructions per call on these traces) is not produced yet.")
+               "max / min.")
         self.w()
         hdr = ["allocator"] + [f"Test {t}" for t in (1, 2, 3)]
 
@@ -456,6 +476,8 @@ class Report:
                 self.w()
                 self.w(table(hdr, out))
                 self.w()
+        if irows:
+            self.masmano_t6(irows, g3rows, hdr, cell)
         if frows:
             for key, title in (("F", "Table 7: fragmentation factor F %"),
                                ("F_used", "Table 7, internal only: F from the peak of bytes in live blocks %")):
@@ -556,6 +578,68 @@ class Report:
             plt.close(fig)
             self.w("![masmano_fig4.png](masmano_fig4.png)")
             self.w()
+
+    def masmano_t6(self, irows, g3rows, hdr, cell):
+        strides = sorted({int(r["stride"]) for r in irows if r.get("stride")})
+        cut = sorted({r["allocator"] for r in irows if r.get("widened") == "1"})
+        for op, paper, label in (("malloc", MASMANO_T6_MALLOC, "6(a) malloc"), ("free", MASMANO_T6_FREE, "6(b) free")):
+            by = {}
+            for r in irows:
+                if r["op"] == op:
+                    by.setdefault(r["allocator"], {})[int(r["test"])] = r
+            out = []
+            for a, d in by.items():
+                bad = any(d[t].get("error") == "1" for t in d)
+                out.append([a + (" (counting failed)" if bad else "")] +
+                           [cell([d[t]["avg"], d[t]["stdv"], d[t]["max"], d[t]["min"]], 0) if t in d else "-"
+                            for t in (1, 2, 3)])
+                if a in paper:
+                    out.append([f"_{MASMANO_NAMES[a]} (paper)_"] + [cell(v, 0) for v in paper[a]])
+            self.w(f"**Table {label}: instructions per call**, exact (ptrace single-stepping, `bench/inscount.h`)"
+                   f" on a sample of each test's first time trace: every {', '.join(map(str, strides))}-th op")
+            self.w()
+            self.w(table(hdr, out))
+            self.w()
+        self.w("Counted from the entry of the descriptor's malloc/free to its return (ret included, kernel "
+               "instructions not). The paper counted every op of 300,000-malloc traces on x86-32 "
+               "(`RTBENCH_MM_INSTR_ALL=1` counts every op here; hours at full scale); its max values are over all "
+               "calls, ours over the sample." + (f" The step budget widened the stride or cut the sample for: "
+                                                 f"{', '.join(cut)}." if cut else ""))
+        self.w()
+        tl = {int(r["test"]): r for r in irows if r["allocator"] == "tlsf" and r["op"] == "malloc"}
+        tf = {int(r["test"]): r for r in irows if r["allocator"] == "tlsf" and r["op"] == "free"}
+        if tl and tf:
+            mm = max(num(r["max"], 0) for r in tl.values())
+            fm = max(num(r["max"], 0) for r in tf.values())
+            self.targets.append(["Masmano Tests 1-3: TLSF max instructions per malloc / free below Masmano's TLSF "
+                                 "(sampled)", "< 164 / < 217", f"{mm:.0f} / {fm:.0f}", verdict(mm < 164 and fm < 217)])
+        if g3rows and self.plt is not None:
+            series = {}
+            for r in g3rows:
+                series.setdefault(r["allocator"], []).append((int(r["malloc"]), int(r["instructions"])))
+            names = [a for a in series if a != "noop"]
+            if names:
+                plt = self.plt
+                cols = 3
+                rows = (len(names) + cols - 1) // cols
+                fig, axes = plt.subplots(rows, cols, figsize=(12, 3.0 * rows), squeeze=False)
+                for i, a in enumerate(names):
+                    ax = axes[i // cols][i % cols]
+                    xs, ys = zip(*series[a])
+                    ax.scatter(xs, ys, s=4, color=f"C{i % 10}")
+                    ax.set_title(a, fontsize=9)
+                    ax.set_xlabel("malloc", fontsize=8)
+                    ax.set_ylabel("instructions", fontsize=8)
+                    ax.grid(True, alpha=0.3)
+                    ax.tick_params(labelsize=7)
+                for j in range(len(names), rows * cols):
+                    axes[j // cols][j % cols].axis("off")
+                fig.suptitle("Figure 3: instructions per malloc over time, Test 1 (sampled mallocs; own y scales)")
+                fig.tight_layout()
+                fig.savefig(self.path("masmano_fig3.png"), dpi=110)
+                plt.close(fig)
+                self.w("![masmano_fig3.png](masmano_fig3.png)")
+                self.w()
 
     def memstress(self):
         meta, rows = read_csv(self.path("memstress.csv"))
