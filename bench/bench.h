@@ -59,6 +59,7 @@ int exp_memfrag(bench_ctx_t *ctx);
 int exp_inscount(bench_ctx_t *ctx);
 int exp_masmano(bench_ctx_t *ctx);
 int exp_memstress(bench_ctx_t *ctx);
+int exp_worst(bench_ctx_t *ctx);
 
 /* --- output.c -------------------------------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
 Reads what `rtbench run all --csv DIR` and bench/callgrind_check.sh wrote: clock.csv, churn.csv,
 small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_memfrag.csv,
 inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
-masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv. Missing files leave their section out. Every table is
+masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv. Missing files leave their section out. Every table is
 preceded by the run's header (machine, compiler, flags, seed, date), as STYLE rule 11 asks.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
 small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png.
@@ -68,6 +68,11 @@ MASMANO_T6_FREE = {
     "halffit": [[117, 117, 167, 73], [115, 116, 165, 76], [117, 117, 167, 76]],
     "tlsf": [[140, 140, 217, 91], [107, 110, 216, 87], [120, 122, 217, 87]],
 }
+
+
+# Masmano et al. 2006, Table 2: worst-case instructions per malloc / free on adversarial loads.
+MASMANO_T2 = {"firstfit": (81995, 126), "bestfit": (98385, 126), "buddy": (1403, 1379), "glibc": (721108, 83),
+              "halffit": (136, 166), "tlsf": (170, 194)}
 
 
 # Coinciding curves (seglist = first fit = best fit on mem_frag, tlsf = tlsf32) must stay visible:
@@ -641,6 +646,39 @@ class Report:
                 self.w("![masmano_fig3.png](masmano_fig3.png)")
                 self.w()
 
+    def worst(self):
+        meta, rows = read_csv(self.path("worst.csv"))
+        if not rows:
+            return
+        self.w("## Worst cases (Masmano Table 2)")
+        self.w()
+        self.w("Each allocator driven to its known worst or bad case (`bench/workload.h`, wl_worst; "
+               "`bench/exp_worst.c`), every scenario on every allocator, each on a fresh instance over the 64 MiB "
+               "arena (system allocators: the process heap of a forked child). Every measured call counted "
+               "exactly (ptrace single-stepping, no sampling). memfrag N: N x {malloc(72); malloc(8)}, free the "
+               "72s, malloc(120) measured (first fit, best fit, seglist); cascade: malloc(1) and its free on a "
+               "fresh heap (buddy's split and merge cascades); consolidate N=4000: 4000 x malloc(24) freed, then "
+               "malloc(65536) and its free (glibc's malloc_consolidate); splitmerge: a malloc that climbs to a "
+               "higher octave and splits, a free that merges both neighbours (TLSF, half-fit). Cells: max "
+               "instructions per malloc / free.")
+        self.w()
+        scen = []
+        by = {}
+        for r in rows:
+            if r["scenario"] not in scen:
+                scen.append(r["scenario"])
+            c = f"{r['max_malloc']} / {r['max_free'] if r['scenario'] == 'worst' or r['frees'] != '0' else '-'}"
+            if r.get("error") == "1":
+                c = "failed"
+            by.setdefault(r["allocator"], {})[r["scenario"]] = c
+        out = []
+        for a, d in by.items():
+            p = MASMANO_T2.get(a)
+            out.append([a] + [d.get(s, "-") for s in scen] +
+                       [f"{MASMANO_NAMES[a]} {p[0]} / {p[1]}" if p else ""])
+        self.w(table(["allocator"] + scen + ["paper (Table 2)"], out))
+        self.w()
+
     def memstress(self):
         meta, rows = read_csv(self.path("memstress.csv"))
         if rows is None:
@@ -749,6 +787,7 @@ class Report:
         self.memstress()
         self.inscount()
         self.masmano()
+        self.worst()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         if self.targets:

@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|all] [--alloc a,b] [--seed N] [--ops N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|worst|all] [--alloc a,b] [--seed N] [--ops N]
  *               [--scale quick|full] [--csv DIR|-] [--raw]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *
@@ -36,6 +36,7 @@ static const bench_experiment_t experiments[] = {
     {"memstress", "VaiOS mem_stress: 1,200 ops on a live set <= 48, 32 KiB heap: @MS rows, probes, cycles",
      exp_memstress},
     {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano},
+    {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
@@ -46,7 +47,7 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
-            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, masmano, or all\n"
+            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, masmano, worst, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"

@@ -317,6 +317,113 @@ bool wl_masmano(wl_trace_t *t, const wl_mm_taskset_t *ts, size_t nmalloc, uint32
     return ok;
 }
 
+/* Appends op (measured or not) to the stride-2 layout of wl_worst. */
+typedef struct wl_lay {
+    wl_trace_t *t;
+    size_t cap;
+    uint32_t pad; /* the never-allocated slot */
+    bool ok;
+} wl_lay_t;
+
+static void lay_put(wl_lay_t *l, wl_op_t op)
+{
+    if (!l->ok) {
+        return;
+    }
+    if (l->t->nops + 2u > l->cap) {
+        size_t cap = l->cap * 2u + 64u;
+        wl_op_t *ops = realloc(l->t->ops, cap * sizeof *ops);
+        if (ops == NULL) {
+            l->ok = false;
+            return;
+        }
+        l->t->ops = ops;
+        l->cap = cap;
+    }
+    l->t->ops[l->t->nops++] = op;
+    if (op.kind == WL_MALLOC) {
+        l->t->nmalloc++;
+    } else {
+        l->t->nfree++;
+    }
+}
+
+static void lay_op(wl_lay_t *l, bool measured, uint32_t kind, uint32_t slot, uint32_t size)
+{
+    bool odd = (l->t->nops & 1u) != 0;
+    if (measured != odd) {
+        lay_put(l, (wl_op_t){.slot = l->pad, .size = 0, .kind = WL_FREE});
+        l->t->nfree--; /* a pad, not a free */
+    }
+    if (measured && l->t->measured == SIZE_MAX) {
+        l->t->measured = l->t->nops;
+    }
+    lay_put(l, (wl_op_t){.slot = slot, .size = size, .kind = kind});
+}
+
+bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n)
+{
+    uint32_t slots = 2u * n + 8u;
+    if (!trace_alloc(t, 0, slots + 1u)) {
+        return false;
+    }
+    wl_lay_t l = {t, 0, slots, true};
+    switch (which) {
+    case WL_WORST_MEMFRAG:
+        snprintf(t->name, sizeof t->name, "memfrag");
+        snprintf(t->params, sizeof t->params, "N=%u: N x {malloc(72); malloc(8)}, free the 72s, malloc(120)", n);
+        for (uint32_t i = 0; i < n; i++) {
+            lay_op(&l, false, WL_MALLOC, 2u * i, 72);
+            lay_op(&l, false, WL_MALLOC, 2u * i + 1u, 8);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            lay_op(&l, false, WL_FREE, 2u * i, 0);
+        }
+        lay_op(&l, true, WL_MALLOC, 2u * n, 120);
+        break;
+    case WL_WORST_CASCADE:
+        snprintf(t->name, sizeof t->name, "cascade");
+        snprintf(t->params, sizeof t->params, "fresh heap: malloc(1), free");
+        lay_op(&l, true, WL_MALLOC, 0, 1);
+        lay_op(&l, true, WL_FREE, 0, 0);
+        break;
+    case WL_WORST_CONSOLIDATE:
+        snprintf(t->name, sizeof t->name, "consolidate");
+        snprintf(t->params, sizeof t->params, "N=%u: N x malloc(24), free all, malloc(65536), free", n);
+        for (uint32_t i = 0; i < n; i++) {
+            lay_op(&l, false, WL_MALLOC, i, 24);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            lay_op(&l, false, WL_FREE, i, 0);
+        }
+        lay_op(&l, true, WL_MALLOC, n, 65536);
+        lay_op(&l, true, WL_FREE, n, 0);
+        break;
+    case WL_WORST_SPLITMERGE:
+        snprintf(t->name, sizeof t->name, "splitmerge");
+        snprintf(t->params, sizeof t->params, "free 100000-byte block; malloc(24); A,B,C = 40,200,3000; free A, C, B");
+        lay_op(&l, false, WL_MALLOC, 0, 100000);
+        lay_op(&l, false, WL_MALLOC, 1, 16);
+        lay_op(&l, false, WL_FREE, 0, 0);
+        lay_op(&l, true, WL_MALLOC, 2, 24);
+        lay_op(&l, false, WL_MALLOC, 3, 40);
+        lay_op(&l, false, WL_MALLOC, 4, 200);
+        lay_op(&l, false, WL_MALLOC, 5, 3000);
+        lay_op(&l, false, WL_MALLOC, 6, 16);
+        lay_op(&l, false, WL_FREE, 3, 0);
+        lay_op(&l, false, WL_FREE, 5, 0);
+        lay_op(&l, true, WL_FREE, 4, 0);
+        break;
+    default:
+        l.ok = false;
+        break;
+    }
+    if (!l.ok) {
+        wl_release(t);
+    }
+    return l.ok;
+}
+
 void wl_release(wl_trace_t *t)
 {
     free(t->ops);

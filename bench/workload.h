@@ -142,6 +142,31 @@ double wl_normal(uint64_t *state);
 enum { WL_MEMSTRESS_OPS = 1200, WL_MEMSTRESS_SLOTS = 48 };
 bool wl_memstress(wl_trace_t *t, uint64_t seed);
 
+/* --- Adversarial workloads: each allocator's worst or bad case (Masmano 2006, Table 2) ------------
+ *
+ * The trace is laid out for the instruction counter's stride 2: every measured op lies at an odd
+ * index, every other op at an even one, and the odd places in between hold frees of slot
+ * t->slots - 1, which is never allocated (no call: nothing to count). Counting every 2nd op
+ * (ic_plan_t.stride = 2, no budget) therefore counts exactly the measured calls.
+ *   WL_WORST_MEMFRAG: N x {malloc(72); malloc(8)}, free the 72s, malloc(120) measured: a free list
+ *     of N fenced blocks too small for the request (first fit, best fit, seglist; the blog's mem_frag);
+ *   WL_WORST_CASCADE: on a fresh heap malloc(1), then its free, both measured: the binary buddy's
+ *     split cascade from its largest order down to the smallest, and the merge cascade back;
+ *   WL_WORST_CONSOLIDATE: N x malloc(24), all freed (adjacent: glibc keeps them unmerged in its
+ *     fast bins), then malloc(65536) and its free measured: glibc's malloc_consolidate;
+ *   WL_WORST_SPLITMERGE: malloc(100000) and a spacer, its free; malloc(24) measured (the search
+ *     climbs from 24's class to the big block's octave and splits it); then A = malloc(40),
+ *     B = malloc(200), C = malloc(3000), a spacer; free A, free C, free B measured (B merges both
+ *     neighbours, each the only block of its list: TLSF's bad case of free). */
+typedef enum wl_worst {
+    WL_WORST_MEMFRAG = 0,
+    WL_WORST_CASCADE,
+    WL_WORST_CONSOLIDATE,
+    WL_WORST_SPLITMERGE,
+} wl_worst_t;
+
+bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n);
+
 void wl_release(wl_trace_t *t);
 
 #endif /* RTBENCH_WORKLOAD_H */
