@@ -63,7 +63,7 @@ banner() {
 
 # ---- dependencies --------------------------------------------------------------------------
 PACKAGES=(cmake gcc g++ clang gcc-multilib valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi
-          gcc-riscv64-unknown-elf python3 pkg-config)
+          gcc-riscv64-unknown-elf python3 python3-matplotlib pkg-config)
 
 # Prints the packages that are missing. With dpkg, asks it; elsewhere checks the tools.
 missing_packages() {

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# report_test.sh -- bench/report.py runs on a tiny CSV fixture (tests/fixtures/report/: every CSV
+# that `rtbench run all --csv DIR` and bench/callgrind_check.sh write, cut down to a few rows) and
+# produces every table and figure file:
+#   - REPORT.md exists and holds every section heading (clock, churn, small, mem_frag,
+#     mem_stress, instructions per call, Masmano, targets) and a table under each;
+#   - every PNG that REPORT.md references exists and is non-empty, and every plot report.py
+#     documents is among them (checked only when the Python has matplotlib; without it the test
+#     says so and checks the tables alone).
+#
+#   tests/report_test.sh [PROJECT_SOURCE_DIR]
+#
+# REPORT_TEST_PYTHON=/path/to/python overrides the choice of interpreter (e.g. one without
+# matplotlib, to check the tables-only path).
+set -euo pipefail
+
+SRC=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+FIXTURE=$SRC/tests/fixtures/report
+REPORT_PY=$SRC/bench/report.py
+
+fail=0
+passed=0
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        echo "FAIL report_test: $what"
+        fail=$((fail + 1))
+    fi
+}
+
+# The Python: one with matplotlib if there is one (/usr/bin/python3 first), else any python3.
+PY=
+CANDIDATES=(/usr/bin/python3 python3)
+[ -n "${REPORT_TEST_PYTHON:-}" ] && CANDIDATES=("$REPORT_TEST_PYTHON")
+for p in "${CANDIDATES[@]}"; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import matplotlib' >/dev/null 2>&1; then
+        PY=$p
+        break
+    fi
+done
+FIGURES=1
+if [ -z "$PY" ]; then
+    FIGURES=0
+    for p in "${CANDIDATES[@]}"; do
+        if command -v "$p" >/dev/null 2>&1; then
+            PY=$p
+            break
+        fi
+    done
+fi
+if [ -z "$PY" ]; then
+    echo "SKIP report_test: no python3"
+    exit 0
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/rt_report_test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+cp "$FIXTURE"/*.csv "$TMP"/
+
+check "report.py exits 0" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP"
+REPORT=$TMP/REPORT.md
+check "REPORT.md written and non-empty" test -s "$REPORT"
+[ -s "$REPORT" ] || { echo "report_test: $passed passed, $fail failed"; exit 1; }
+
+# Every section, by the start of its heading.
+for heading in "# rtalloc benchmark report" "## Targets" "## Clock verification" "## churn" "## small" \
+    "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano"; do
+    check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
+done
+# A table under every section (a markdown table's separator row), and no Python traceback text.
+sections=$(grep -c '^## ' "$REPORT" || true)
+tables=$(grep -c '^|[-:|]*---' "$REPORT" || true)
+check "at least one table per section ($tables tables, $sections sections)" test "$tables" -ge "$sections"
+
+if [ "$FIGURES" = 1 ]; then
+    mapfile -t pngs < <(grep -o '([^()]*\.png)' "$REPORT" | tr -d '()' | sort -u)
+    check "REPORT.md references PNGs" test "${#pngs[@]}" -gt 0
+    for png in "${pngs[@]}"; do
+        check "figure $png exists and is non-empty" test -s "$TMP/$png"
+    done
+    # Every plot report.py documents (its docstring's "Plots:" list) is referenced.
+    mapfile -t documented < <("$PY" - "$REPORT_PY" <<'EOF'
+import ast, re, sys
+doc = ast.get_docstring(ast.parse(open(sys.argv[1], encoding="utf-8").read())) or ""
+plots = doc.split("Plots:", 1)[1] if "Plots:" in doc else ""
+for name in sorted(set(re.findall(r"[\w.-]+\.png", plots))):
+    print(name)
+EOF
+    )
+    for png in "${documented[@]}"; do
+        check "documented plot $png referenced in REPORT.md" grep -q "($png)" "$REPORT"
+    done
+    echo "report_test: ${#pngs[@]} figures checked"
+else
+    echo "SKIP report_test figures: $PY has no matplotlib; tables checked only"
+    check "REPORT.md says the plots were skipped" grep -q "Plots skipped" "$REPORT"
+fi
+
+echo "report_test: $passed passed, $fail failed"
+[ "$fail" -eq 0 ]
