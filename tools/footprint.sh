@@ -1,60 +1,175 @@
 #!/usr/bin/env bash
 # footprint.sh -- the heap's footprint on the embedded targets, at -Os:
-#   1. .text/.data/.bss of each backend's object and of the shared code, Cortex-M4 and RV32;
-#   2. the control structure (the index alone, and the whole heap control block) for several
-#      largest-block settings (RT_HEAP_MAX_BLOCK_LOG2), i.e. heap-size ranges.
-# Usage: tools/footprint.sh [--markdown]   (run from anywhere)
+#   1. .text/.data/.bss of each backend's object and of the shared code, Cortex-M4 and RV32
+#      (Berkeley `size`: .text counts read-only data too);
+#   2. per allocator, what a firmware that creates only that allocator links: heap_common + hooks +
+#      the backend for the boundary-tag heaps, hooks + buddy for the buddy (object sizes before the
+#      linker drops unused functions: an upper bound of what it keeps);
+#   3. the control structure (the index alone, and the whole control block at the start of the
+#      caller's buffer) on Cortex-M4 for several largest-block settings (RT_HEAP_MAX_BLOCK_LOG2),
+#      i.e. heap-size ranges; the buddy's does not depend on it (its table, 1/32 of the arena, is
+#      not counted).
+# Nothing is linked or run: the control sizes are sizeof() read back from tools/footprint_probe.c's
+# objects with the cross nm.
+#
+# Usage: tools/footprint.sh [--markdown] [--csv DIR]      (run from anywhere)
+#   --markdown   the tables as markdown (for README.md)
+#   --csv DIR    also writes DIR/footprint.csv (target,object,text,data,bss),
+#                DIR/footprint_alloc.csv (target,allocator,backend,shared, .text/.data/.bss of the
+#                backend, of the shared objects and in total) and DIR/footprint_control.csv
+#                (target,max_block_log2,allocator,index_bytes,control_bytes); bench.sh uses it for
+#                the report's footprint section. Each starts with '#' lines: compilers, flags, date.
+# A target whose cross compiler is missing is skipped with a note on stderr; exits 1 when neither
+# is present (and writes no CSV then).
 set -euo pipefail
+md=
+csv=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --markdown) md=--markdown ;;
+    --csv) [ $# -ge 2 ] || { echo "footprint.sh: --csv needs a directory" >&2; exit 2; }
+           mkdir -p "$2"; csv=$(cd "$2" && pwd); shift ;;
+    -h|--help) sed -n '2,/^set -/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "footprint.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
 cd "$(dirname "$0")/.."
-md=${1:-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 flags=(-std=c11 -Os -ffreestanding -ffunction-sections -fdata-sections -Iinclude -Isrc
        -Wall -Wextra -Werror)
+targets=(cortex-m4 rv32imac)
 declare -A cc=(
   [cortex-m4]="arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
   [rv32imac]="riscv64-unknown-elf-gcc -march=rv32imac_zicsr -mabi=ilp32 -mcmodel=medany"
 )
-row() { if [ "$md" = --markdown ]; then printf '| %s |\n' "$(printf '%s | ' "$@" | sed 's/ | $//')"; else printf '%-10s %-22s %8s %8s %8s\n' "$@"; fi; }
+# Objects, and what a firmware links per allocator: the backend, then the shared objects.
+objects=(heap_common hooks heap_tlsf heap_tlsf32 heap_seglist heap_firstfit heap_bestfit heap_halffit buddy)
+declare -A src=([heap_common]=src/heap/heap_common.c [hooks]=src/core/hooks.c [buddy]=src/buddy/buddy.c)
+allocators=(tlsf tlsf32 seglist firstfit bestfit halffit buddy)
+backend_of() { if [ "$1" = buddy ]; then echo buddy; else echo "heap_$1"; fi; }
+shared_of() { if [ "$1" = buddy ]; then echo hooks; else echo "heap_common hooks"; fi; }
 
+present=()
+for t in "${targets[@]}"; do
+  read -r -a c <<<"${cc[$t]}"
+  if command -v "${c[0]}" >/dev/null 2>&1 && command -v "${c[0]%-gcc}-size" >/dev/null 2>&1; then
+    present+=("$t")
+  else
+    echo "footprint.sh: ${c[0]} (or ${c[0]%-gcc}-size) not found: $t skipped" >&2
+  fi
+done
+if [ ${#present[@]} -eq 0 ]; then
+  echo "footprint.sh: no cross compiler (arm-none-eabi-gcc, riscv64-unknown-elf-gcc): nothing measured" >&2
+  exit 1
+fi
+
+row() { if [ "$md" = --markdown ]; then printf '| %s |\n' "$(printf '%s | ' "$@" | sed 's/ | $//')"; else printf '%-10s %-22s %8s %8s %8s\n' "$@"; fi; }
+meta() { # the '#' lines at the top of each CSV
+  local t c
+  echo "# footprint: tools/footprint.sh, sizes of objects compiled for the target (nothing linked or run)"
+  echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "# source: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+  for t in "${present[@]}"; do
+    read -r -a c <<<"${cc[$t]}"
+    echo "# compiler $t: ${c[0]} $("${c[0]}" -dumpversion) ${c[*]:1}"
+  done
+  echo "# flags: ${flags[*]}"
+}
+if [ -n "$csv" ]; then
+  { meta; echo "target,object,text,data,bss"; } >"$out/footprint.csv"
+  { meta; echo "target,allocator,backend,shared,backend_text,backend_data,backend_bss,shared_text,shared_data,shared_bss,text,data,bss"; } >"$out/footprint_alloc.csv"
+  { meta; echo "target,max_block_log2,allocator,index_bytes,control_bytes"; } >"$out/footprint_control.csv"
+fi
+
+# --- 1. per object -------------------------------------------------------------------------------
+declare -A sz # sz[target/object] = "text data bss"
 echo "Code and data per object (bytes, -Os). A firmware links heap_common, hooks and the one backend it creates."
 [ "$md" = --markdown ] && { echo; echo "| target | object | .text | .data | .bss |"; echo "|---|---|---:|---:|---:|"; }
 [ "$md" = --markdown ] || row target object .text .data .bss
-for t in cortex-m4 rv32imac; do
+for t in "${present[@]}"; do
   read -r -a c <<<"${cc[$t]}"
-  for f in src/heap/heap_common.c src/core/hooks.c src/heap/heap_tlsf.c src/heap/heap_tlsf32.c src/heap/heap_seglist.c \
-           src/heap/heap_firstfit.c src/heap/heap_bestfit.c src/heap/heap_halffit.c src/buddy/buddy.c; do
+  for obj in "${objects[@]}"; do
+    f=${src[$obj]:-src/heap/$obj.c}
     [ -f "$f" ] || continue
-    o="$out/$t-$(basename "$f" .c).o"
+    o="$out/$t-$obj.o"
     "${c[@]}" "${flags[@]}" -c "$f" -o "$o"
-    size=$("${c[0]}" -print-prog-name=size 2>/dev/null || true)
-    sz=$(${c[0]%-gcc}-size "$o" 2>/dev/null | awk 'NR==2{print $1, $2, $3}')
-    [ -n "$sz" ] || sz=$(riscv64-unknown-elf-size "$o" | awk 'NR==2{print $1, $2, $3}')
-    read -r text data bss <<<"$sz"
-    row "$t" "$(basename "$f" .c)" "$text" "$data" "$bss"
+    read -r text data bss < <("${c[0]%-gcc}-size" "$o" | awk 'NR==2{print $1, $2, $3}')
+    sz[$t/$obj]="$text $data $bss"
+    row "$t" "$obj" "$text" "$data" "$bss"
+    [ -z "$csv" ] || echo "$t,$obj,$text,$data,$bss" >>"$out/footprint.csv"
   done
 done
 
+# --- 2. per allocator ----------------------------------------------------------------------------
 echo
-echo "Control structure on Cortex-M4 (32-bit), bytes: the index alone / the whole heap control block"
-echo "(blog: TLSF control block 956 B = 14x16 list heads + bitmaps; seglist 32 B)"
-[ "$md" = --markdown ] && { echo; echo "| largest block | tlsf index | tlsf heap | tlsf32 index | seglist index | seglist heap | halffit index | fit-list index |"; echo "|---|---:|---:|---:|---:|---:|---:|---:|"; }
-[ "$md" = --markdown ] || printf '%-14s %10s %10s %12s %13s %12s %13s %14s\n' "largest block" "tlsf idx" "tlsf heap" "tlsf32 idx" "seglist idx" "seglist heap" "halffit idx" "fitlist idx"
-read -r -a c <<<"${cc[cortex-m4]}"
-for L in 16 20 24 28 31; do
-  vals=()
-  for p in "TLSF" "TLSF -DTLSF_SL_LOG2=5" SEGLIST HALFFIT FIT; do
-    read -r -a extra <<<"-DPROBE_$p"
-    o="$out/probe.o"
-    "${c[@]}" "${flags[@]}" -Wno-unused-function -DRT_HEAP_MAX_BLOCK_LOG2=$L "${extra[@]}" -c tools/footprint_probe.c -o "$o"
-    idx=$(arm-none-eabi-nm -S "$o" | awk '/probe_index/{print $2}' | xargs -I{} printf '%d' 0x{})
-    heap=$(arm-none-eabi-nm -S "$o" | awk '/probe_heap/{print $2}' | xargs -I{} printf '%d' 0x{})
-    vals+=("$idx" "$heap")
+echo "Per allocator: backend + shared objects, what a firmware creating only it links (bytes, before --gc-sections)."
+if [ "$md" = --markdown ]; then
+  echo; echo "| target | allocator | shared | .text | .data | .bss |"; echo "|---|---|---|---:|---:|---:|"
+else
+  printf '%-10s %-10s %-20s %8s %8s %8s\n' target allocator shared .text .data .bss
+fi
+for t in "${present[@]}"; do
+  for a in "${allocators[@]}"; do
+    b=$(backend_of "$a")
+    [ -n "${sz[$t/$b]:-}" ] || continue
+    read -r bt bd bb <<<"${sz[$t/$b]}"
+    st=0 sd=0 sb=0 names=()
+    for s in $(shared_of "$a"); do
+      read -r x y z <<<"${sz[$t/$s]:-0 0 0}"
+      st=$((st + x)) sd=$((sd + y)) sb=$((sb + z)) names+=("$s")
+    done
+    shared=$(IFS=+; echo "${names[*]}")
+    if [ "$md" = --markdown ]; then
+      echo "| $t | $a | $shared | $((bt + st)) | $((bd + sd)) | $((bb + sb)) |"
+    else
+      printf '%-10s %-10s %-20s %8s %8s %8s\n' "$t" "$a" "$shared" $((bt + st)) $((bd + sd)) $((bb + sb))
+    fi
+    [ -z "$csv" ] || echo "$t,$a,$b,$shared,$bt,$bd,$bb,$st,$sd,$sb,$((bt + st)),$((bd + sd)),$((bb + sb))" \
+      >>"$out/footprint_alloc.csv"
   done
-  label="< 2^$L B"
-  if [ "$md" = --markdown ]; then
-    echo "| $label | ${vals[0]} | ${vals[1]} | ${vals[2]} | ${vals[4]} | ${vals[5]} | ${vals[6]} | ${vals[8]} |"
-  else
-    printf '%-14s %10s %10s %12s %13s %12s %13s %14s\n' "$label" "${vals[0]}" "${vals[1]}" "${vals[2]}" "${vals[4]}" "${vals[5]}" "${vals[6]}" "${vals[8]}"
-  fi
 done
+
+# --- 3. control structure on Cortex-M4 -----------------------------------------------------------
+probe() { # probe EXTRA_FLAGS...: "index control", the sizes in bytes of tools/footprint_probe.c's
+  local o="$out/probe.o" i=- k=- v n  # two objects ("-" for one the probe does not define)
+  "${c[@]}" "${flags[@]}" "$@" -c tools/footprint_probe.c -o "$o"
+  while read -r _ v _ n; do
+    case "$n" in probe_index) i=$((16#$v)) ;; probe_control) k=$((16#$v)) ;; esac
+  done < <(arm-none-eabi-nm -S "$o")
+  echo "$i $k"
+}
+if [[ " ${present[*]} " != *" cortex-m4 "* ]]; then
+  echo
+  echo "Control structure: skipped (no arm-none-eabi-gcc)"
+else
+  echo
+  echo "Control structure on Cortex-M4 (32-bit), bytes: the index alone / the whole heap control block"
+  echo "(blog: TLSF control block 956 B = 14x16 list heads + bitmaps; seglist 32 B)"
+  [ "$md" = --markdown ] && { echo; echo "| largest block | tlsf index | tlsf heap | tlsf32 index | seglist index | seglist heap | halffit index | fit-list index | buddy control |"; echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"; }
+  [ "$md" = --markdown ] || printf '%-14s %10s %10s %12s %13s %12s %13s %14s %14s\n' "largest block" "tlsf idx" "tlsf heap" "tlsf32 idx" "seglist idx" "seglist heap" "halffit idx" "fitlist idx" "buddy control"
+  read -r -a c <<<"${cc[cortex-m4]}"
+  read -r _ buddy < <(probe -DPROBE_BUDDY) # independent of RT_HEAP_MAX_BLOCK_LOG2
+  for L in 16 20 24 28 31; do
+    declare -A idx=() heap=()
+    for a in "${allocators[@]}"; do
+      [ "$a" != buddy ] || continue
+      read -r "idx[$a]" "heap[$a]" < <(probe -DRT_HEAP_MAX_BLOCK_LOG2="$L" "-DPROBE_BACKEND=\"heap/heap_$a.c\"")
+      [ -z "$csv" ] || echo "cortex-m4,$L,$a,${idx[$a]},${heap[$a]}" >>"$out/footprint_control.csv"
+    done
+    [ -z "$csv" ] || echo "cortex-m4,$L,buddy,,$buddy" >>"$out/footprint_control.csv"
+    label="< 2^$L B"
+    if [ "$md" = --markdown ]; then
+      echo "| $label | ${idx[tlsf]} | ${heap[tlsf]} | ${idx[tlsf32]} | ${idx[seglist]} | ${heap[seglist]} | ${idx[halffit]} | ${idx[firstfit]} | $buddy |"
+    else
+      printf '%-14s %10s %10s %12s %13s %12s %13s %14s %14s\n' "$label" "${idx[tlsf]}" "${heap[tlsf]}" "${idx[tlsf32]}" "${idx[seglist]}" "${heap[seglist]}" "${idx[halffit]}" "${idx[firstfit]}" "$buddy"
+    fi
+  done
+fi
+
+if [ -n "$csv" ]; then
+  for f in footprint.csv footprint_alloc.csv footprint_control.csv; do cp "$out/$f" "$csv/$f"; done
+  echo
+  echo "footprint.sh: wrote $csv/footprint.csv, footprint_alloc.csv, footprint_control.csv"
+fi
