@@ -12,7 +12,11 @@
 # 2. Builds Release with -O2 -DNDEBUG in build/bench (library and benchmark alike).
 # 3. Runs `rtbench run all` (table to stdout and results/rtbench.txt; CSVs to results/).
 # 4. Runs bench/callgrind_check.sh: exact instructions per call over every call of churn.
-# 5. Runs bench/report.py: results/REPORT.md and the PNG plots.
+# 5. Runs tools/footprint.sh --csv: .text/.data/.bss per allocator and control-block sizes for
+#    Cortex-M4 at -Os (results/footprint*.csv). Needs arm-none-eabi-gcc (gcc-arm-none-eabi, installed
+#    like the rest but optional: the benchmark goes on without it and the report says why the
+#    footprint is missing); RV32 rows too when riscv64-unknown-elf-gcc is present.
+# 6. Runs bench/report.py: results/REPORT.md and the PNG plots.
 # Per-operation CSVs (--raw) and callgrind files go to results/raw/, which git ignores.
 set -euo pipefail
 
@@ -44,15 +48,24 @@ have_lib() { # a shared library by soname, as the dynamic loader would find it
 }
 have_lib libjemalloc.so.2 || missing+=(libjemalloc-dev)
 have_lib libmimalloc.so.2 || missing+=(libmimalloc-dev)
-if [ ${#missing[@]} -gt 0 ]; then
+# Optional: the footprint (step 5) only; a failed install does not stop the benchmark.
+optional=()
+command -v arm-none-eabi-gcc >/dev/null 2>&1 || optional+=(gcc-arm-none-eabi)
+if [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
         SUDO=""
         [ "$(id -u)" -eq 0 ] || SUDO=sudo
-        echo "bench.sh: installing ${missing[*]}" >&2
-        $SUDO apt-get update
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+        echo "bench.sh: installing ${missing[*]} ${optional[*]}" >&2
+        $SUDO apt-get update || echo "bench.sh: apt-get update failed" >&2
+        if [ ${#missing[@]} -gt 0 ]; then
+            DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+        fi
+        if [ ${#optional[@]} -gt 0 ]; then
+            DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${optional[@]}" ||
+                echo "bench.sh: could not install ${optional[*]}: no footprint section" >&2
+        fi
     else
-        echo "bench.sh: please install: ${missing[*]}" >&2
+        echo "bench.sh: please install: ${missing[*]} ${optional[*]}" >&2
     fi
 fi
 PY=$(have_matplotlib || echo python3)
@@ -82,7 +95,18 @@ if [ "$rc" -eq 0 ] && command -v valgrind >/dev/null 2>&1; then
     bench/callgrind_check.sh -r "$RTBENCH" -o "$RESULTS" | tee -a "$RESULTS/rtbench.txt"
 fi
 
-# --- 5. report ---------------------------------------------------------------------------------
+# --- 5. footprint (Cortex-M4, -Os) -------------------------------------------------------------
+# A previous run's CSVs are removed first, so that the report never shows sizes of other sources.
+rm -f "$RESULTS"/footprint.csv "$RESULTS"/footprint_alloc.csv "$RESULTS"/footprint_control.csv
+if command -v arm-none-eabi-gcc >/dev/null 2>&1; then
+    tools/footprint.sh --csv "$RESULTS" | tee -a "$RESULTS/rtbench.txt" ||
+        echo "bench.sh: tools/footprint.sh failed; the report's footprint section says not measured" >&2
+else
+    echo "bench.sh: no arm-none-eabi-gcc (Debian: gcc-arm-none-eabi): the report's footprint section" \
+         "says not measured" | tee -a "$RESULTS/rtbench.txt" >&2
+fi
+
+# --- 6. report ---------------------------------------------------------------------------------
 "$PY" bench/report.py "$RESULTS"
 echo "bench.sh: see $RESULTS/REPORT.md" >&2
 exit "$rc"
