@@ -5,8 +5,10 @@
  *   - time runs, Tests 1-3: cycles per malloc and per free, each trace replayed twice on fresh
  *     instances and the per-op minimum kept (the driver's timed replay); Table 5 as avg / stdv /
  *     max / min over every call of the 10 seeds, beside the paper's;
- *   - fragmentation runs, Tests 1-3: F per seed (frag.h: the watermark; glibc and the other
- *     glibc approximated: replayed in a thread on an arena of its own, the span of its chunks; the other system peers and noop left out: no watermark);
+ *   - fragmentation runs, Tests 1-3: F per seed (frag.h: the watermark). System peers, approximated:
+ *     glibc replayed in a thread on an arena of its own, the span of its chunks; jemalloc and
+ *     mimalloc in a private arena / heap, the peak of its pages sampled after every malloc
+ *     (peers.h, bench_peer_private_open); noop left out;
  *     Table 7 as avg / stdv / max / min over the seeds, beside the paper's;
  *   - Test 4: one Test-3 task set (a Test-4 draw), delayed deallocation with the deallocation
  *     task's period swept geometrically from the shortest task period to 10x the longest; F is
@@ -45,6 +47,7 @@
 #include "frag.h"
 #include "inscount.h"
 #include "metrics.h"
+#include "peers.h"
 #include "workload.h"
 
 enum { MM_TESTS = 3, MM_MAX_SEEDS = 64, MM_FIG4 = 1400, MM_MAX_PERIODS = 16 };
@@ -216,11 +219,15 @@ static void *gw_thread(void *arg)
 }
 #endif
 
-/* True when F can be measured for a: a watermark (ours), or glibc (above). */
+/* True when F can be measured for a: a watermark (ours), glibc (above), jemalloc and mimalloc in a
+ * private arena or heap (peers.h: bench_peer_private_open). */
 static bool mm_has_frag(const rt_allocator_t *a)
 {
     if (a->create != NULL) {
         return a->stats != NULL;
+    }
+    if (a == &bench_jemalloc || a == &bench_mimalloc) {
+        return true;
     }
 #if defined(__GLIBC__)
     return strcmp(a->name, "glibc") == 0;
@@ -233,6 +240,24 @@ static bool mm_has_frag(const rt_allocator_t *a)
 static void mm_replay(drv_instance_t *in, const wl_trace_t *t, uint64_t *series, size_t series_len, fr_result_t *r)
 {
     const rt_allocator_t *a = in->a;
+    if (a == &bench_jemalloc || a == &bench_mimalloc) {
+        rt_allocator_t view;
+        void *h = NULL;
+        if (!bench_peer_private_open(a, &view, &h)) {
+            memset(r, 0, sizeof *r);
+            return;
+        }
+        fr_replay(&view, h, in->slots, t, series, series_len, &drv_stop, r);
+        for (uint32_t s = 0; s < in->nslots; s++) {
+            if (in->slots[s] != NULL) {
+                view.free(h, in->slots[s]);
+                in->slots[s] = NULL;
+            }
+        }
+        bench_peer_private_close(h);
+        r->approximated = true;
+        return;
+    }
 #if defined(__GLIBC__)
     if (a->create == NULL && strcmp(a->name, "glibc") == 0) {
         rt_allocator_t view = *a;
@@ -808,7 +833,10 @@ int exp_masmano(bench_ctx_t *ctx)
         mm_table7(st, false);
         printf("F = (peak memory / peak live - 1) x 100 %%: the watermark (highest address handed out) against the\n"
                "most requested bytes live at once. glibc (approx.): each run in a thread of its own, on an arena of its\n"
-               "own: from its lowest chunk to its highest chunk end; other system peers have no watermark: left out.\n"
+               "own: from its lowest chunk to its highest chunk end. jemalloc, mimalloc (approx.): each run in an arena\n"
+               "(jemalloc: arenas.create + its own tcache) or heap (mimalloc: mi_heap_new) of its own, the peak of its\n"
+               "pages sampled after every malloc (jemalloc: active + dirty + muzzy pages; mimalloc: carved bytes of its\n"
+               "pages); metadata left out. noop: no memory, left out.\n"
                "buddy runs over a power-of-two region aligned to its size (exp_masmano.c).\n");
         printf("\nTable 7, internal fragmentation only: F from the peak of the bytes in live blocks (rt_stats_t.peak_used:\n"
                "headers and rounding) instead of the watermark; no paper column.\n");

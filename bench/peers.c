@@ -217,6 +217,10 @@ static struct {
     int (*posix_memalign)(void **, size_t, size_t);
     size_t (*usable)(void *);
     int (*mallctl)(const char *, void *, size_t *, void *, size_t);
+    void *(*mallocx)(size_t, int);
+    void (*dallocx)(void *, int);
+    int (*nametomib)(const char *, size_t *, size_t *);
+    int (*bymib)(const size_t *, size_t, void *, size_t *, void *, size_t);
 } je;
 
 static void *jemalloc_malloc(void *h, size_t n)
@@ -309,6 +313,9 @@ static struct {
     bool (*visit)(const void *, bool, bool (*)(const void *, const void *, void *, size_t, void *), void *);
     bool (*in_heap)(const void *);
     int (*version)(void);
+    void *(*heap_new)(void);
+    void (*heap_destroy)(void *);
+    void *(*heap_malloc)(void *, size_t);
 } mi;
 
 static void *mimalloc_malloc(void *h, size_t n)
@@ -466,7 +473,9 @@ static bool load_jemalloc(peer_lib_t *L, char **argv)
     if (!(SYM(h, "malloc", je.malloc, &missing) && SYM(h, "free", je.free, &missing) &&
           SYM(h, "realloc", je.realloc, &missing) && SYM(h, "calloc", je.calloc, &missing) &&
           SYM(h, "posix_memalign", je.posix_memalign, &missing) &&
-          SYM(h, "malloc_usable_size", je.usable, &missing) && SYM(h, "mallctl", je.mallctl, &missing))) {
+          SYM(h, "malloc_usable_size", je.usable, &missing) && SYM(h, "mallctl", je.mallctl, &missing) &&
+          SYM(h, "mallocx", je.mallocx, &missing) && SYM(h, "dallocx", je.dallocx, &missing) &&
+          SYM(h, "mallctlnametomib", je.nametomib, &missing) && SYM(h, "mallctlbymib", je.bymib, &missing))) {
         snprintf(L->why, sizeof L->why, "%s: no symbol %s", L->soname, missing);
         return false;
     }
@@ -506,7 +515,9 @@ static bool load_mimalloc(peer_lib_t *L)
           SYM(h, "mi_malloc_aligned", mi.malloc_aligned, &missing) && SYM(h, "mi_usable_size", mi.usable, &missing) &&
           SYM(h, "mi_heap_get_default", mi.heap_default, &missing) &&
           SYM(h, "mi_heap_visit_blocks", mi.visit, &missing) &&
-          SYM(h, "mi_is_in_heap_region", mi.in_heap, &missing) && SYM(h, "mi_version", mi.version, &missing))) {
+          SYM(h, "mi_is_in_heap_region", mi.in_heap, &missing) && SYM(h, "mi_version", mi.version, &missing) &&
+          SYM(h, "mi_heap_new", mi.heap_new, &missing) && SYM(h, "mi_heap_destroy", mi.heap_destroy, &missing) &&
+          SYM(h, "mi_heap_malloc", mi.heap_malloc, &missing))) {
         snprintf(L->why, sizeof L->why, "%s: no symbol %s", L->soname, missing);
         return false;
     }
@@ -555,6 +566,198 @@ void bench_peer_reset_peak(const rt_allocator_t *a)
         rt_stats_t s;
         a->stats(NULL, &s); /* restarts from the current figures */
     }
+}
+
+/* --- private instances of jemalloc and mimalloc, for fragmentation (peers.h) ---------------- */
+
+/* jemalloc.h's flags (5.x ABI): arena a, explicit tcache tc. */
+#define JE_MALLOCX_ARENA(a) ((int)(((unsigned)(a) + 1u) << 20))
+#define JE_MALLOCX_TCACHE(tc) ((int)(((unsigned)(tc) + 2u) << 8))
+
+typedef struct peer_private {
+    const rt_allocator_t *peer;
+    unsigned arena, tcache; /* jemalloc */
+    int flags;
+    size_t mib_epoch[1], mib_active[4], mib_dirty[4], mib_muzzy[4], mib_small[5], mib_large[5];
+    size_t len_epoch, len_active, len_dirty, len_muzzy, len_small, len_large;
+    size_t page;
+    size_t used;
+    void *heap; /* mimalloc */
+    peer_peak_t peak;
+} peer_private_t;
+
+static peer_private_t pv_je, pv_mi;
+
+static size_t je_mib_read(const size_t *mib, size_t len)
+{
+    size_t v = 0, vlen = sizeof v;
+    return je.bymib(mib, len, &v, &vlen, NULL, 0) == 0 ? v : 0;
+}
+
+/* The private arena's pages now: refresh (epoch), then its active + dirty + muzzy pages. */
+static size_t pv_je_pages(peer_private_t *pv)
+{
+    uint64_t epoch = 1;
+    size_t elen = sizeof epoch;
+    je.bymib(pv->mib_epoch, pv->len_epoch, &epoch, &elen, &epoch, elen);
+    return (je_mib_read(pv->mib_active, pv->len_active) + je_mib_read(pv->mib_dirty, pv->len_dirty) +
+            je_mib_read(pv->mib_muzzy, pv->len_muzzy)) *
+           pv->page;
+}
+
+/* Bytes in live blocks (usable sizes: size classes included), counted by the wrappers. */
+static void *pv_je_malloc(void *h, size_t n)
+{
+    peer_private_t *pv = h;
+    void *p = je.mallocx(n != 0 ? n : 1u, pv->flags);
+    if (p != NULL) {
+        pv->used += je.usable(p);
+        pv->peak.used = pv->used > pv->peak.used ? pv->used : pv->peak.used;
+    }
+    return p;
+}
+
+static void pv_je_free(void *h, void *p)
+{
+    peer_private_t *pv = h;
+    if (p != NULL) {
+        pv->used -= je.usable(p);
+        je.dallocx(p, JE_MALLOCX_TCACHE(pv->tcache));
+    }
+}
+
+static void pv_mi_sample(peer_private_t *pv)
+{
+    rt_stats_t s;
+    memset(&s, 0, sizeof s);
+    mi.visit(pv->heap, false, mi_area_sum, &s);
+    peak_fill(&pv->peak, &s);
+}
+
+static void *pv_mi_malloc(void *h, size_t n)
+{
+    peer_private_t *pv = h;
+    void *p = mi.heap_malloc(pv->heap, n);
+    pv_mi_sample(pv);
+    return p;
+}
+
+static void pv_mi_free(void *h, void *p)
+{
+    (void)h;
+    mi.free(p);
+}
+
+static void pv_stats(void *h, rt_stats_t *s)
+{
+    peer_private_t *pv = h;
+    memset(s, 0, sizeof *s);
+    if (pv->peer == &bench_jemalloc) {
+        /* decay is off in the private arena: its pages never go back, so now is its peak */
+        size_t pages = pv_je_pages(pv);
+        pv->peak.capacity = pages > pv->peak.capacity ? pages : pv->peak.capacity;
+    }
+    s->watermark = pv->peak.capacity;
+    s->peak_used = pv->peak.used;
+}
+
+static void *pv_create(void *mem, size_t size)
+{
+    (void)mem, (void)size;
+    return NULL; /* never called: marks the view as an instance with a watermark (frag.h) */
+}
+
+static bool pv_je_mib(const char *fmt, unsigned arena, size_t *mib, size_t *len, size_t cap)
+{
+    char name[96];
+    snprintf(name, sizeof name, fmt, arena);
+    *len = cap;
+    return je.nametomib(name, mib, len) == 0;
+}
+
+bool bench_peer_private_open(const rt_allocator_t *a, rt_allocator_t *view, void **handle)
+{
+    *view = *a;
+    view->create = pv_create;
+    view->stats = pv_stats;
+    view->realloc = NULL;
+    view->calloc = NULL;
+    view->memalign = NULL;
+    view->usable_size = NULL;
+    if (a == &bench_jemalloc && bench_peer_unavailable("jemalloc") == NULL) {
+        peer_private_t *pv = &pv_je;
+        memset(pv, 0, sizeof *pv);
+        pv->peer = a;
+        size_t len = sizeof pv->arena;
+        if (je.mallctl("arenas.create", &pv->arena, &len, NULL, 0) != 0) {
+            return false;
+        }
+        len = sizeof pv->tcache;
+        if (je.mallctl("tcache.create", &pv->tcache, &len, NULL, 0) != 0) {
+            return false;
+        }
+        pv->flags = JE_MALLOCX_ARENA(pv->arena) | JE_MALLOCX_TCACHE(pv->tcache);
+        pv->page = je_stat("arenas.page");
+        uint64_t epoch = 1;
+        len = sizeof epoch;
+        je.mallctl("epoch", &epoch, &len, &epoch, len); /* a new arena's stats appear after a refresh */
+        if (!(pv_je_mib("epoch", 0, pv->mib_epoch, &pv->len_epoch, 1) &&
+              pv_je_mib("stats.arenas.%u.pactive", pv->arena, pv->mib_active, &pv->len_active, 4) &&
+              pv_je_mib("stats.arenas.%u.pdirty", pv->arena, pv->mib_dirty, &pv->len_dirty, 4) &&
+              pv_je_mib("stats.arenas.%u.pmuzzy", pv->arena, pv->mib_muzzy, &pv->len_muzzy, 4) &&
+              pv_je_mib("stats.arenas.%u.small.allocated", pv->arena, pv->mib_small, &pv->len_small, 5) &&
+              pv_je_mib("stats.arenas.%u.large.allocated", pv->arena, pv->mib_large, &pv->len_large, 5))) {
+            return false;
+        }
+        /* No purging in this arena (decay -1: dirty and muzzy pages are kept), so the pages it
+         * holds never decrease during the run and their count at any time is their peak so far:
+         * one read at the end gives it exactly, without the cost of a refresh per malloc. */
+        ssize_t never = -1;
+        char name[64];
+        snprintf(name, sizeof name, "arena.%u.dirty_decay_ms", pv->arena);
+        bool ok = je.mallctl(name, NULL, NULL, &never, sizeof never) == 0;
+        snprintf(name, sizeof name, "arena.%u.muzzy_decay_ms", pv->arena);
+        ok = ok && je.mallctl(name, NULL, NULL, &never, sizeof never) == 0;
+        if (!ok) {
+            return false;
+        }
+        view->malloc = pv_je_malloc;
+        view->free = pv_je_free;
+        *handle = pv;
+        return true;
+    }
+    if (a == &bench_mimalloc && bench_peer_unavailable("mimalloc") == NULL) {
+        peer_private_t *pv = &pv_mi;
+        memset(pv, 0, sizeof *pv);
+        pv->peer = a;
+        pv->heap = mi.heap_new();
+        if (pv->heap == NULL) {
+            return false;
+        }
+        view->malloc = pv_mi_malloc;
+        view->free = pv_mi_free;
+        *handle = pv;
+        return true;
+    }
+    return false;
+}
+
+void bench_peer_private_close(void *handle)
+{
+    peer_private_t *pv = handle;
+    if (pv == NULL) {
+        return;
+    }
+    if (pv->peer == &bench_jemalloc) {
+        /* the caller has freed every block: flush the tcache, then drop the arena's pages */
+        je.mallctl("tcache.destroy", NULL, NULL, &pv->tcache, sizeof pv->tcache);
+        char name[64];
+        snprintf(name, sizeof name, "arena.%u.destroy", pv->arena);
+        je.mallctl(name, NULL, NULL, NULL, 0);
+    } else if (pv->peer == &bench_mimalloc) {
+        mi.heap_destroy(pv->heap);
+    }
+    pv->peer = NULL;
 }
 
 void bench_peers_print_unavailable(FILE *f)

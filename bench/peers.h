@@ -16,6 +16,7 @@
 #ifndef RTBENCH_PEERS_H
 #define RTBENCH_PEERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -42,6 +43,25 @@ const char *bench_peer_version(const rt_allocator_t *a);
 /* System peers (glibc, jemalloc, mimalloc): their stats' watermark and peak_used are the highest
  * figures seen by stats calls since this call (peers.c); restarts them from the current ones. */
 void bench_peer_reset_peak(const rt_allocator_t *a);
+
+/* Fragmentation (Masmano's F) of jemalloc and mimalloc needs the peak of one run's memory, which
+ * the process-wide figures cannot give (earlier runs' pages stay in them). This opens a private
+ * instance of the peer a and fills *view with a descriptor for it (create set to a marker that is
+ * never called, so frag.h reads its watermark; realloc, calloc, memalign, usable_size NULL):
+ *   jemalloc  an arena of its own (arenas.create) with a thread cache of its own (tcache.create),
+ *             through mallocx/dallocx with MALLOCX_ARENA and MALLOCX_TCACHE;
+ *   mimalloc  a heap of its own (mi_heap_new), through mi_heap_malloc and mi_free.
+ * watermark = the peak of that arena's or heap's memory: jemalloc its pages active + dirty + muzzy
+ * (metadata left out), read when stats is called -- the arena's decay is set to -1 (never purge),
+ * so that figure never decreases and is the peak so far (the default 10 s decay would return part
+ * of the dirty pages to the OS during a long run); mimalloc the carved bytes of the heap's pages
+ * (mi_heap_visit_blocks), sampled after every malloc. peak_used = the most bytes in live blocks
+ * (usable sizes: size classes included), counted by the view's malloc and free. Only one private instance per peer at a time.
+ * Returns false when a is not jemalloc or mimalloc, or the peer is unavailable. The caller frees
+ * every block it holds, then calls bench_peer_private_close(*handle), which destroys the arena
+ * (jemalloc: tcache.destroy, arena.<i>.destroy) or the heap (mi_heap_destroy). */
+bool bench_peer_private_open(const rt_allocator_t *a, rt_allocator_t *view, void **handle);
+void bench_peer_private_close(void *handle);
 
 /* Under a table: the note that the system peers among allocs[0..n) are not pre-touched. */
 void bench_peers_footnote(FILE *f, const rt_allocator_t *const *allocs, size_t n);
