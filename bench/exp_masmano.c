@@ -16,9 +16,9 @@
  *     over seeds of the simulation (and, in the CSV, over the bytes within their holding time);
  *   - Figure 4's data: the first 1400 mallocs of Test 3's first fragmentation trace, live bytes
  *     and each allocator's peak memory after every malloc.
- * Scale (mallocs per trace): quick 30,000 (time) and 100,000 (fragmentation), Test 4 6 periods x
- * 5 seeds x 30,000; full (the paper's): 300,000 and 1,500,000, Test 4 10 periods x 50 seeds x
- * 300,000.
+ * Scale (mallocs per trace; mm_quick, mm_full): quick 30,000 (time) and 300,000 (fragmentation),
+ * Test 4 8 periods x 10 seeds x 100,000; paper (--scale paper): the paper's 300,000 and 1,500,000,
+ * Test 4 10 periods x 50 seeds x 300,000.
  *   - Table 6 and Figure 3: instructions per malloc and per free, counted exactly (inscount.h:
  *     ptrace single-stepping, from the entry of the descriptor's malloc/free to its return) on
  *     the first time trace of each test (seed 0), avg / stdv / max / min over the counted calls,
@@ -27,7 +27,7 @@
  *     ops / 400 within a budget of 150,000 single steps per allocator and test (about a minute
  *     for all allocators); full: the 300,000-malloc traces, stride = ops / 20,000, budget
  *     2,000,000 steps. The paper counted every op of 300,000-malloc traces: RTBENCH_MM_INSTR_ALL=1
- *     counts every op (stride 1, no budget) at the chosen scale -- hours at full scale (one single
+ *     counts every op (stride 1, no budget) at the chosen scale -- hours at paper scale (one single
  *     step takes ~20-40 us).
  *
  * Outputs: masmano_time.csv, masmano_frag.csv, masmano_test4.csv, masmano_fig4.csv,

@@ -95,7 +95,7 @@ void bench_print_header(FILE *f, const bench_ctx_t *ctx, const char *prefix)
     fprintf(f, "%scompiler: %s\n", prefix, ctx->meta.compiler);
     fprintf(f, "%sflags: %s\n", prefix, ctx->meta.flags);
     fprintf(f, "%sseed: %llu\n", prefix, (unsigned long long)ctx->seed);
-    fprintf(f, "%sscale: %s\n", prefix, ctx->scale == BENCH_FULL ? "full" : "quick");
+    fprintf(f, "%sscale: %s\n", prefix, ctx->scale == BENCH_FULL ? "paper" : "quick");
     fprintf(f, "%sload average at start (1/5/15 min): %s on %ld CPUs\n", prefix, ctx->meta.load,
             sysconf(_SC_NPROCESSORS_ONLN));
     fprintf(f, "%sclock: %s\n", prefix, ctx->clock_verified ? ctx->clock.source : "not verified in this run");
