@@ -6,8 +6,10 @@
 Reads what `rtbench run all --csv DIR` and bench/callgrind_check.sh wrote: clock.csv, churn.csv,
 small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_memfrag.csv,
 inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
-masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv. Missing files leave their section out. Every table is
-preceded by the run's header (machine, compiler, flags, seed, date), as STYLE rule 11 asks.
+masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, and what `tools/footprint.sh --csv` wrote:
+footprint.csv, footprint_alloc.csv, footprint_control.csv. Missing files leave their section out (the
+footprint's says "not measured"). Every table is preceded by the run's header (machine, compiler, flags,
+seed, date), as STYLE rule 11 asks; the footprint's by its cross compiler's.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
 small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png.
 """
@@ -73,6 +75,14 @@ MASMANO_T6_FREE = {
 # Masmano et al. 2006, Table 2: worst-case instructions per malloc / free on adversarial loads.
 MASMANO_T2 = {"firstfit": (81995, 126), "bestfit": (98385, 126), "buddy": (1403, 1379), "glibc": (721108, 83),
               "halffit": (136, 166), "tlsf": (170, 194)}
+
+
+# The VaiOS blog, section 11: two whole VaiOS firmware images on an STM32F401 (Cortex-M4), the
+# allocator's control block a static object in .bss: (SEGLIST, TLSF) bytes as published.
+BLOG_FOOTPRINT = [("flash (.text)", 30568, 30552), ("static RAM (.bss)", 1920, 2848),
+                  ("the allocator backend alone (.bss)", 32, 956)]
+# The blog's TLSF has 14 first-level rows (14 x 16 list heads): blocks below 2^20 on our mapping.
+BLOG_MAX_BLOCK_LOG2 = 20
 
 
 # Coinciding curves (seglist = first fit = best fit on mem_frag, tlsf = tlsf32) must stay visible:
@@ -607,7 +617,7 @@ class Report:
             self.w()
         self.w("Counted from the entry of the descriptor's malloc/free to its return (ret included, kernel "
                "instructions not). The paper counted every op of 300,000-malloc traces on x86-32 "
-               "(`RTBENCH_MM_INSTR_ALL=1` counts every op here; hours at full scale); its max values are over all "
+               "(`RTBENCH_MM_INSTR_ALL=1` counts every op here; hours at paper scale); its max values are over all "
                "calls, ours over the sample." + (f" The step budget widened the stride or cut the sample for: "
                                                  f"{', '.join(cut)}." if cut else ""))
         self.w()
@@ -678,6 +688,125 @@ class Report:
                        [f"{MASMANO_NAMES[a]} {p[0]} / {p[1]}" if p else ""])
         self.w(table(["allocator"] + scen + ["paper (Table 2)"], out))
         self.w()
+
+    def footprint(self):
+        meta, arows = read_csv(self.path("footprint_alloc.csv"))
+        _, crows = read_csv(self.path("footprint_control.csv"))
+        _, orows = read_csv(self.path("footprint.csv"))
+        self.w("## Footprint (Cortex-M4, -Os)")
+        self.w()
+        m4 = [r for r in arows or [] if r["target"] == "cortex-m4"]
+        ctl = [r for r in crows or [] if r["target"] == "cortex-m4"]
+        if not m4 and not ctl:
+            self.w("**Not measured**: no footprint CSVs in this directory (`bench.sh` runs `tools/footprint.sh "
+                   "--csv` when `arm-none-eabi-gcc` is installed; Debian: `gcc-arm-none-eabi`). The blog's "
+                   "figures alone:")
+            self.w()
+        else:
+            for m in meta or []:
+                if m.startswith(("compiler cortex-m4", "flags", "date", "source")):
+                    k, v = m.split(":", 1)
+                    self.w(f"- **{k.strip()}**: {v.strip()}")
+            self.w()
+        if m4:
+            rv = {r["allocator"]: r for r in arows if r["target"] == "rv32imac"}
+            self.w("Bytes of each allocator's objects compiled for Cortex-M4 at `-Os` (`tools/footprint.sh`; "
+                   "`arm-none-eabi-size`, whose .text counts read-only data too). A firmware that creates one "
+                   "allocator links its backend and the shared objects: `heap_common` + `hooks` for the "
+                   "boundary-tag heaps, `hooks` alone for the buddy. These are objects before linking: "
+                   "`--gc-sections` drops the functions a firmware never calls (realloc, memalign, check, walk, "
+                   "...), so a linked image keeps at most this much. None has .data or .bss: an allocator's "
+                   "whole state is its control block (below), at the start of the buffer the caller gives.")
+            self.w()
+            out = []
+            for r in m4:
+                row = [r["allocator"], r["backend_text"], r["backend_data"], r["backend_bss"],
+                       r["shared"], r["shared_text"], r["shared_data"], r["shared_bss"],
+                       f"**{r['text']}**", r["data"], r["bss"]]
+                if rv:
+                    row.append(rv[r["allocator"]]["text"] if r["allocator"] in rv else "n/a")
+                out.append(row)
+            hdr = ["allocator", "backend .text", ".data", ".bss", "shared objects", "shared .text", ".data", ".bss",
+                   "total .text", ".data", ".bss"] + (["RV32IMAC total .text"] if rv else [])
+            self.w(table(hdr, out, ["l", "r", "r", "r", "l"] + ["r"] * (len(hdr) - 5)))
+            self.w()
+        ctl_by = {}
+        for r in ctl:
+            ctl_by.setdefault(r["allocator"], {})[int(r["max_block_log2"])] = (r["index_bytes"], r["control_bytes"])
+        logs = sorted({int(r["max_block_log2"]) for r in ctl})
+        if ctl_by:
+            self.w("Control block, bytes on Cortex-M4 (32-bit), by the largest block the heap may hold "
+                   "(`RT_HEAP_MAX_BLOCK_LOG2`, a build setting): the free-block index alone / the whole control "
+                   "block the heap lays at the start of its buffer (`rt_heap_control_size()`: the index and the "
+                   "facade's state: pools, counters, hooks). The buddy's (`rt_buddy_control_size()`, its list "
+                   "heads included) does not depend on the setting; its table of one byte per 32-byte unit "
+                   "follows it in the buffer.")
+            self.w()
+            out = []
+            for a, d in ctl_by.items():
+                cells = []
+                for L in logs:
+                    i, c = d.get(L, ("", ""))
+                    cells.append(f"{i} / {c}" if i else (c or "n/a"))
+                out.append([a] + cells)
+            self.w(table(["allocator"] + [f"blocks < 2^{L} B" for L in logs], out))
+            self.w()
+
+        # Beside the blog: only the control block compares like with like.
+        def ours(a):
+            d = ctl_by.get(a, {}).get(BLOG_MAX_BLOCK_LOG2)
+            return (int(d[0]), int(d[1])) if d and d[0] else None
+        tot = {r["allocator"]: r for r in m4}
+        sg, tl = ours("seglist"), ours("tlsf")
+        self.w(f"Beside the VaiOS blog (section 11). **The blog's rows are two whole VaiOS firmware images linked "
+               f"for an STM32F401** (everything the firmware links, not the allocator alone; its control block a "
+               f"static object in .bss); **ours are the allocator's objects alone**, unlinked, with no .bss at all "
+               f"(the control block lives in the caller's buffer). Flash and .bss therefore do not compare; the "
+               f"difference of flash (TLSF - SEGLIST, the rest of the image being the same) is the nearest code "
+               f"comparison, ours unlinked. The comparable row is the control block: the blog's backend .bss "
+               f"against our index for blocks < 2^{BLOG_MAX_BLOCK_LOG2} B (the blog's TLSF: 14 x 16 list heads "
+               f"+ bitmaps), with our whole control block in parentheses.")
+        self.w()
+
+        def b(v):
+            return f"{v:,}"
+
+        def diff(x, y):
+            return f"{y - x:+,}"
+        out = []
+        for (what, bs, bt), ours_row in zip(BLOG_FOOTPRINT, ("flash", "bss", "control")):
+            if ours_row == "flash":
+                if "seglist" in tot and "tlsf" in tot:
+                    x, y = int(tot["seglist"]["text"]), int(tot["tlsf"]["text"])
+                    o = [f"{b(x)} (objects)", f"{b(y)} (objects)", diff(x, y)]
+                else:
+                    o = ["not measured"] * 3
+                note = "no: whole image vs allocator objects; the differences are the nearest comparison"
+            elif ours_row == "bss":
+                if "seglist" in tot and "tlsf" in tot:
+                    x, y = int(tot["seglist"]["bss"]), int(tot["tlsf"]["bss"])
+                    o = [b(x), b(y), diff(x, y)]
+                else:
+                    o = ["not measured"] * 3
+                note = "no: ours keeps no static state; its control block is the next row"
+            else:
+                if sg and tl:
+                    o = [f"{b(sg[0])} ({b(sg[1])})", f"{b(tl[0])} ({b(tl[1])})",
+                         f"{diff(sg[0], tl[0])} ({diff(sg[1], tl[1])})"]
+                else:
+                    o = ["not measured"] * 3
+                note = f"**yes**: index, blocks < 2^{BLOG_MAX_BLOCK_LOG2} B (whole control block)"
+            out.append([what, f"{b(bs)} B", f"{b(bt)} B", diff(bs, bt)] + o + [note])
+        self.w(table(["figure", "blog SEGLIST", "blog TLSF", "blog TLSF - SEGLIST", "ours seglist", "ours tlsf",
+                      "ours tlsf - seglist", "comparable"], out, ["l", "r", "r", "r", "r", "r", "r", "l"]))
+        self.w()
+        if tl:
+            self.targets.append([f"TLSF control block, blocks < 2^{BLOG_MAX_BLOCK_LOG2} B (Cortex-M4)",
+                                 "<= 956 B (the blog's)", f"{tl[0]} B index ({tl[1]} B whole control block)",
+                                 verdict(tl[0] <= 956)])
+        if orows is not None and not orows:
+            self.w("footprint.csv holds no object rows.")
+            self.w()
 
     def memstress(self):
         meta, rows = read_csv(self.path("memstress.csv"))
@@ -788,6 +917,7 @@ class Report:
         self.inscount()
         self.masmano()
         self.worst()
+        self.footprint()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         if self.targets:
