@@ -3,7 +3,10 @@
 # that `rtbench run all --csv DIR` and bench/callgrind_check.sh write, cut down to a few rows) and
 # produces every table and figure file:
 #   - REPORT.md exists and holds every section heading (clock, churn, small, mem_frag,
-#     mem_stress, instructions per call, Masmano, targets) and a table under each;
+#     mem_stress, instructions per call, Masmano, footprint, targets) and a table under each;
+#   - the footprint section (tools/footprint.sh --csv: footprint*.csv) shows the fixture's
+#     per-allocator sizes and control block beside the blog's figures, and without those CSVs
+#     report.py still succeeds and the section says "Not measured";
 #   - every PNG that REPORT.md references exists and is non-empty, and every plot report.py
 #     documents is among them (checked only when the Python has matplotlib; without it the test
 #     says so and checks the tables alone).
@@ -67,13 +70,30 @@ check "REPORT.md written and non-empty" test -s "$REPORT"
 
 # Every section, by the start of its heading.
 for heading in "# rtalloc benchmark report" "## Targets" "## Clock verification" "## churn" "## small" \
-    "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano"; do
+    "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano" "## Footprint (Cortex-M4, -Os)"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
 # A table under every section (a markdown table's separator row), and no Python traceback text.
 sections=$(grep -c '^## ' "$REPORT" || true)
 tables=$(grep -c '^|[-:|]*---' "$REPORT" || true)
 check "at least one table per section ($tables tables, $sections sections)" test "$tables" -ge "$sections"
+
+# The footprint section: the fixture's numbers (footprint_alloc.csv: tlsf total .text 4700;
+# footprint_control.csv: tlsf index 928 B, control block 1104 B for blocks < 2^20 B) beside the blog's.
+footprint=$(sed -n '/^## Footprint/,/^## /p' "$REPORT")
+check "footprint: per-allocator table (tlsf total .text from the CSV)" grep -q '^| tlsf | 2505 | 0 | 0 | heap_common+hooks | 2195 | 0 | 0 | \*\*4700\*\*' <<<"$footprint"
+check "footprint: buddy links hooks alone" grep -q '^| buddy | 2624 | 0 | 0 | hooks | 612 ' <<<"$footprint"
+check "footprint: control-block table by largest block" grep -q '^| tlsf | 664 / 840 | 928 / 1104 |' <<<"$footprint"
+check "footprint: the blog's whole-image rows" grep -q '30,568 B | 30,552 B' <<<"$footprint"
+check "footprint: comparable row, ours from the CSV beside the blog's 956 B" \
+    grep -q '^| the allocator backend alone (.bss) | 32 B | 956 B | +924 | 36 (216) | 928 (1,104) |' <<<"$footprint"
+check "footprint: the TLSF control-block target" grep -q '^| TLSF control block.*| 928 B index' "$REPORT"
+# Without the footprint CSVs (no arm-none-eabi-gcc): the report is still written, the section says so.
+mkdir "$TMP/nofoot"
+cp "$FIXTURE"/*.csv "$TMP/nofoot"/
+rm -f "$TMP/nofoot"/footprint*.csv
+check "report.py exits 0 without footprint CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/nofoot"
+check "footprint section says not measured" grep -q '^\*\*Not measured\*\*' "$TMP/nofoot/REPORT.md"
 
 if [ "$FIGURES" = 1 ]; then
     mapfile -t pngs < <(grep -o '([^()]*\.png)' "$REPORT" | tr -d '()' | sort -u)
