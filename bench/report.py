@@ -531,7 +531,11 @@ class Report:
             self.w("F = (peak memory / peak live - 1) x 100 %: the allocator's watermark (highest address handed "
                    "out, from the start of its memory) against the most requested bytes live at once. glibc "
                    "(approx.): each run in a thread on an arena of its own, from its lowest to its highest chunk "
-                   "end; jemalloc, mimalloc and noop have no watermark and are left out. The binary buddy runs "
+                   "end. jemalloc and mimalloc (approx.): each run in a private arena (jemalloc, its own tcache, "
+                   "decay off: its active + dirty + muzzy pages) or heap (mimalloc: the carved bytes of its "
+                   "pages, sampled after every malloc), metadata left out: page-granular allocators with one slab "
+                   "per size class, against Masmano's live sets of 30-150 KB. noop has no memory and is left out. "
+                   "The binary buddy runs "
                    "over a power-of-two region aligned to its size. The internal-only table uses "
                    "rt_stats_t.peak_used (headers and rounding, no holes).")
             self.w()
