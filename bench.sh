@@ -8,7 +8,9 @@
 # 1. Installs what is missing on Debian/Ubuntu (cmake gcc valgrind python3-matplotlib, and the
 #    system peers jemalloc and mimalloc: libjemalloc-dev libmimalloc-dev; apt-get, sudo unless root;
 #    nothing is installed when all are present). rtbench dlopen()s the peers at run time; one
-#    that is missing is listed as unavailable and skipped (bench/peers.c).
+#    that is missing is listed as unavailable and skipped (bench/peers.c). Optional:
+#    libatomic-ops-dev (AO_malloc, linked statically for the stellwag experiment; without it
+#    aomalloc is listed unavailable).
 # 2. Builds Release with -O2 -DNDEBUG in build/bench (library and benchmark alike).
 # 3. Runs `rtbench run all` (table to stdout and results/rtbench.txt; CSVs to results/).
 # 4. Runs bench/callgrind_check.sh: exact instructions per call over every call of churn.
@@ -48,9 +50,10 @@ have_lib() { # a shared library by soname, as the dynamic loader would find it
 }
 have_lib libjemalloc.so.2 || missing+=(libjemalloc-dev)
 have_lib libmimalloc.so.2 || missing+=(libmimalloc-dev)
-# Optional: the footprint (step 5) only; a failed install does not stop the benchmark.
+# Optional: the footprint (step 5) and AO_malloc (stellwag); a failed install does not stop the benchmark.
 optional=()
 command -v arm-none-eabi-gcc >/dev/null 2>&1 || optional+=(gcc-arm-none-eabi)
+[ -e /usr/include/atomic_ops_malloc.h ] || optional+=(libatomic-ops-dev)
 if [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
         SUDO=""
@@ -61,8 +64,11 @@ if [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
             DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
         fi
         if [ ${#optional[@]} -gt 0 ]; then
-            DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${optional[@]}" ||
-                echo "bench.sh: could not install ${optional[*]}: no footprint section" >&2
+            for pkg in "${optional[@]}"; do # one at a time: one that fails leaves the others
+                DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "$pkg" ||
+                    echo "bench.sh: could not install $pkg (gcc-arm-none-eabi: no footprint section;" \
+                         "libatomic-ops-dev: aomalloc unavailable)" >&2
+            done
         fi
     else
         echo "bench.sh: please install: ${missing[*]} ${optional[*]}" >&2

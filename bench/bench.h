@@ -18,7 +18,7 @@
 #include "clock.h"
 #include "rtalloc/registry.h"
 
-enum { BENCH_MAX_SELECTED = 64 };
+enum { BENCH_MAX_SELECTED = 64, BENCH_MAX_THREADS = 8 };
 
 typedef enum bench_scale { BENCH_QUICK = 0, BENCH_FULL = 1 } bench_scale_t;
 
@@ -38,6 +38,10 @@ typedef struct bench_ctx {
     bench_scale_t scale;
     const char *csv_dir; /* NULL: no CSV */
     bool raw;            /* per-op CSVs under csv_dir/raw/ */
+    bool allocs_explicit; /* --alloc given (else allocs is every allocator) */
+    bool rt;             /* --rt: the multi-thread study again under SCHED_FIFO, memory locked */
+    unsigned threads[BENCH_MAX_THREADS]; /* --threads of the multi-thread study (0 entries: 1,2,16) */
+    size_t nthreads;
     void *arena;         /* the heaps' buffer */
     size_t arena_size;
     clk_info_t clock;
@@ -60,6 +64,7 @@ int exp_inscount(bench_ctx_t *ctx);
 int exp_masmano(bench_ctx_t *ctx);
 int exp_memstress(bench_ctx_t *ctx);
 int exp_worst(bench_ctx_t *ctx);
+int exp_stellwag(bench_ctx_t *ctx);
 
 /* --- output.c -------------------------------------------------------------------------------- */
 

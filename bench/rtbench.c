@@ -2,8 +2,8 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|worst|all] [--alloc a,b] [--seed N] [--ops N]
- *               [--scale quick|paper] [--csv DIR|-] [--raw]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|worst|stellwag|all] [--alloc a,b] [--seed N]
+ *               [--ops N] [--scale quick|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *
  * Tables go to stdout, progress to stderr, CSV files to --csv DIR (default: results). Ctrl-C
@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "driver.h"
 #include "inscount.h"
+#include "mtpeers.h"
 #include "peers.h"
 #include "workload.h"
 
@@ -37,6 +38,8 @@ static const bench_experiment_t experiments[] = {
      exp_memstress},
     {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano},
     {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst},
+    {"stellwag", "Stellwag 2010 tests I-IV: T threads on one shared 64 MiB allocator, cycles, c_v, utilisation",
+     exp_stellwag},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
@@ -47,7 +50,8 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
-            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, masmano, worst, or all\n"
+            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, masmano, worst,\n"
+            "                         stellwag, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"
@@ -65,6 +69,10 @@ static void usage(FILE *f)
             "                         101 mem_frag pairs (hours). 'full' is a synonym of paper.\n"
             "  --csv DIR              write summary CSVs to DIR (default results; - for none)\n"
             "  --raw                  also one row per operation under DIR/raw/\n"
+            "  --threads N,N,...      thread counts of stellwag (default 1,2,16; more than the CPUs is\n"
+            "                         oversubscribed, and reported so)\n"
+            "  --rt                   stellwag: also the whole study with SCHED_FIFO threads and mlockall\n"
+            "                         (where permitted; the tables say what was granted)\n"
             "\n"
             "Tables go to stdout, progress to stderr. Ctrl-C stops cleanly (exit status 130).\n");
 }
@@ -88,6 +96,7 @@ static void list(void)
                version ? ")" : "");
     }
     bench_peers_print_unavailable(stdout);
+    bench_mt_print_peers(stdout);
     printf("experiments:\n");
     for (size_t i = 0; i < NEXPERIMENTS; i++) {
         printf("  %-10s %s\n", experiments[i].name, experiments[i].description);
@@ -110,12 +119,33 @@ static bool parse_u64(const char *s, uint64_t *out)
     return true;
 }
 
+/* --threads 1,2,16: thread counts of the multi-thread study, 1..1024 each. */
+static bool parse_threads(bench_ctx_t *ctx, const char *list)
+{
+    if (list == NULL) {
+        return false;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    ctx->nthreads = 0;
+    for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        uint64_t v = 0;
+        if (!parse_u64(tok, &v) || v == 0 || v > 1024 || ctx->nthreads == BENCH_MAX_THREADS) {
+            return false;
+        }
+        ctx->threads[ctx->nthreads++] = (unsigned)v;
+    }
+    return ctx->nthreads > 0;
+}
+
 /* Selects the allocators named in `list` (comma-separated), in the canonical order. */
 static bool select_allocators(bench_ctx_t *ctx, const char *names)
 {
     size_t n = 0;
     const rt_allocator_t *const *all = bench_allocators(&n);
     bool want[BENCH_MAX_SELECTED] = {false};
+    const rt_allocator_t *extra[BENCH_MAX_SELECTED]; /* tlsf+mutex, aomalloc (mtpeers.h) */
+    size_t nextra = 0;
     if (names == NULL) {
         for (size_t i = 0; i < n && i < BENCH_MAX_SELECTED; i++) {
             want[i] = true;
@@ -127,6 +157,10 @@ static bool select_allocators(bench_ctx_t *ctx, const char *names)
             size_t i = 0;
             while (i < n && strcmp(all[i]->name, tok) != 0) {
                 i++;
+            }
+            if ((i == n || i >= BENCH_MAX_SELECTED) && bench_mt_find(tok) != NULL) {
+                extra[nextra < BENCH_MAX_SELECTED ? nextra++ : nextra - 1] = bench_mt_find(tok);
+                continue;
             }
             if (i == n || i >= BENCH_MAX_SELECTED) {
                 const char *why = bench_peer_unavailable(tok);
@@ -146,6 +180,10 @@ static bool select_allocators(bench_ctx_t *ctx, const char *names)
             ctx->allocs[ctx->nallocs++] = all[i];
         }
     }
+    for (size_t i = 0; i < nextra && ctx->nallocs < BENCH_MAX_SELECTED; i++) {
+        ctx->allocs[ctx->nallocs++] = extra[i];
+    }
+    ctx->allocs_explicit = names != NULL;
     return ctx->nallocs > 0;
 }
 
@@ -228,6 +266,10 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(arg, "--raw") == 0) {
             ctx.raw = true;
+        } else if (strcmp(arg, "--rt") == 0) {
+            ctx.rt = true;
+        } else if (strcmp(arg, "--threads") == 0 && parse_threads(&ctx, val)) {
+            i++;
         } else if (arg[0] != '-' && what == NULL) {
             what = arg;
         } else {
