@@ -6,12 +6,14 @@
 Reads what `rtbench run all --csv DIR` and bench/callgrind_check.sh wrote: clock.csv, churn.csv,
 small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_memfrag.csv,
 inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
-masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, and what `tools/footprint.sh --csv` wrote:
+masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, stellwag.csv, stellwag_cdf.csv (the Stellwag
+section: bench/report_stellwag.py), and what `tools/footprint.sh --csv` wrote:
 footprint.csv, footprint_alloc.csv, footprint_control.csv. Missing files leave their section out (the
 footprint's says "not measured"). Every table is preceded by the run's header (machine, compiler, flags,
 seed, date), as STYLE rule 11 asks; the footprint's by its cross compiler's.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
-small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png.
+small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png, stellwag_cdf_I.png,
+stellwag_cdf_II.png, stellwag_cdf_III.png, stellwag_cdf_IV.png.
 """
 import csv
 import os
@@ -910,6 +912,10 @@ class Report:
             self.w("![memstress_cdf.png](memstress_cdf.png)")
             self.w()
 
+    def stellwag(self):
+        import report_stellwag  # bench/report_stellwag.py, beside this file
+        report_stellwag.section(self, sys.modules[__name__])
+
     def write(self):
         self.header()
         body_start = len(self.lines)
@@ -921,11 +927,12 @@ class Report:
         self.inscount()
         self.masmano()
         self.worst()
+        self.stellwag()
         self.footprint()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         if self.targets:
-            self.w("## Targets (issues 2 and 3; shown, never asserted)")
+            self.w("## Targets (issues 2, 3 and 4; shown, never asserted)")
             self.w()
             self.w(table(["target", "bound", "measured", "verdict"], self.targets, ["l", "l", "l", "l"]))
             self.w()

@@ -4,6 +4,9 @@
 # produces every table and figure file:
 #   - REPORT.md exists and holds every section heading (clock, churn, small, mem_frag,
 #     mem_stress, instructions per call, Masmano, footprint, targets) and a table under each;
+#   - the Stellwag section (stellwag.csv, stellwag_cdf.csv) shows Figure 10 beside the fixture's
+#     numbers, a table per test with the rows of the CSV, the --rt tables, the work counters and
+#     issue 4's targets; without those CSVs report.py still succeeds and leaves the section out;
 #   - the footprint section (tools/footprint.sh --csv: footprint*.csv) shows the fixture's
 #     per-allocator sizes and control block beside the blog's figures, and without those CSVs
 #     report.py still succeeds and the section says "Not measured";
@@ -70,7 +73,8 @@ check "REPORT.md written and non-empty" test -s "$REPORT"
 
 # Every section, by the start of its heading.
 for heading in "# rtalloc benchmark report" "## Targets" "## Clock verification" "## churn" "## small" \
-    "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano" "## Footprint (Cortex-M4, -Os)"; do
+    "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano" "## Stellwag 2010" \
+    "## Footprint (Cortex-M4, -Os)"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
 # A table under every section (a markdown table's separator row), and no Python traceback text.
@@ -88,6 +92,22 @@ check "footprint: the blog's whole-image rows" grep -q '30,568 B | 30,552 B' <<<
 check "footprint: comparable row, ours from the CSV beside the blog's 956 B" \
     grep -q '^| the allocator backend alone (.bss) | 32 B | 956 B | +924 | 36 (216) | 928 (1,104) |' <<<"$footprint"
 check "footprint: the TLSF control-block target" grep -q '^| TLSF control block.*| 928 B index' "$REPORT"
+# The Stellwag section: the fixture's stellwag.csv (wf, test I, 16 threads: min 441, median 3570;
+# wf_hint's worst nodes per malloc 30 in I) beside the paper's Figure 10 (min : our 5,006).
+stellwag=$(sed -n '/^## Stellwag 2010/,/^## /p' "$REPORT")
+check "stellwag: Figure 10 beside ours" grep -q '^| min : our | 5,006 | 441 | 2,252 | 378 |' <<<"$stellwag"
+check "stellwag: test I row of wf at 16 threads, oversubscribed" \
+    grep -q '^| wf | 16 | 8x | 65535 | 16 | 441 | 3570 |' <<<"$stellwag"
+check "stellwag: a table per test" test "$(grep -c '^#### Test' <<<"$stellwag")" -ge 4
+check "stellwag: the --rt tables" grep -q '^### With --rt' <<<"$stellwag"
+check "stellwag: work counters with their bounds" grep -q '^| wf_hint | I | 16 | 30 / 27 / 23.1 | 393213 |' <<<"$stellwag"
+check "stellwag: noop calibration rows" grep -q '^| noop | 16 | 8x |' <<<"$stellwag"
+check "stellwag: issue 4's targets in the Targets table" grep -q '^| stellwag: Utilisation I >= 92.58 %' "$REPORT"
+mkdir "$TMP/nosw"
+cp "$FIXTURE"/*.csv "$TMP/nosw"/
+rm -f "$TMP/nosw"/stellwag*.csv
+check "report.py exits 0 without stellwag CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/nosw"
+check "no Stellwag section without its CSVs" bash -c "! grep -q '^## Stellwag' '$TMP/nosw/REPORT.md'"
 # Without the footprint CSVs (no arm-none-eabi-gcc): the report is still written, the section says so.
 mkdir "$TMP/nofoot"
 cp "$FIXTURE"/*.csv "$TMP/nofoot"/
