@@ -599,8 +599,8 @@ static bool run_one(bench_ctx_t *ctx, const sw_entry_t *e, int test, unsigned th
     if (rt && !r.rt_granted) {
         printf("  (not SCHED_FIFO)");
     }
-    if (r.interrupted) {
-        printf("  (interrupted)");
+    if (r.interrupted || wr.interrupted) {
+        printf("  (interrupted%s)", r.interrupted ? "" : " in the work-counter run");
     }
     printf("\n");
     fflush(stdout);
