@@ -37,6 +37,9 @@ BASELINE = "wf"
 TLSF = "tlsf+mutex"
 AO = "aomalloc"
 PAPER_UTIL = {"I": 92.58, "III": 66.79}
+# Distinct, saturated colours first: matplotlib's default cycle repeats after 10.
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+          "#000000", "#7f7f7f", "#6b8e23", "#b8860b", "#4b0082", "#ff1493", "#00ced1"]
 
 
 def is_waitfree(name):
@@ -250,6 +253,7 @@ def _cdf_plots(rep, m, cdf, unit, threads):
                 st = m.style(a, i)
                 st.pop("markevery", None)
                 st["markevery"] = 12
+                st["color"] = COLORS[i % len(COLORS)]  # 13+ allocators: no repeated colour
                 ax.step(xs, ys, where="post", label=a, **st)
             ax.set_xscale("log")
             ax.set_xlabel(f"malloc {unit} (raw; log scale)")
