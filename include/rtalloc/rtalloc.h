@@ -9,6 +9,7 @@
 #include "config.h"
 #include "heap.h"
 #include "registry.h"
+#include "waitfree.h"
 
 #define RTALLOC_VERSION_MAJOR 0
 #define RTALLOC_VERSION_MINOR 1

@@ -30,6 +30,12 @@ void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const ch
     rt_error_handler_t handler = k->handler;
     void *context = k->handler_context;
     rt_hooks_unlock(k, token);
+    rt_error_deliver(handler, context, kind, operation, ptr, size);
+}
+
+void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t kind, const char *operation,
+                      const void *ptr, size_t size)
+{
     if (handler != NULL) {
         rt_error_t error = {kind, operation, rt_error_message(kind), ptr, size};
         handler(context, &error);

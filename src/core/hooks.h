@@ -33,6 +33,12 @@ static inline void rt_hooks_unlock(rt_hooks_t *k, uintptr_t token)
 void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
                      size_t size);
 
+/* The part of a report that needs no state: calls `handler` with an rt_error_t, or, without a
+ * handler, calls RT_PANIC(message) for misuse errors when RT_DEBUG >= 1. For allocators whose
+ * counters are their own (the wait-free tree counts with atomics and takes no lock). */
+void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t kind, const char *operation,
+                      const void *ptr, size_t size);
+
 /* rt_hooks_report(k, true, ...) returning NULL, for allocation functions. */
 void *rt_hooks_refuse(rt_hooks_t *k, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
 

@@ -1,0 +1,1264 @@
+/*
+ * waitfree.c -- the wait-free buddy tree (rtalloc/waitfree.h; Stellwag, Krainz and
+ * Schroeder-Preikschat 2010; SPEC 1.3).
+ *
+ * Algorithm (paper 3.1-3.2). A complete binary tree of N = 2^(H+1) - 1 nodes of B bytes in
+ * post-order: node (h, k) -- height h, k-th from the left at that height -- has its leftmost leaf
+ * j = k 2^h at index 2j - popcount(j), and its own index is that plus 2^(h+1) - 2; its right child
+ * is the index just below it, its left child 2^h below it, and its parent 1 above it (a right
+ * child) or 2^(h+1) above it (a left child). Every node's counter c(n) satisfies, at every
+ * moment (paper eq. 3),
+ *
+ *     c(n) + |allocated leaves below n| + sum of the sizes of the requests inside n = 2^h(n)
+ *
+ * where a malloc is "inside" n from its decrement of c(n) until it leaves n again (failure: it
+ * adds its size back) or for ever (success), and a free is inside n from the increment of the
+ * chunk's root until its increment of c(n). A request of height s has size S = 2^s leaves:
+ *
+ *   try(n):  if not decr(c(n), S): fail          decr(c, S): old = FAA(c, -S)
+ *            if h(n) = s: n is ours (c(n): S->0)             if old >= S: true
+ *            try(left), then try(right)                      FAA(c, +S); false
+ *            FAA(c(n), +S); fail                  -- two fetch-and-adds, never a CAS loop
+ *
+ * A success at n of height s took c(n) from at least S = 2^s to 0: by eq. 3 nothing below n was
+ * allocated and no request was inside, and none can enter until n is freed -- so chunks never
+ * overlap, and a node's counter is touched only by requests holding a decrement on its parent,
+ * i.e. never inside a live chunk (paper 3.4.1). Release (Fig. 4): re-initialise the counters
+ * below the chunk's root (nobody can be there), then FAA(+S) on the root and every ancestor,
+ * bottom-up; the root's increment publishes the re-initialisation (release / acquire).
+ *
+ * Node metadata: `length` (first word, u32, only meaningful in a chunk's first node), `padding`
+ * (u32, second-to-last word) and `counter` (i32, last word). The padding word of a live chunk's
+ * root is its canary; of a free node it holds our hints (RT_WF_HINTS) and the pristine flag
+ * (RT_WF_LAZY_REINIT); the baseline leaves it alone. The length word is a tag: 001 in bits 0-2,
+ * the height in bits 3-7, the state in bits 8-9 (allocated, freed, control) and 22 check bits
+ * hashed from the node's index, the height, the state and the instance, so a pointer whose first
+ * node does not start a chunk of that height, a freed chunk and a word overwritten by the caller
+ * are told apart.
+ *
+ * The variants (rtalloc/waitfree.h): read-only descent (wf_find, wf_claim), lazy
+ * re-initialisation (wf_unpristine), hints (wf_try's order, wf_hints_*). Bounds as in the header;
+ * every loop here states its own. Memory orders: a decrement is acquire (it may read what the
+ * last release published: re-initialisation, the pristine flag), an increment release, the undo
+ * of a failed decrement relaxed (it only restores the value; RMWs continue release sequences);
+ * hints and statistics are relaxed (advice and counts, nothing is published through them).
+ *
+ * Freestanding C11 + <stdatomic.h>: 32-bit atomic_int counters (lock-free on every target of
+ * tools/cross-check.sh) and size_t-wide statistics. No libc beyond what the compiler may call
+ * (memset/memcpy through builtins), no globals, no thread-local state.
+ *
+ * RT_WF_STEP(wf, step, node), empty by default, is called before every atomic step on shared
+ * tree state (step: 1 decrement, 2 undo of a failed decrement, 3 increment, 4 read of a counter or
+ * padding word another call may change; node: its post-order index): a test build defines it to
+ * hand control to a scheduler and so force interleavings (tests/wf_interleave.c).
+ */
+#include <limits.h>
+#include <stdatomic.h>
+
+#include "core/hooks.h"
+#include "rtalloc/waitfree.h"
+
+#ifndef RT_WF_STEP
+#define RT_WF_STEP(wf, step, node) ((void)(wf), (void)(node))
+#endif
+
+#define WF_STEP_DECR 1
+#define WF_STEP_UNDO 2
+#define WF_STEP_INCR 3
+#define WF_STEP_READ 4
+
+/* --- layout assumptions ----------------------------------------------------------------------- */
+
+_Static_assert(sizeof(int) == 4, "counters are 32-bit atomic_int");
+_Static_assert(sizeof(atomic_int) == sizeof(int) && sizeof(atomic_uint) == sizeof(unsigned),
+               "an atomic counter must have the size of the node word it lives in");
+_Static_assert(RT_WF_MAX_HEIGHT >= 2 && RT_WF_MAX_HEIGHT <= 28, "RT_WF_MAX_HEIGHT out of range");
+_Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have the same width");
+#if ATOMIC_INT_LOCK_FREE != 2
+#error "rtalloc/waitfree: 32-bit atomics must be lock-free on this target"
+#endif
+#if SIZE_MAX == UINT_MAX
+#if ATOMIC_INT_LOCK_FREE != 2
+#error "rtalloc/waitfree: size_t atomics must be lock-free on this target"
+#endif
+#elif SIZE_MAX == ULONG_MAX
+#if ATOMIC_LONG_LOCK_FREE != 2
+#error "rtalloc/waitfree: size_t atomics must be lock-free on this target"
+#endif
+#else
+#if ATOMIC_LLONG_LOCK_FREE != 2
+#error "rtalloc/waitfree: size_t atomics must be lock-free on this target"
+#endif
+#endif
+
+#define WF_NONE SIZE_MAX
+#define WF_MIN_NODE 16u
+#define WF_MAX_NODE 4096u
+
+/* Length-word states. 0 is none of them, so a zeroed word never validates. */
+#define WF_ST_ALLOC 1u
+#define WF_ST_FREED 2u
+#define WF_ST_CTRL 3u
+
+/* Padding word of a free node: hint per side (1 + height of the largest wholly free subtree on
+ * that side, 0: none) and the pristine flag. */
+#define WF_HINT_L(p) ((unsigned)((p) & 0xFFu))
+#define WF_HINT_R(p) ((unsigned)(((p) >> 8) & 0xFFu))
+#define WF_PRISTINE 0x10000u
+
+struct rt_wf {
+    uintptr_t base;          /* node 0 (aligned to min(B, 64)) */
+    size_t nodes;            /* N = 2^(H+1) - 1 */
+    size_t node_size;        /* B */
+    size_t max_request;      /* usable bytes of the largest chunk that can ever be allocated */
+    size_t ctrl_root;        /* index of the control chunk's root; WF_NONE when split */
+    size_t ctrl_nodes;       /* nodes of the control chunk (0 when split) */
+    size_t first_block;      /* bytes from node 0 to the first node that can hold a user chunk */
+    unsigned node_log2;
+    unsigned height;         /* H */
+    unsigned max_height;     /* height of the largest chunk that can ever be allocated */
+    unsigned flags;
+    uint32_t seed;           /* keys the length tags and canaries to this instance */
+    rt_error_handler_t handler;
+    void *handler_context;
+    atomic_size_t mallocs, frees, failures, errors, reallocs, reallocs_in_place;
+    atomic_size_t used_nodes, peak_nodes, watermark;
+    atomic_uint last_nodes;
+};
+
+#define WF_CTRL_ALIGN ((size_t)_Alignof(struct rt_wf))
+
+/* --- small helpers ------------------------------------------------------------------------------ */
+
+static inline size_t wf_pow2(unsigned k) { return (size_t)1 << (k & (8u * sizeof(size_t) - 1u)); }
+static inline int wf_leaves(unsigned h) { return (int)(1u << (h & 31u)); } /* h <= 28 */
+static inline unsigned wf_log2_floor(size_t x) { return 8u * (unsigned)sizeof(size_t) - 1u - RT_CLZ(x); }
+static inline size_t wf_subtree(unsigned h) { return wf_pow2(h + 1u) - 1u; } /* nodes below and at (h) */
+
+static inline uint32_t wf_mix(uint32_t x) /* murmur3's finaliser: every input bit moves every output bit */
+{
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
+    return x;
+}
+
+/* Length word: bits 0-2 = 001 (so setting a low bit never leaves a valid word valid), 3-7 the
+ * height, 8-9 the state, 10-31 check bits. */
+#define WF_LEN_FIXED 1u
+#define WF_LEN_HEIGHT(len) (((len) >> 3) & 31u)
+#define WF_LEN_STATE(len) (((len) >> 8) & 3u)
+
+static inline uint32_t wf_tag(const rt_wf_t *w, size_t i, unsigned h, unsigned state)
+{
+    uint32_t x = wf_mix(((uint32_t)i * 0x9E3779B1u) ^ w->seed ^ ((uint32_t)h << 24) ^ ((uint32_t)state << 30));
+    return (x & ~(uint32_t)0x3FFu) | ((uint32_t)state << 8) | ((uint32_t)h << 3) | WF_LEN_FIXED;
+}
+
+static inline uint32_t wf_canary(const rt_wf_t *w, size_t i)
+{
+    return wf_mix(((uint32_t)i * 0x2545F491u) ^ w->seed ^ 0xA5C3E1F7u);
+}
+
+/* Key of the offset word memalign leaves before an aligned pointer at byte offset `off`. */
+static inline uint32_t wf_offset_key(const rt_wf_t *w, size_t off)
+{
+    return wf_mix((uint32_t)(off >> 2) ^ w->seed ^ 0x6A09E667u);
+}
+
+/* Padding of a free internal node of height h >= 1 whose subtree is wholly free. */
+static inline uint32_t wf_allfree(unsigned h) { return h == 0u ? 0u : (uint32_t)h | ((uint32_t)h << 8); }
+static inline unsigned wf_hint_max(uint32_t pad)
+{
+    unsigned l = WF_HINT_L(pad), r = WF_HINT_R(pad);
+    return l > r ? l : r;
+}
+/* The side to try first for a request of height s: the left one if its hint promises a wholly
+ * free subtree of height >= s, else the right one if its does, else the left (the paper's order).
+ * So the chunk found is the one the paper's depth-first search finds -- the leftmost free one --
+ * and with exact hints it is reached along the direct path. */
+static inline unsigned wf_hint_side(uint32_t pad, unsigned s)
+{
+    return WF_HINT_L(pad) < s + 1u && WF_HINT_R(pad) >= s + 1u ? 1u : 0u;
+}
+
+static inline uint32_t wf_hint_set(uint32_t pad, unsigned side, unsigned f)
+{
+    return side == 0u ? (pad & ~(uint32_t)0xFFu) | f : (pad & ~(uint32_t)0xFF00u) | ((uint32_t)f << 8);
+}
+
+/* --- node access: the only code that computes node addresses ------------------------------------ */
+
+static inline unsigned char *wf_node(const rt_wf_t *w, size_t i) { return (unsigned char *)(w->base + (i << w->node_log2)); }
+static inline atomic_int *wf_counter(const rt_wf_t *w, size_t i)
+{
+    return (atomic_int *)(void *)(wf_node(w, i) + w->node_size - 4u);
+}
+static inline atomic_uint *wf_pad(const rt_wf_t *w, size_t i)
+{
+    return (atomic_uint *)(void *)(wf_node(w, i) + w->node_size - 8u);
+}
+static inline uint32_t *wf_length(const rt_wf_t *w, size_t i) { return (uint32_t *)(void *)wf_node(w, i); }
+
+/* Acquire: pairs with the release store that clears the pristine flag (lazy). */
+static inline uint32_t wf_pad_load(const rt_wf_t *w, size_t i)
+{
+    RT_WF_STEP(w, WF_STEP_READ, i);
+    return atomic_load_explicit(wf_pad(w, i), memory_order_acquire);
+}
+static inline void wf_pad_store(const rt_wf_t *w, size_t i, uint32_t v)
+{
+    atomic_store_explicit(wf_pad(w, i), v, memory_order_relaxed);
+}
+
+/* Index of the first node (leftmost leaf) of the subtree rooted at i of height h. */
+static inline size_t wf_first(size_t i, unsigned h) { return i - (wf_subtree(h) - 1u); }
+
+size_t rt_wf_index(const rt_wf_t *w, unsigned h, size_t k)
+{
+    (void)w;
+    size_t j = k << h;
+    size_t first = 2u * j - (size_t)__builtin_popcountll((unsigned long long)j);
+    return first + wf_subtree(h) - 1u;
+}
+
+/* Height and position of the node at index r: a descent from the root, O(H), no memory access.
+ * False when r is not an index of the tree. */
+static bool wf_locate(const rt_wf_t *w, size_t r, unsigned *h_out, size_t *k_out)
+{
+    if (r >= w->nodes) {
+        return false;
+    }
+    size_t cur = w->nodes - 1u, k = 0;
+    unsigned h = w->height;
+    while (cur != r) { /* at most H iterations: h decreases */
+        if (h == 0u) {
+            return false;
+        }
+        size_t left = cur - wf_pow2(h);
+        if (r <= left) {
+            cur = left;
+            k = 2u * k;
+        } else {
+            cur = cur - 1u;
+            k = 2u * k + 1u;
+        }
+        h--;
+    }
+    *h_out = h;
+    *k_out = k;
+    return true;
+}
+
+/* --- one call ----------------------------------------------------------------------------------- */
+
+typedef struct wf_call {
+    rt_wf_t *w;
+    unsigned s;       /* the request's height */
+    int S;            /* its size in leaves, 2^s */
+    rt_wf_trace_t *t; /* never NULL */
+} wf_call_t;
+
+/* The paper's atomic_decr: succeeds iff c >= amount, by two fetch-and-adds. *old receives the
+ * value the first one found. */
+static inline bool wf_decr_old(wf_call_t *c, size_t i, int amount, int *old_out)
+{
+    atomic_int *ctr = wf_counter(c->w, i);
+    RT_WF_STEP(c->w, WF_STEP_DECR, i);
+    int old = atomic_fetch_sub_explicit(ctr, amount, memory_order_acquire);
+    c->t->rmw++;
+    *old_out = old;
+    if (old >= amount) {
+        return true;
+    }
+    RT_WF_STEP(c->w, WF_STEP_UNDO, i);
+    atomic_fetch_add_explicit(ctr, amount, memory_order_relaxed);
+    c->t->rmw++;
+    return false;
+}
+
+/* The paper's atomic_incr; returns the new value. */
+static inline int wf_incr(wf_call_t *c, size_t i, int amount)
+{
+    RT_WF_STEP(c->w, WF_STEP_INCR, i);
+    int old = atomic_fetch_add_explicit(wf_counter(c->w, i), amount, memory_order_release);
+    c->t->rmw++;
+    return old + amount;
+}
+
+static inline void wf_stat_add(rt_wf_trace_t *t, atomic_size_t *a, size_t v)
+{
+    atomic_fetch_add_explicit(a, v, memory_order_relaxed);
+    t->stat_rmw++;
+}
+
+/* Raises *m to v: at most two compare-and-swap attempts (wait-free; under overlap a raise can be
+ * lost when both attempts meet another caller's raise). */
+static void wf_stat_raise(rt_wf_trace_t *t, atomic_size_t *m, size_t v)
+{
+    size_t cur = atomic_load_explicit(m, memory_order_relaxed);
+    for (unsigned attempt = 0; attempt < 2u && cur < v; attempt++) {
+        t->stat_rmw++;
+        if (atomic_compare_exchange_strong_explicit(m, &cur, v, memory_order_relaxed, memory_order_relaxed)) {
+            break;
+        }
+    }
+}
+
+static void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+                      size_t size)
+{
+    atomic_fetch_add_explicit(&w->errors, 1u, memory_order_relaxed);
+    if (refused) {
+        atomic_fetch_add_explicit(&w->failures, 1u, memory_order_relaxed);
+    }
+    rt_error_deliver(w->handler, w->handler_context, kind, operation, ptr, size);
+}
+
+static void *wf_refuse(rt_wf_t *w, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+{
+    wf_report(w, true, kind, operation, ptr, size);
+    return NULL;
+}
+
+/* --- lazy re-initialisation (paper section 5) ------------------------------------------------------
+ *
+ * A pristine node n (padding flag, set by a lazy free before the release increment of c(n)) is
+ * wholly free but the counters below it are stale. The request whose decrement of c(n) found the
+ * whole 2^h (old == 2^h: nobody else inside n) is the one that initialises it: it writes n's
+ * children (counters 2^(h-1), pristine themselves) and clears the flag with a release store --
+ * before it ever leaves n, so no other request can find old == 2^h while the flag is still set.
+ * A request that entered n while the flag is still set (old < 2^h) does not touch the children:
+ * it backs out of n (a transient failure of the weak guarantee). The initialiser's 2 child nodes
+ * are the only extra work; the flag is read with acquire, so whoever sees it clear sees the
+ * children. Returns false when the caller must back out. */
+static bool wf_unpristine(wf_call_t *c, unsigned h, size_t i, int old)
+{
+    rt_wf_t *w = c->w;
+    if (old != wf_leaves(h)) {
+        return false;
+    }
+    c->t->inits++;
+    unsigned hc = h - 1u;
+    uint32_t child_pad = hc > 0u ? WF_PRISTINE | wf_allfree(hc) : 0u;
+    size_t children[2] = {i - wf_pow2(h), i - 1u};
+    for (unsigned side = 0; side < 2u; side++) {
+        atomic_store_explicit(wf_counter(w, children[side]), wf_leaves(hc), memory_order_relaxed);
+        wf_pad_store(w, children[side], child_pad);
+    }
+    c->t->nodes += 2u;
+    atomic_store_explicit(wf_pad(w, i), wf_allfree(h), memory_order_release);
+    return true;
+}
+
+/* --- the paper's recursive try_allocate (Fig. 3), with our hint order ----------------------------
+ *
+ * Returns the claimed chunk's root or WF_NONE. Each call arrives at one node of height >= s, and
+ * a node is arrived at only from its parent after the parent's decrement succeeded, at most once
+ * per malloc: nodes <= 2^(H-s+1) - 1. With RT_WF_HINTS the side whose hint promises a fitting
+ * free subtree goes first (wf_hint_side); on success *f receives this node's
+ * new "1 + largest free height below" and the hint of the side taken is rewritten on the way
+ * back (we still hold a decrement on every node of the path, so none of them can be allocated
+ * and its padding word is a hint, not a canary). */
+static size_t wf_try(wf_call_t *c, unsigned h, size_t i, unsigned *f)
+{
+    rt_wf_t *w = c->w;
+    c->t->nodes++;
+    int old = 0;
+    if ((w->flags & RT_WF_HINTS) != 0u) {
+        /* a load first: a counter that visibly lacks S costs no RMW, and leaves no transient dip
+         * (the two fetch-and-adds of a failed decrement) that would turn other requests away */
+        RT_WF_STEP(w, WF_STEP_READ, i);
+        if (atomic_load_explicit(wf_counter(w, i), memory_order_relaxed) < c->S) {
+            return WF_NONE;
+        }
+    }
+    if (!wf_decr_old(c, i, c->S, &old)) {
+        return WF_NONE;
+    }
+    if (h == c->s) {
+        *f = 0;
+        return i;
+    }
+    unsigned first = 0;
+    if ((w->flags & (RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u) {
+        uint32_t pad = wf_pad_load(w, i);
+        if ((w->flags & RT_WF_LAZY_REINIT) != 0u && (pad & WF_PRISTINE) != 0u) {
+            if (!wf_unpristine(c, h, i, old)) {
+                wf_incr(c, i, c->S);
+                return WF_NONE;
+            }
+            pad = wf_allfree(h);
+        }
+        if ((w->flags & RT_WF_HINTS) != 0u) {
+            first = wf_hint_side(pad, c->s);
+        }
+    }
+    for (unsigned n = 0; n < 2u; n++) {
+        unsigned side = n == 0u ? first : 1u - first;
+        size_t child = side != 0u ? i - 1u : i - wf_pow2(h);
+        unsigned fc = 0;
+        size_t got = wf_try(c, h - 1u, child, &fc);
+        if (got != WF_NONE) {
+            if ((w->flags & RT_WF_HINTS) != 0u) {
+                uint32_t pad = wf_hint_set(atomic_load_explicit(wf_pad(w, i), memory_order_relaxed), side, fc);
+                wf_pad_store(w, i, pad);
+                *f = wf_hint_max(pad);
+            }
+            return got;
+        }
+    }
+    wf_incr(c, i, c->S);
+    return WF_NONE;
+}
+
+/* --- read-only descent (paper section 5) -----------------------------------------------------------
+ *
+ * wf_find walks the tree depth-first reading counters only; at a node of height s whose counter
+ * reads >= S (or above a pristine node, whose leftmost descendant of height s is free) it tries
+ * wf_claim: decrement every counter of the direct path from the root, top-down, as try_allocate
+ * would; a failed decrement undoes the ones made and the walk goes on after the candidate. Each
+ * node is read at most once (nodes <= 2^(H-s+1) - 1 reads), each candidate claimed at most once
+ * (at most 2^(H-s) claim walks of H-s+1 nodes).
+ *
+ * The reads are not protected by a decrement: a node read after its parent read "free" can have
+ * become part of a chunk just allocated, so the word read may already be the chunk owner's data.
+ * The value only chooses a candidate -- the claim re-checks every counter with a decrement it
+ * holds -- so the race is benign; the read is a plain aligned 32-bit load that ThreadSanitizer
+ * is told to ignore. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WF_BENIGN_RACE __attribute__((no_sanitize("thread")))
+#else
+#define WF_BENIGN_RACE
+#endif
+
+WF_BENIGN_RACE static uint32_t wf_peek(const rt_wf_t *w, size_t i, const void *word)
+{
+    RT_WF_STEP(w, WF_STEP_READ, i);
+    return *(const volatile uint32_t *)word;
+}
+
+typedef struct wf_frame {
+    size_t i;
+    unsigned h;
+    unsigned state; /* 0: not yet read; 1: first child pushed; 2: second child pushed */
+    unsigned first; /* side tried first */
+} wf_frame_t;
+
+/* Claims path[0..len-1] (root first, the candidate last, heights path_h). */
+static bool wf_claim(wf_call_t *c, const size_t *path, const unsigned *path_h, unsigned len)
+{
+    rt_wf_t *w = c->w;
+    c->t->claims++;
+    for (unsigned j = 0; j < len; j++) { /* at most H - s + 1 nodes */
+        c->t->nodes++;
+        int old = 0;
+        bool ok = wf_decr_old(c, path[j], c->S, &old);
+        if (ok && j + 1u < len && (w->flags & RT_WF_LAZY_REINIT) != 0u &&
+            (wf_pad_load(w, path[j]) & WF_PRISTINE) != 0u && !wf_unpristine(c, path_h[j], path[j], old)) {
+            wf_incr(c, path[j], c->S);
+            ok = false;
+        }
+        if (!ok) {
+            while (j-- > 0u) {
+                wf_incr(c, path[j], c->S);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+/* After a successful claim of path[len-1]: rewrite the hint of the side taken at every node of
+ * the path, bottom-up (RT_WF_HINTS). We hold a decrement on each of them. */
+static void wf_hints_after_claim(wf_call_t *c, const size_t *path, unsigned len)
+{
+    rt_wf_t *w = c->w;
+    unsigned f = 0;
+    for (unsigned j = len - 1u; j-- > 0u;) {
+        unsigned side = path[j + 1u] == path[j] - 1u ? 1u : 0u;
+        uint32_t pad = wf_hint_set(atomic_load_explicit(wf_pad(w, path[j]), memory_order_relaxed), side, f);
+        wf_pad_store(w, path[j], pad);
+        f = wf_hint_max(pad);
+    }
+}
+
+static size_t wf_find(wf_call_t *c)
+{
+    rt_wf_t *w = c->w;
+    wf_frame_t st[RT_WF_MAX_HEIGHT + 2];
+    size_t path[RT_WF_MAX_HEIGHT + 2];
+    unsigned path_h[RT_WF_MAX_HEIGHT + 2];
+    unsigned top = 0;
+    st[0] = (wf_frame_t){w->nodes - 1u, w->height, 0u, 0u};
+    for (;;) { /* each iteration reads a node or moves the walk; at most 3 N iterations */
+        wf_frame_t *fr = &st[top];
+        if (fr->state == 0u) {
+            c->t->nodes++;
+            int x = (int)wf_peek(w, fr->i, wf_counter(w, fr->i));
+            bool candidate = false;
+            unsigned len = top + 1u;
+            if (x >= c->S) {
+                if (fr->h == c->s) {
+                    candidate = true;
+                } else {
+                    uint32_t pad = (w->flags & (RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u
+                                       ? wf_peek(w, fr->i, wf_pad(w, fr->i))
+                                       : 0u;
+                    if ((w->flags & RT_WF_LAZY_REINIT) != 0u && (pad & WF_PRISTINE) != 0u) {
+                        /* wholly free: its leftmost descendant of height s, no more reads */
+                        size_t i = fr->i;
+                        for (unsigned h = fr->h; h > c->s; h--) {
+                            i -= wf_pow2(h);
+                            path[len] = i;
+                            path_h[len] = h - 1u;
+                            len++;
+                        }
+                        candidate = true;
+                    } else {
+                        fr->first = (w->flags & RT_WF_HINTS) != 0u ? wf_hint_side(pad, c->s) : 0u;
+                        fr->state = 1u;
+                        st[top + 1u] = (wf_frame_t){fr->first != 0u ? fr->i - 1u : fr->i - wf_pow2(fr->h),
+                                                    fr->h - 1u, 0u, 0u};
+                        top++;
+                        continue;
+                    }
+                }
+            }
+            if (candidate) {
+                for (unsigned j = 0; j <= top; j++) { /* the direct path: the walk's stack */
+                    path[j] = st[j].i;
+                    path_h[j] = st[j].h;
+                }
+            }
+            if (candidate && wf_claim(c, path, path_h, len)) {
+                if ((w->flags & RT_WF_HINTS) != 0u) {
+                    wf_hints_after_claim(c, path, len);
+                }
+                return path[len - 1u];
+            }
+            fr->state = 2u; /* nothing (more) here: pop below */
+        } else if (fr->state == 1u) {
+            fr->state = 2u;
+            unsigned side = 1u - fr->first;
+            st[top + 1u] = (wf_frame_t){side != 0u ? fr->i - 1u : fr->i - wf_pow2(fr->h), fr->h - 1u, 0u, 0u};
+            top++;
+            continue;
+        }
+        if (top == 0u) {
+            return WF_NONE;
+        }
+        top--;
+    }
+}
+
+/* --- allocation --------------------------------------------------------------------------------- */
+
+size_t rt_wf_usable(size_t node_size, unsigned height)
+{
+    return wf_subtree(height) * node_size - RT_WF_OVERHEAD;
+}
+
+static unsigned wf_height_for(const rt_wf_t *w, size_t size)
+{
+    /* k nodes hold size bytes iff k B - 12 >= size; the chunk has 2^(s+1) - 1 >= k nodes */
+    size_t k = (size + RT_WF_OVERHEAD + w->node_size - 1u) >> w->node_log2;
+    return wf_log2_floor(k); /* 2^(s+1) - 1 >= k  <=>  s = floor(log2 k) */
+}
+
+unsigned rt_wf_height_for(const rt_wf_t *w, size_t size)
+{
+    if (size == 0u || size > w->max_request) {
+        return UINT32_MAX;
+    }
+    return wf_height_for(w, size);
+}
+
+/* The chunk whose root is r (height s) is ours: tag it, arm its canary, count it. */
+static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s)
+{
+    size_t first = wf_first(r, s);
+    *wf_length(w, first) = wf_tag(w, first, s, WF_ST_ALLOC);
+    wf_pad_store(w, r, wf_canary(w, r));
+    size_t k = wf_subtree(s);
+    wf_stat_add(t, &w->mallocs, 1u);
+    size_t used = atomic_fetch_add_explicit(&w->used_nodes, k, memory_order_relaxed) + k;
+    t->stat_rmw++;
+    wf_stat_raise(t, &w->peak_nodes, used);
+    wf_stat_raise(t, &w->watermark, ((r + 1u) << w->node_log2) - w->first_block);
+    return wf_node(w, first) + 4u;
+}
+
+/* The request of height s: NULL on failure (counted), else the chunk's data. */
+static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t)
+{
+    wf_call_t c = {w, s, wf_leaves(s), t};
+    t->height = s;
+    size_t r;
+    if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
+        r = wf_find(&c);
+    } else {
+        unsigned f = 0;
+        r = wf_try(&c, w->height, w->nodes - 1u, &f);
+    }
+    atomic_store_explicit(&w->last_nodes, t->nodes, memory_order_relaxed);
+    if (r == WF_NONE) {
+        wf_stat_add(t, &w->failures, 1u);
+        return NULL;
+    }
+    if (RT_DEBUG >= 1) {
+        RT_ASSERT(atomic_load_explicit(wf_counter(w, r), memory_order_relaxed) <= 0);
+    }
+    return wf_hand_out(w, t, r, s);
+}
+
+void *rt_wf_malloc_ex(rt_wf_t *w, size_t size, rt_wf_trace_t *trace)
+{
+    rt_wf_trace_t local;
+    rt_wf_trace_t *t = trace != NULL ? trace : &local;
+    __builtin_memset(t, 0, sizeof *t);
+    if (size == 0u) {
+        return NULL;
+    }
+    if (size > w->max_request) {
+        return wf_refuse(w, RT_ERR_TOO_LARGE, "malloc", NULL, size);
+    }
+    return wf_alloc(w, wf_height_for(w, size), t);
+}
+
+void *rt_wf_malloc(rt_wf_t *w, size_t size) { return rt_wf_malloc_ex(w, size, NULL); }
+
+/* --- validation and release --------------------------------------------------------------------- */
+
+typedef struct wf_chunk {
+    size_t first; /* index of the first node */
+    size_t root;  /* index of the root (last node) */
+    size_t k;     /* position of the root at its height */
+    size_t offset; /* bytes from the chunk's data start to the pointer (memalign) */
+    unsigned h;
+} wf_chunk_t;
+
+/* RT_ERR_NONE iff ptr is the data start of a live chunk (or a memalign pointer into one). O(H)
+ * arithmetic, reads of the length word, the root's counter and its canary. */
+static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t *ch)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    uintptr_t end = w->base + (w->nodes << w->node_log2);
+    if (p < w->base || p >= end) {
+        return RT_ERR_FOREIGN_POINTER;
+    }
+    size_t off = (size_t)(p - w->base);
+    size_t data = off;
+    ch->offset = 0;
+    if ((off & (w->node_size - 1u)) != 4u) {
+        /* memalign: an aligned pointer (a multiple of 8, never a data start) with a keyed offset
+         * word before it */
+        if ((p & 7u) != 0u || off < 8u) {
+            return RT_ERR_BAD_POINTER;
+        }
+        size_t o = (size_t)(*(const uint32_t *)(const void *)(p - 4u) ^ wf_offset_key(w, off));
+        if (o < 4u || (o & 3u) != 0u || o > off - 4u || ((off - o) & (w->node_size - 1u)) != 4u) {
+            return RT_ERR_BAD_POINTER;
+        }
+        data = off - o;
+        ch->offset = o;
+    }
+    size_t first = data >> w->node_log2;
+    uint32_t len = *wf_length(w, first);
+    unsigned h = WF_LEN_HEIGHT(len), state = WF_LEN_STATE(len);
+    if (h > w->height || state == 0u || len != wf_tag(w, first, h, state)) {
+        return RT_ERR_BAD_POINTER;
+    }
+    if (state == WF_ST_FREED) {
+        return RT_ERR_DOUBLE_FREE;
+    }
+    if (state != WF_ST_ALLOC) {
+        return RT_ERR_BAD_POINTER; /* the control chunk */
+    }
+    size_t root = first + wf_subtree(h) - 1u;
+    unsigned rh = 0;
+    if (!wf_locate(w, root, &rh, &ch->k) || rh != h) {
+        return RT_ERR_BAD_POINTER;
+    }
+    if (ch->offset >= rt_wf_usable(w->node_size, h)) {
+        return RT_ERR_BAD_POINTER;
+    }
+    /* a live chunk's root counter is 0, or below 0 while failed decrements pass through it */
+    if (atomic_load_explicit(wf_counter(w, root), memory_order_relaxed) > 0 ||
+        atomic_load_explicit(wf_pad(w, root), memory_order_relaxed) != wf_canary(w, root)) {
+        return RT_ERR_CORRUPTED;
+    }
+    ch->first = first;
+    ch->root = root;
+    ch->h = h;
+    return RT_ERR_NONE;
+}
+
+/* Eager re-initialisation of the subtree at i of height h (Fig. 4's reinitialize_subtree): every
+ * counter to its leaves; hints to "all free". Recursion depth <= h. */
+static void wf_reinit(rt_wf_t *w, unsigned h, size_t i, bool hints)
+{
+    atomic_store_explicit(wf_counter(w, i), wf_leaves(h), memory_order_relaxed);
+    if (hints) {
+        wf_pad_store(w, i, wf_allfree(h));
+    }
+    if (h > 0u) {
+        wf_reinit(w, h - 1u, i - 1u, hints);
+        wf_reinit(w, h - 1u, i - wf_pow2(h), hints);
+    }
+}
+
+/* Fig. 4: release of the live chunk ch. We own it until the increment of its root. */
+static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
+{
+    wf_call_t c = {w, ch->h, wf_leaves(ch->h), t};
+    bool hints = (w->flags & RT_WF_HINTS) != 0u;
+    unsigned h = ch->h;
+    size_t i = ch->root, k = ch->k;
+    t->height = h;
+    *wf_length(w, ch->first) = wf_tag(w, ch->first, h, WF_ST_FREED);
+    if ((w->flags & RT_WF_LAZY_REINIT) != 0u) {
+        wf_pad_store(w, i, h > 0u ? WF_PRISTINE | wf_allfree(h) : 0u);
+        t->nodes += h > 0u ? 1u : 0u; /* the first node's length word */
+    } else {
+        wf_pad_store(w, i, hints ? wf_allfree(h) : 0u);
+        if (h > 0u) {
+            wf_reinit(w, h - 1u, i - 1u, hints);
+            wf_reinit(w, h - 1u, i - wf_pow2(h), hints);
+        }
+        t->nodes += (uint32_t)(wf_subtree(h) - 1u);
+    }
+    t->nodes++;
+    wf_incr(&c, i, c.S);
+    unsigned f = h + 1u; /* the chunk is wholly free now */
+    while (h < w->height) { /* H - s iterations: one per ancestor */
+        unsigned side = (unsigned)(k & 1u);
+        i = side != 0u ? i + 1u : i + wf_pow2(h + 1u);
+        h++;
+        k >>= 1;
+        t->nodes++;
+        uint32_t pad = 0;
+        if (hints) {
+            /* before the increment: until it, our leaves keep the node from being allocated,
+             * so its padding word is still a hint */
+            pad = wf_hint_set(atomic_load_explicit(wf_pad(w, i), memory_order_relaxed), side, f);
+            wf_pad_store(w, i, pad);
+        }
+        int now = wf_incr(&c, i, c.S);
+        f = now == wf_leaves(h) ? h + 1u : wf_hint_max(pad);
+    }
+    wf_stat_add(t, &w->frees, 1u);
+    wf_stat_add(t, &w->used_nodes, (size_t)0 - wf_subtree(ch->h));
+}
+
+void rt_wf_free_ex(rt_wf_t *w, void *ptr, rt_wf_trace_t *trace)
+{
+    rt_wf_trace_t local;
+    rt_wf_trace_t *t = trace != NULL ? trace : &local;
+    __builtin_memset(t, 0, sizeof *t);
+    if (ptr == NULL) {
+        return;
+    }
+    wf_chunk_t ch;
+    rt_error_kind_t error = wf_validate(w, ptr, &ch);
+    if (error != RT_ERR_NONE) {
+        wf_report(w, false, error, "free", ptr, 0u);
+        return;
+    }
+    wf_release(w, &ch, t);
+}
+
+void rt_wf_free(rt_wf_t *w, void *ptr) { rt_wf_free_ex(w, ptr, NULL); }
+
+/* --- realloc, calloc, memalign, usable_size ----------------------------------------------------- */
+
+void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
+{
+    if (ptr == NULL) {
+        return rt_wf_malloc(w, size);
+    }
+    if (size == 0u) {
+        rt_wf_free(w, ptr);
+        return NULL;
+    }
+    if (size > w->max_request) {
+        return wf_refuse(w, RT_ERR_TOO_LARGE, "realloc", ptr, size);
+    }
+    wf_chunk_t ch;
+    rt_error_kind_t error = wf_validate(w, ptr, &ch);
+    if (error != RT_ERR_NONE) {
+        return wf_refuse(w, error, "realloc", ptr, size);
+    }
+    rt_wf_trace_t t;
+    __builtin_memset(&t, 0, sizeof t);
+    size_t usable = rt_wf_usable(w->node_size, ch.h) - ch.offset;
+    if (size <= usable) {
+        wf_stat_add(&t, &w->reallocs, 1u);
+        wf_stat_add(&t, &w->reallocs_in_place, 1u);
+        return ptr;
+    }
+    void *moved = wf_alloc(w, wf_height_for(w, size), &t);
+    if (moved == NULL) {
+        return NULL; /* out of memory: the old chunk is untouched */
+    }
+    __builtin_memcpy(moved, ptr, usable);
+    wf_release(w, &ch, &t);
+    wf_stat_add(&t, &w->reallocs, 1u);
+    return moved;
+}
+
+void *rt_wf_calloc(rt_wf_t *w, size_t count, size_t size)
+{
+    if (size != 0u && count > SIZE_MAX / size) {
+        return wf_refuse(w, RT_ERR_OVERFLOW, "calloc", NULL, count);
+    }
+    size_t n = count * size;
+    if (n > w->max_request) {
+        return wf_refuse(w, RT_ERR_TOO_LARGE, "calloc", NULL, n);
+    }
+    void *p = rt_wf_malloc(w, n);
+    if (p != NULL) {
+        __builtin_memset(p, 0, n);
+    }
+    return p;
+}
+
+void *rt_wf_memalign(rt_wf_t *w, size_t alignment, size_t size)
+{
+    if (alignment == 0u || (alignment & (alignment - 1u)) != 0u) {
+        return wf_refuse(w, RT_ERR_BAD_ALIGNMENT, "memalign", NULL, alignment);
+    }
+    if (size == 0u) {
+        return NULL;
+    }
+    if (alignment <= RT_WF_ALIGN) {
+        if (size > w->max_request) {
+            return wf_refuse(w, RT_ERR_TOO_LARGE, "memalign", NULL, size);
+        }
+        return rt_wf_malloc(w, size);
+    }
+    /* the data start is 4 past a multiple of 8: the aligned pointer lies at most alignment - 4
+     * bytes further, and at least 4 (room for the offset word) */
+    if (size > w->max_request || alignment > w->max_request || size > w->max_request - (alignment - 4u)) {
+        return wf_refuse(w, RT_ERR_TOO_LARGE, "memalign", NULL, size);
+    }
+    unsigned char *data = rt_wf_malloc(w, size + alignment - 4u);
+    if (data == NULL) {
+        return NULL;
+    }
+    uintptr_t p = ((uintptr_t)data + alignment - 1u) & ~(uintptr_t)(alignment - 1u);
+    size_t o = (size_t)(p - (uintptr_t)data);
+    *(uint32_t *)(void *)(p - 4u) = (uint32_t)o ^ wf_offset_key(w, (size_t)(p - w->base));
+    return (void *)p;
+}
+
+size_t rt_wf_usable_size(rt_wf_t *w, void *ptr)
+{
+    wf_chunk_t ch;
+    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : wf_validate(w, ptr, &ch);
+    if (error != RT_ERR_NONE) {
+        wf_report(w, false, error, "usable_size", ptr, 0u);
+        return 0u;
+    }
+    return rt_wf_usable(w->node_size, ch.h) - ch.offset;
+}
+
+/* --- creation ------------------------------------------------------------------------------------ */
+
+static bool wf_config(const rt_wf_config_t *cfg, size_t *node_size, unsigned *flags)
+{
+    size_t b = cfg != NULL && cfg->node_size != 0u ? cfg->node_size : RT_WF_NODE_SIZE;
+    unsigned f = cfg != NULL ? cfg->flags : 0u;
+    if (b < WF_MIN_NODE || b > WF_MAX_NODE || (b & (b - 1u)) != 0u ||
+        (f & ~(RT_WF_READONLY_DESCENT | RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u) {
+        return false;
+    }
+    *node_size = b;
+    *flags = f;
+    return true;
+}
+
+static size_t wf_node_align(size_t node_size) { return node_size < 64u ? node_size : 64u; }
+
+/* Height of the control chunk for node size B: the smallest whose data holds the control block
+ * at an aligned offset. */
+static unsigned wf_ctrl_height(size_t node_size)
+{
+    size_t need = ((4u + WF_CTRL_ALIGN - 1u) & ~(WF_CTRL_ALIGN - 1u)) - 4u + sizeof(struct rt_wf);
+    unsigned h = 0;
+    while (rt_wf_usable(node_size, h) < need) { /* at most log2(sizeof) iterations */
+        h++;
+    }
+    return h;
+}
+
+size_t rt_wf_control_size(void) { return sizeof(struct rt_wf); }
+size_t rt_wf_control_align(void) { return WF_CTRL_ALIGN; }
+
+/* The smallest tree of rt_wf_create has the control chunk and its free sibling: height hc + 1,
+ * 2^(hc+2) - 1 nodes; add the worst alignment slack of the buffer's start. */
+size_t rt_wf_min_buffer(const rt_wf_config_t *config)
+{
+    size_t b = 0;
+    unsigned f = 0;
+    if (!wf_config(config, &b, &f)) {
+        return SIZE_MAX;
+    }
+    return wf_subtree(wf_ctrl_height(b) + 1u) * b + wf_node_align(b) - 1u;
+}
+
+/* Every counter to its leaves, every length word to 0, padding per variant. */
+static void wf_init_tree(rt_wf_t *w, unsigned h, size_t i)
+{
+    atomic_init(wf_counter(w, i), wf_leaves(h));
+    atomic_init(wf_pad(w, i), (w->flags & RT_WF_HINTS) != 0u ? wf_allfree(h) : 0u);
+    *wf_length(w, i) = 0u;
+    if (h > 0u) {
+        wf_init_tree(w, h - 1u, i - 1u);
+        wf_init_tree(w, h - 1u, i - wf_pow2(h));
+    }
+}
+
+/* Fills `w` (not yet at its final address) for a tree over [tree, tree + tree_size). */
+static bool wf_setup(rt_wf_t *w, uintptr_t tree, size_t tree_size, size_t b, unsigned flags, unsigned min_height)
+{
+    __builtin_memset(w, 0, sizeof *w);
+    uintptr_t end = tree_size > UINTPTR_MAX - tree ? UINTPTR_MAX : tree + tree_size;
+    uintptr_t base = (tree + wf_node_align(b) - 1u) & ~(uintptr_t)(wf_node_align(b) - 1u);
+    if (base < tree || base >= end) {
+        return false;
+    }
+    unsigned lb = wf_log2_floor(b);
+    size_t slots = (size_t)(end - base) >> lb;
+    if (slots < 3u) {
+        return false;
+    }
+    unsigned height = wf_log2_floor(slots + 1u) - 1u; /* 2^(H+1) - 1 <= slots */
+    if (height > RT_WF_MAX_HEIGHT) {
+        height = RT_WF_MAX_HEIGHT;
+    }
+    if (height < min_height) {
+        return false;
+    }
+    w->base = base;
+    w->node_size = b;
+    w->node_log2 = lb;
+    w->height = height;
+    w->nodes = wf_subtree(height);
+    w->flags = flags;
+    w->seed = wf_mix((uint32_t)(base >> 4) ^ (uint32_t)((uint64_t)base >> 32) ^ 0x5EED1234u);
+    w->ctrl_root = WF_NONE;
+    w->max_height = height;
+    return true;
+}
+
+static void wf_publish(rt_wf_t *dst, const rt_wf_t *src)
+{
+    __builtin_memcpy(dst, src, sizeof *dst);
+    atomic_init(&dst->mallocs, 0u);
+    atomic_init(&dst->frees, 0u);
+    atomic_init(&dst->failures, 0u);
+    atomic_init(&dst->errors, 0u);
+    atomic_init(&dst->reallocs, 0u);
+    atomic_init(&dst->reallocs_in_place, 0u);
+    atomic_init(&dst->used_nodes, 0u);
+    atomic_init(&dst->peak_nodes, 0u);
+    atomic_init(&dst->watermark, 0u);
+    atomic_init(&dst->last_nodes, 0u);
+    atomic_thread_fence(memory_order_release); /* whoever receives the handle through a
+                                                  synchronising hand-over sees a built tree */
+}
+
+rt_wf_t *rt_wf_create(void *mem, size_t size, const rt_wf_config_t *config)
+{
+    size_t b = 0;
+    unsigned flags = 0;
+    if (mem == NULL || !wf_config(config, &b, &flags)) {
+        return NULL;
+    }
+    unsigned hc = wf_ctrl_height(b);
+    rt_wf_t tmp;
+    if (!wf_setup(&tmp, (uintptr_t)mem, size, b, flags, hc + 1u)) {
+        return NULL;
+    }
+    wf_init_tree(&tmp, tmp.height, tmp.nodes - 1u);
+    /* The control chunk: the leftmost subtree of height hc, allocated as the paper's malloc
+     * would (every counter on the left spine above it decremented by its leaves). */
+    size_t rc = wf_subtree(hc) - 1u;
+    int sc = wf_leaves(hc);
+    size_t i = tmp.nodes - 1u;
+    for (unsigned h = tmp.height; h > hc; h--) { /* the left spine, H - hc nodes */
+        atomic_fetch_sub_explicit(wf_counter(&tmp, i), sc, memory_order_relaxed);
+        if ((flags & RT_WF_HINTS) != 0u) {
+            /* left side: what the spine below holds (h - 1 when h - 1 > hc: its right half);
+             * right side: wholly free */
+            unsigned left = h - 1u > hc ? h - 1u : 0u;
+            atomic_store_explicit(wf_pad(&tmp, i), (uint32_t)left | ((uint32_t)h << 8), memory_order_relaxed);
+        }
+        i -= wf_pow2(h);
+    }
+    atomic_store_explicit(wf_counter(&tmp, rc), 0, memory_order_relaxed);
+    *wf_length(&tmp, 0) = wf_tag(&tmp, 0, hc, WF_ST_CTRL);
+    atomic_store_explicit(wf_pad(&tmp, rc), wf_canary(&tmp, rc), memory_order_relaxed);
+    tmp.ctrl_root = rc;
+    tmp.ctrl_nodes = wf_subtree(hc);
+    tmp.first_block = (rc + 1u) << tmp.node_log2;
+    tmp.max_height = tmp.height - 1u;
+    tmp.max_request = rt_wf_usable(b, tmp.max_height);
+    uintptr_t at = (tmp.base + 4u + WF_CTRL_ALIGN - 1u) & ~(uintptr_t)(WF_CTRL_ALIGN - 1u);
+    rt_wf_t *w = (rt_wf_t *)(void *)at;
+    RT_ASSERT(at + sizeof *w <= tmp.base + ((rc + 1u) << tmp.node_log2) - 8u);
+    wf_publish(w, &tmp);
+    return w;
+}
+
+rt_wf_t *rt_wf_create_split(void *control, void *tree, size_t tree_size, const rt_wf_config_t *config)
+{
+    size_t b = 0;
+    unsigned flags = 0;
+    if (control == NULL || tree == NULL || ((uintptr_t)control & (WF_CTRL_ALIGN - 1u)) != 0u ||
+        !wf_config(config, &b, &flags)) {
+        return NULL;
+    }
+    rt_wf_t tmp;
+    if (!wf_setup(&tmp, (uintptr_t)tree, tree_size, b, flags, 1u)) {
+        return NULL;
+    }
+    uintptr_t c = (uintptr_t)control;
+    uintptr_t tree_end = tmp.base + (tmp.nodes << tmp.node_log2);
+    if (c < tree_end && tmp.base < c + sizeof(struct rt_wf)) {
+        return NULL; /* overlapping */
+    }
+    wf_init_tree(&tmp, tmp.height, tmp.nodes - 1u);
+    tmp.max_request = rt_wf_usable(b, tmp.max_height);
+    rt_wf_t *w = (rt_wf_t *)control;
+    wf_publish(w, &tmp);
+    return w;
+}
+
+/* --- inspection --------------------------------------------------------------------------------- */
+
+size_t rt_wf_max_request(const rt_wf_t *w) { return w->max_request; }
+unsigned rt_wf_height(const rt_wf_t *w) { return w->height; }
+size_t rt_wf_nodes(const rt_wf_t *w) { return w->nodes; }
+size_t rt_wf_node_size(const rt_wf_t *w) { return w->node_size; }
+unsigned rt_wf_flags(const rt_wf_t *w) { return w->flags; }
+unsigned rt_wf_last_probes(const rt_wf_t *w) { return atomic_load_explicit(&w->last_nodes, memory_order_relaxed); }
+int rt_wf_counter(const rt_wf_t *w, size_t index)
+{
+    return atomic_load_explicit(wf_counter(w, index), memory_order_relaxed);
+}
+
+/* Node i (height h) is the root of a live chunk (or of the control chunk). */
+static bool wf_is_chunk_root(const rt_wf_t *w, size_t i, unsigned h, bool *ctrl)
+{
+    if (atomic_load_explicit(wf_counter(w, i), memory_order_relaxed) > 0) {
+        return false;
+    }
+    size_t first = wf_first(i, h);
+    uint32_t len = *wf_length(w, first);
+    *ctrl = i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL);
+    return *ctrl || len == wf_tag(w, first, h, WF_ST_ALLOC);
+}
+
+bool rt_wf_is_chunk(const rt_wf_t *w, size_t index)
+{
+    unsigned h = 0;
+    size_t k = 0;
+    bool ctrl = false;
+    return wf_locate(w, index, &h, &k) && wf_is_chunk_root(w, index, h, &ctrl) && !ctrl;
+}
+
+bool rt_wf_bound(const rt_wf_t *w, size_t size, rt_wf_bound_t *b)
+{
+    unsigned s = rt_wf_height_for(w, size);
+    if (s == UINT32_MAX) {
+        return false;
+    }
+    unsigned H = w->height;
+    uint64_t above = ((uint64_t)2 << (H - s)) - 1u; /* nodes of height >= s */
+    uint64_t cands = (uint64_t)1 << (H - s);
+    uint64_t path = (uint64_t)(H - s) + 1u;
+    b->height = s;
+    b->path = (uint32_t)path;
+    if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
+        b->malloc_nodes = above + cands * path;
+        b->malloc_rmw = 3u * cands * path;
+    } else {
+        b->malloc_nodes = above;
+        b->malloc_rmw = 3u * above;
+    }
+    if ((w->flags & RT_WF_LAZY_REINIT) != 0u) {
+        b->malloc_nodes *= 3u;
+        b->free_nodes = path + 1u;
+    } else {
+        b->free_nodes = (uint64_t)wf_subtree(s) + (H - s);
+    }
+    b->free_rmw = path;
+    return true;
+}
+
+/* --- check, walk, stats -------------------------------------------------------------------------- */
+
+typedef struct wf_checker {
+    rt_wf_t *w;
+    unsigned what;
+    bool ok;
+} wf_checker_t;
+
+/* Equation 3 at quiescence below node i (height h). Returns the allocated leaves below i and
+ * stores in *f the hint value of the subtree (1 + largest free height, 0 none). */
+static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
+{
+    rt_wf_t *w = ck->w;
+    int x = atomic_load_explicit(wf_counter(w, i), memory_order_relaxed);
+    bool ctrl = false;
+    *f = 0;
+    if (wf_is_chunk_root(w, i, h, &ctrl)) {
+        if (x != 0 || atomic_load_explicit(wf_pad(w, i), memory_order_relaxed) != wf_canary(w, i)) {
+            ck->ok = false;
+        }
+        return wf_pow2(h);
+    }
+    uint32_t pad = atomic_load_explicit(wf_pad(w, i), memory_order_relaxed);
+    if ((w->flags & RT_WF_LAZY_REINIT) != 0u && h > 0u && (pad & WF_PRISTINE) != 0u) {
+        if (x != wf_leaves(h) || ((ck->what & RT_WF_CHECK_HINTS) != 0u && (w->flags & RT_WF_HINTS) != 0u &&
+                                  (pad & 0xFFFFu) != wf_allfree(h))) {
+            ck->ok = false;
+        }
+        *f = h + 1u;
+        return 0;
+    }
+    if (h == 0u) {
+        if (x != 1) {
+            ck->ok = false;
+        }
+        *f = 1u;
+        return 0;
+    }
+    unsigned fl = 0, fr = 0;
+    size_t used = wf_check_node(ck, h - 1u, i - wf_pow2(h), &fl) + wf_check_node(ck, h - 1u, i - 1u, &fr);
+    if (x < 0 || (size_t)x != (size_t)wf_leaves(h) - used) {
+        ck->ok = false;
+    }
+    if ((ck->what & RT_WF_CHECK_HINTS) != 0u && (w->flags & RT_WF_HINTS) != 0u &&
+        (WF_HINT_L(pad) != fl || WF_HINT_R(pad) != fr || (pad & ~(uint32_t)0xFFFFu) != 0u)) {
+        ck->ok = false;
+    }
+    *f = used == 0u ? h + 1u : (fl > fr ? fl : fr);
+    return used;
+}
+
+bool rt_wf_check_ex(rt_wf_t *w, unsigned what)
+{
+    wf_checker_t ck = {w, what, true};
+    unsigned f = 0;
+    size_t used = wf_check_node(&ck, w->height, w->nodes - 1u, &f);
+    size_t used_nodes = atomic_load_explicit(&w->used_nodes, memory_order_relaxed);
+    (void)used;
+    if (w->ctrl_root != WF_NONE) {
+        bool ctrl = false;
+        unsigned hc = 0;
+        size_t kc = 0;
+        if (!wf_locate(w, w->ctrl_root, &hc, &kc) || !wf_is_chunk_root(w, w->ctrl_root, hc, &ctrl) || !ctrl) {
+            ck.ok = false;
+        }
+    }
+    size_t mallocs = atomic_load_explicit(&w->mallocs, memory_order_relaxed);
+    size_t frees = atomic_load_explicit(&w->frees, memory_order_relaxed);
+    if (used_nodes > w->nodes || mallocs < frees ||
+        atomic_load_explicit(&w->peak_nodes, memory_order_relaxed) < used_nodes) {
+        ck.ok = false;
+    }
+    if (!ck.ok) {
+        wf_report(w, false, RT_ERR_CORRUPTED, "check", NULL, 0u);
+    }
+    return ck.ok;
+}
+
+bool rt_wf_check(rt_wf_t *w) { return rt_wf_check_ex(w, 0u); }
+
+typedef struct wf_walker {
+    rt_wf_t *w;
+    rt_walk_fn fn; /* NULL: only count */
+    void *context;
+    bool stop;
+    size_t free_blocks;
+    size_t largest_free;
+} wf_walker_t;
+
+static void wf_emit(wf_walker_t *wk, size_t first, size_t nodes, size_t size, bool used)
+{
+    if (!used) {
+        wk->free_blocks++;
+        wk->largest_free = size > wk->largest_free ? size : wk->largest_free;
+    }
+    if (wk->fn != NULL && !wk->stop) {
+        rt_block_info_t info = {wf_node(wk->w, first) + 4u, size, nodes << wk->w->node_log2, used};
+        wk->stop = !wk->fn(wk->context, &info);
+    }
+}
+
+/* Post-order: a chunk, a wholly free subtree, or the two subtrees and then the node itself --
+ * address order. Visits only nodes above chunk and free-subtree boundaries: O(blocks * H). */
+static void wf_walk_node(wf_walker_t *wk, unsigned h, size_t i)
+{
+    rt_wf_t *w = wk->w;
+    if (wk->stop) {
+        return;
+    }
+    bool ctrl = false;
+    int x = atomic_load_explicit(wf_counter(w, i), memory_order_relaxed);
+    if (x == wf_leaves(h)) {
+        wf_emit(wk, wf_first(i, h), wf_subtree(h), rt_wf_usable(w->node_size, h), false);
+        return;
+    }
+    if (wf_is_chunk_root(w, i, h, &ctrl)) {
+        if (!ctrl) {
+            wf_emit(wk, wf_first(i, h), wf_subtree(h), rt_wf_usable(w->node_size, h), true);
+        }
+        return;
+    }
+    if (h > 0u) {
+        wf_walk_node(wk, h - 1u, i - wf_pow2(h));
+        wf_walk_node(wk, h - 1u, i - 1u);
+    }
+    wf_emit(wk, i, 1u, 0u, false); /* an internal node above used chunks (or a damaged leaf) */
+}
+
+void rt_wf_walk(rt_wf_t *w, rt_walk_fn fn, void *context)
+{
+    wf_walker_t wk = {w, fn, context, false, 0, 0};
+    wf_walk_node(&wk, w->height, w->nodes - 1u);
+}
+
+void rt_wf_stats(rt_wf_t *w, rt_stats_t *s)
+{
+    wf_walker_t wk = {w, NULL, NULL, false, 0, 0};
+    wf_walk_node(&wk, w->height, w->nodes - 1u);
+    size_t used_nodes = atomic_load_explicit(&w->used_nodes, memory_order_relaxed);
+    size_t mallocs = atomic_load_explicit(&w->mallocs, memory_order_relaxed);
+    size_t frees = atomic_load_explicit(&w->frees, memory_order_relaxed);
+    s->capacity = (w->nodes - w->ctrl_nodes) << w->node_log2;
+    s->used_bytes = used_nodes << w->node_log2;
+    s->free_bytes = s->capacity - s->used_bytes;
+    s->largest_free = wk.largest_free;
+    s->peak_used = atomic_load_explicit(&w->peak_nodes, memory_order_relaxed) << w->node_log2;
+    s->watermark = atomic_load_explicit(&w->watermark, memory_order_relaxed);
+    s->used_blocks = mallocs - frees;
+    s->free_blocks = wk.free_blocks;
+    s->mallocs = mallocs;
+    s->frees = frees;
+    s->reallocs = atomic_load_explicit(&w->reallocs, memory_order_relaxed);
+    s->reallocs_in_place = atomic_load_explicit(&w->reallocs_in_place, memory_order_relaxed);
+    s->failures = atomic_load_explicit(&w->failures, memory_order_relaxed);
+    s->errors = atomic_load_explicit(&w->errors, memory_order_relaxed);
+}
+
+void rt_wf_set_handler(rt_wf_t *w, rt_error_handler_t handler, void *context)
+{
+    w->handler = handler;
+    w->handler_context = context;
+}
