@@ -8,7 +8,10 @@
  * the descriptor lacks is skipped, and says so.
  *
  * The only allocator-specific knowledge: "buddy" coalesces only with its buddy, so the coalescing
- * cases pick buddies there, and its realloc grows in place only within the block's order.
+ * cases pick buddies there, and its realloc grows in place only within the block's order. The
+ * wait-free buddy trees ("wf*", rtalloc/waitfree.h) hand out post-order subtrees: two sibling
+ * chunks x, x + f (f = footprint) free together the subtree of their parent, the node after them
+ * (min_block bytes), and a realloc that needs a larger subtree moves.
  *
  * Usage: contract [allocator|all] [seed]   (default: all, seed 0; the seed varies the randomised
  *        cases -- overlap, stats, walk -- and a failure prints it)
@@ -60,6 +63,7 @@ static bool ast(ctx_t *c, rt_stats_t *s)
     return true;
 }
 static bool is_buddy(const rt_allocator_t *d) { return strcmp(d->name, "buddy") == 0; }
+static bool is_tree(const rt_allocator_t *d) { return strncmp(d->name, "wf", 2) == 0; }
 
 /* The request that would never fit: larger than any instance could serve. */
 static size_t too_large(ctx_t *c)
@@ -363,7 +367,27 @@ static bool case_coalesce_pair(ctx_t *c)
 {
     unsigned char *blk[8];
     unsigned char *x, *y; /* the pair: x below y */
-    if (is_buddy(c->d)) {
+    if (is_tree(c->d)) {
+        /* Sibling subtrees: y starts right after x (a right child is followed by its parent, an
+         * internal node, which never starts a chunk). */
+        for (unsigned i = 0; i < 8u; i++) {
+            void *p;
+            ALLOC(p, c, req(c, UNIT));
+            blk[i] = p;
+        }
+        size_t f = au(c, blk[0], req(c, UNIT)) + c->d->block_overhead;
+        x = y = NULL;
+        for (unsigned i = 0; i < 8u && x == NULL; i++) {
+            for (unsigned j = 0; j < 8u; j++) {
+                if (blk[j] == blk[i] + f) {
+                    x = blk[i];
+                    y = blk[j];
+                    break;
+                }
+            }
+        }
+        TL_REQUIRE(x != NULL, "%s: no two of 8 chunks of %zu bytes are siblings", c->d->name, f);
+    } else if (is_buddy(c->d)) {
         /* Buddies: two blocks of UNIT whose addresses differ only in the UNIT bit. */
         for (unsigned i = 0; i < 8u; i++) {
             void *p;
@@ -424,6 +448,42 @@ static bool case_coalesce_around(ctx_t *c)
     unsigned char *blk[32];
     unsigned char *q[4];
     size_t four = req(c, 4u * UNIT);
+    if (is_tree(c->d)) {
+        /* Four chunks of one subtree two levels up: x, x + f, then after their parent node
+         * (min_block bytes) x + 2f + B, x + 3f + B; freeing Q1, Q3, Q0, Q2 must give it back. */
+        for (unsigned i = 0; i < 32u; i++) {
+            void *p;
+            ALLOC(p, c, req(c, UNIT));
+            blk[i] = p;
+        }
+        size_t f = au(c, blk[0], req(c, UNIT)) + c->d->block_overhead, node = c->d->min_block;
+        const size_t offsets[4] = {0, f, 2u * f + node, 3u * f + node};
+        unsigned char *base = NULL;
+        for (unsigned i = 0; i < 32u && base == NULL; i++) {
+            unsigned found = 0;
+            for (unsigned k = 0; k < 4u; k++) {
+                for (unsigned j = 0; j < 32u; j++) {
+                    found += blk[j] == blk[i] + offsets[k];
+                }
+            }
+            base = found == 4u ? blk[i] : NULL;
+        }
+        TL_REQUIRE(base != NULL, "%s: no four of 32 chunks of %zu bytes form one subtree", c->d->name, f);
+        for (unsigned k = 0; k < 4u; k++) {
+            q[k] = base + offsets[k];
+        }
+        if (!exhaust(c)) {
+            return false;
+        }
+        static const unsigned order[4] = {1, 3, 0, 2};
+        for (unsigned k = 0; k < 4u; k++) {
+            if (!does_not_fit(c, four, "before the last quarter") || !free_tracked(c, q[order[k]]) ||
+                !check_heap(c, "between frees")) {
+                return false;
+            }
+        }
+        return fits_as_one(c, four, q[0], "four chunks back into their subtree") && verify_all(c) && free_all(c);
+    }
     if (is_buddy(c->d)) {
         for (unsigned i = 0; i < 32u; i++) {
             void *p;
@@ -594,7 +654,7 @@ static bool case_realloc(ctx_t *c)
         TL_REQUIRE(s1.reallocs == s0.reallocs + 1u, "%s: reallocs %" PRIu64 " -> %" PRIu64, c->d->name, s0.reallocs,
                    s1.reallocs);
     }
-    if (!is_buddy(c->d)) {
+    if (!is_buddy(c->d) && !is_tree(c->d)) {
         TL_REQUIRE(q == p, "%s: realloc did not grow into the free successor (%p -> %p)", c->d->name, (void *)p,
                    (void *)q);
         if (st) {

@@ -49,8 +49,8 @@ typedef struct rt_allocator {
     size_t (*max_request)(void *handle);
 } rt_allocator_t;
 
-/* The library's own allocators: the six heap indexes and the binary buddy. Returns the array and
- * stores its length in *count. */
+/* The library's own allocators: the six heap indexes, the binary buddy and the variants of the
+ * wait-free buddy tree. Returns the array and stores its length in *count. */
 const rt_allocator_t *const *rt_registry(size_t *count);
 
 /* The allocator named `name`, or NULL. */

@@ -8,6 +8,7 @@
 #include "heap/heap_internal.h"
 #include "rtalloc/buddy.h"
 #include "rtalloc/registry.h"
+#include "rtalloc/waitfree.h"
 
 /* --- the boundary-tag heaps, one descriptor per index --------------------------------------- */
 
@@ -102,9 +103,75 @@ static const rt_allocator_t buddy_descriptor = {
     .max_request = buddy_d_max_request,
 };
 
+/* --- the wait-free buddy tree, one descriptor per variant (rtalloc/waitfree.h) ------------------
+ * No set_lock: the tree takes no lock. H = tree height, s = request height; the bounds are node
+ * visits (the header's table; rt_wf_bound gives the numbers for an instance). */
+
+static void *wf_d_realloc(void *h, void *p, size_t n) { return rt_wf_realloc(h, p, n); }
+static void *wf_d_calloc(void *h, size_t c, size_t n) { return rt_wf_calloc(h, c, n); }
+static void *wf_d_memalign(void *h, size_t a, size_t n) { return rt_wf_memalign(h, a, n); }
+static size_t wf_d_usable(void *h, void *p) { return rt_wf_usable_size(h, p); }
+static void wf_d_stats(void *h, rt_stats_t *s) { rt_wf_stats(h, s); }
+static unsigned wf_d_probes(const void *h) { return rt_wf_last_probes(h); }
+static bool wf_d_check(void *h) { return rt_wf_check(h); }
+static void wf_d_walk(void *h, rt_walk_fn fn, void *c) { rt_wf_walk(h, fn, c); }
+static void wf_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_wf_set_handler(h, fn, c); }
+static size_t wf_d_max_request(void *h) { return rt_wf_max_request(h); }
+
+#define WF_DESCRIPTOR(NAME, NODE, FLAGS, MALLOC_BOUND, FREE_BOUND, TEXT)                            \
+    static const rt_wf_config_t NAME##_config = {(NODE), (FLAGS)};                                 \
+    static void *NAME##_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &NAME##_config); } \
+    static size_t NAME##_d_min_buffer(void) { return rt_wf_min_buffer(&NAME##_config); }            \
+    static void *NAME##_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }                 \
+    static void NAME##_d_free(void *h, void *p) { rt_wf_free(h, p); }                              \
+    static const rt_allocator_t NAME##_descriptor = {                                              \
+        .name = #NAME,                                                                             \
+        .description = (TEXT),                                                                     \
+        .malloc_bound = (MALLOC_BOUND),                                                            \
+        .free_bound = (FREE_BOUND),                                                                \
+        .alignment = RT_WF_ALIGN,                                                                  \
+        .create = NAME##_d_create,                                                                 \
+        .min_buffer = NAME##_d_min_buffer,                                                         \
+        .malloc = NAME##_d_malloc,                                                                 \
+        .free = NAME##_d_free,                                                                     \
+        .realloc = wf_d_realloc,                                                                   \
+        .calloc = wf_d_calloc,                                                                     \
+        .memalign = wf_d_memalign,                                                                 \
+        .usable_size = wf_d_usable,                                                                \
+        .stats = wf_d_stats,                                                                       \
+        .last_probes = wf_d_probes,                                                                \
+        .check = wf_d_check,                                                                       \
+        .walk = wf_d_walk,                                                                         \
+        .set_handler = wf_d_handler,                                                               \
+        .set_lock = NULL,                                                                          \
+        .block_overhead = RT_WF_OVERHEAD,                                                          \
+        .min_block = (NODE),                                                                       \
+        .max_request = wf_d_max_request,                                                           \
+    }
+
+#define WF_PAPER_MALLOC "O(2^(H-s+1)): <= 2^(H-s+1)-1 nodes, each of height >= s at most once"
+#define WF_EAGER_FREE "O(2^(s+1) + H-s): 2^(s+1)-1 nodes re-initialised + H-s ancestors"
+#define WF_LAZY_FREE "O(H-s): <= H-s+2 nodes"
+
+WF_DESCRIPTOR(wf, 64u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE,
+              "wait-free buddy tree (Stellwag 2010), 64-byte nodes, depth-first try_allocate, eager re-init");
+WF_DESCRIPTOR(wf32, 32u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 32-byte nodes (paper 5)");
+WF_DESCRIPTOR(wf128, 128u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 128-byte nodes (paper 5)");
+WF_DESCRIPTOR(wf256, 256u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 256-byte nodes (paper 5)");
+WF_DESCRIPTOR(wf_ro, 64u, RT_WF_READONLY_DESCENT,
+              "O(2^(H-s) (H-s+1)): <= 2^(H-s+1)-1 reads + one claim walk of H-s+1 per candidate", WF_EAGER_FREE,
+              "wait-free buddy tree, read-only descent then a claim along the direct path (paper 5)");
+WF_DESCRIPTOR(wf_lazy, 64u, RT_WF_LAZY_REINIT, "O(2^(H-s+1)): <= 3 (2^(H-s+1)-1) nodes (2 children per pristine node)", WF_LAZY_FREE,
+              "wait-free buddy tree, lazy re-initialisation on free (paper 5)");
+WF_DESCRIPTOR(wf_hint, 64u, RT_WF_HINTS | RT_WF_LAZY_REINIT,
+              "O(2^(H-s+1)) as the paper; H-s+1 nodes when the hints on the path are exact", WF_LAZY_FREE,
+              "wait-free buddy tree, per-node hints of the largest free subtree per side (the direct path) + lazy re-init");
+
 static const rt_allocator_t *const registry[] = {
     &tlsf_descriptor,    &tlsf32_descriptor,  &seglist_descriptor, &firstfit_descriptor,
-    &bestfit_descriptor, &halffit_descriptor, &buddy_descriptor,
+    &bestfit_descriptor, &halffit_descriptor, &buddy_descriptor,   &wf_descriptor,
+    &wf32_descriptor,    &wf128_descriptor,   &wf256_descriptor,   &wf_ro_descriptor,
+    &wf_lazy_descriptor, &wf_hint_descriptor,
 };
 
 const rt_allocator_t *const *rt_registry(size_t *count)
