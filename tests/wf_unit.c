@@ -1,0 +1,518 @@
+/*
+ * wf_unit.c -- white-box tests of the wait-free buddy tree (rtalloc/waitfree.h), one thread.
+ *
+ *   fig1         SPEC 1.3 / paper Fig. 1: a depth-5 tree starts with counters 16, 8, 4, 2, 1
+ *   fig2         paper Fig. 2: after chunks of 1, 1, 1, 3, 7, 7 nodes every counter outside the
+ *                chunks is the free leaves below it, the chunks lie where the depth-first search
+ *                puts them, and the root's right child reads 0 though it is not itself allocated
+ *   layout       usable bytes k * B - 12 for every node size and height (32- and 64-bit alike:
+ *                948 bytes are 15 nodes of 64), pointers 4 past a node start, the length word
+ *                before the pointer, the canary and the counter in the chunk's last 8 bytes
+ *   traces       exact node visits and RMWs of known calls (the paper's Fig. 3 and Fig. 4 on a
+ *                fresh tree); every malloc of a random sequential workload within rt_wf_bound; with
+ *                hints exactly the direct path and every hint exact (rt_wf_check_ex)
+ *   same-places  the paper, read-only descent, lazy re-initialisation and hints (and their
+ *                combinations) place every chunk of a sequential workload at the same address:
+ *                they differ in work, not in policy
+ *   bad input    each path of SPEC 3 through the handler, the call refused and every counter of
+ *                the tree unchanged: foreign pointers, pointers not at a chunk's data start,
+ *                double free (at once, and of a stale pointer into reused memory), the length
+ *                word overwritten, the canary overrun (CORRUPTED, the chunk stays allocated until
+ *                the canary is restored), the control chunk, memalign's offset word, usable_size
+ *                and realloc of bad pointers, calloc overflow, bad alignment, too large
+ *   config       invalid node sizes and flags refused; create_split's checks; min_buffer exact
+ */
+#include "testlib.h"
+
+#include "rtalloc/waitfree.h"
+
+static unsigned char control[1024] __attribute__((aligned(64)));
+static unsigned char tree[1u << 20] __attribute__((aligned(4096)));
+
+static rt_wf_t *split(unsigned height, size_t node, unsigned flags)
+{
+    rt_wf_config_t cfg = {node, flags};
+    size_t bytes = (((size_t)2 << height) - 1u) * node;
+    memset(tree, 0x5A, bytes);
+    rt_wf_t *w = rt_wf_create_split(control, tree, bytes, &cfg);
+    if (w != NULL) {
+        TL_CHECK(rt_wf_height(w) == height, "split: height %u, wanted %u", rt_wf_height(w), height);
+    }
+    return w;
+}
+
+/* --- Fig. 1 and Fig. 2 --------------------------------------------------------------------------- */
+
+static void test_fig1(void)
+{
+    rt_wf_t *w = split(4, 64, 0);
+    if (!TL_CHECK(w != NULL, "fig1: create")) {
+        return;
+    }
+    TL_CHECK(rt_wf_nodes(w) == 31u, "fig1: %zu nodes", rt_wf_nodes(w));
+    for (unsigned h = 0; h <= 4u; h++) {
+        for (size_t k = 0; k < ((size_t)1 << (4u - h)); k++) {
+            int c = rt_wf_counter(w, rt_wf_index(w, h, k));
+            TL_CHECK(c == (1 << h), "fig1: node (height %u, %zu) counter %d, expected %d", h, k, c, 1 << h);
+        }
+    }
+    /* post-order: the root is the last node, a subtree's first node is its leftmost leaf */
+    TL_CHECK(rt_wf_index(w, 4, 0) == 30u && rt_wf_index(w, 3, 0) == 14u && rt_wf_index(w, 3, 1) == 29u &&
+                 rt_wf_index(w, 0, 1) == 1u && rt_wf_index(w, 1, 0) == 2u && rt_wf_index(w, 0, 2) == 3u,
+             "fig1: post-order indices");
+    TL_CHECK(rt_wf_check_ex(w, RT_WF_CHECK_HINTS), "fig1: check");
+}
+
+static void test_fig2(void)
+{
+    static const unsigned flags[] = {0, RT_WF_READONLY_DESCENT, RT_WF_LAZY_REINIT};
+    for (size_t v = 0; v < sizeof flags / sizeof flags[0]; v++) {
+        rt_wf_t *w = split(4, 64, flags[v]);
+        if (!TL_CHECK(w != NULL, "fig2: create")) {
+            return;
+        }
+        /* 1, 1, 1, 3, 7, 7 nodes: requests of 10, 10, 10, 100, 300, 300 bytes */
+        static const size_t sizes[6] = {10, 10, 10, 100, 300, 300};
+        static const unsigned first_leaf[6] = {0, 1, 2, 4, 8, 12}; /* where depth-first puts them */
+        static const unsigned height[6] = {0, 0, 0, 1, 2, 2};
+        for (size_t i = 0; i < 6u; i++) {
+            unsigned char *p = rt_wf_malloc(w, sizes[i]);
+            size_t leaf_node = rt_wf_index(w, 0, first_leaf[i]);
+            TL_CHECK(p == tree + leaf_node * 64u + 4u, "fig2 (flags %#x): chunk %zu at node %zu, expected node %zu",
+                     flags[v], i, (size_t)(p - 4 - tree) / 64u, leaf_node);
+            TL_CHECK(rt_wf_is_chunk(w, rt_wf_index(w, height[i], first_leaf[i] >> height[i])), "fig2: chunk %zu root",
+                     i);
+        }
+        /* counters outside the chunks: free leaves below (X = inside a chunk, undefined) */
+        static const int expect[5][16] = {
+            {0, 0, 0, 1, -9, -9, 1, 1, -9, -9, -9, -9, -9, -9, -9, -9}, /* leaves */
+            {0, 1, 0, 2, -9, -9, -9, -9},                              /* height 1 */
+            {1, 2, 0, 0},                                              /* height 2 */
+            {3, 0},                                                    /* height 3 */
+            {3},                                                       /* the root */
+        };
+        for (unsigned h = 0; h <= 4u; h++) {
+            for (size_t k = 0; k < ((size_t)1 << (4u - h)); k++) {
+                if (expect[h][k] == -9) {
+                    continue;
+                }
+                size_t i = rt_wf_index(w, h, k);
+                bool chunk = rt_wf_is_chunk(w, i);
+                int c = rt_wf_counter(w, i);
+                TL_CHECK(c == expect[h][k] || (chunk && c == 0), "fig2 (flags %#x): node (%u, %zu) counter %d, expected %d",
+                         flags[v], h, k, c, expect[h][k]);
+            }
+        }
+        size_t right = rt_wf_index(w, 3, 1);
+        TL_CHECK(rt_wf_counter(w, right) == 0 && !rt_wf_is_chunk(w, right),
+                 "fig2: the root's right child reads 0 and is not itself a chunk");
+        TL_CHECK(rt_wf_check(w), "fig2: equation 3");
+    }
+}
+
+/* --- layout -------------------------------------------------------------------------------------- */
+
+static void test_layout(void)
+{
+    for (size_t b = 16; b <= 4096u; b *= 2u) {
+        for (unsigned s = 0; s < 8u; s++) {
+            TL_CHECK(rt_wf_usable(b, s) == (((size_t)2 << s) - 1u) * b - 12u, "usable(%zu, %u)", b, s);
+        }
+    }
+    TL_CHECK(rt_wf_usable(64, 3) == 948u, "948 bytes are 15 nodes of 64 (%zu-bit)", 8u * sizeof(void *));
+    rt_wf_t *w = split(6, 64, 0);
+    if (!TL_CHECK(w != NULL, "layout: create")) {
+        return;
+    }
+    TL_CHECK(rt_wf_height_for(w, 948) == 3u && rt_wf_height_for(w, 949) == 4u && rt_wf_height_for(w, 52) == 0u &&
+                 rt_wf_height_for(w, 53) == 1u && rt_wf_height_for(w, 1) == 0u,
+             "layout: heights of 948, 949, 52, 53, 1 bytes");
+    unsigned char *p = rt_wf_malloc(w, 948);
+    if (!TL_CHECK(p != NULL, "layout: malloc(948)")) {
+        return;
+    }
+    size_t first = (size_t)(p - 4 - tree) / 64u;
+    TL_CHECK((size_t)(p - tree) % 64u == 4u && (uintptr_t)p % RT_WF_ALIGN == 0u, "layout: pointer 4 past a node");
+    TL_CHECK(rt_wf_usable_size(w, p) == 948u, "layout: usable_size %zu", rt_wf_usable_size(w, p));
+    size_t root = first + 14u;
+    TL_CHECK(rt_wf_is_chunk(w, root) && rt_wf_counter(w, root) == 0, "layout: the 15th node is the chunk's root");
+    /* the chunk's last word is its root's counter: the 4 bytes after data + 948 + 4 (canary) */
+    int32_t word;
+    memcpy(&word, p + 948 + 4, 4);
+    TL_CHECK(word == 0 && (unsigned char *)p + 948 + 8 == tree + (root + 1u) * 64u,
+             "layout: counter in the chunk's last word");
+    memset(p, 0xEE, 948); /* the whole usable area is the caller's */
+    TL_CHECK(rt_wf_check(w), "layout: writing all 948 bytes keeps the tree intact");
+    rt_wf_free(w, p);
+    TL_CHECK(rt_wf_check(w), "layout: check after free");
+}
+
+/* --- traces --------------------------------------------------------------------------------------- */
+
+static void test_traces(void)
+{
+    rt_wf_t *w = split(4, 64, 0);
+    if (!TL_CHECK(w != NULL, "traces: create")) {
+        return;
+    }
+    rt_wf_trace_t t;
+    void *a = rt_wf_malloc_ex(w, 10, &t);
+    TL_CHECK(a != NULL && t.nodes == 5u && t.rmw == 5u && t.height == 0u, "first leaf: %u nodes, %u RMW (5, 5)",
+             t.nodes, t.rmw);
+    void *b = rt_wf_malloc_ex(w, 10, &t);
+    /* root, 3 left nodes, leaf 0 (taken: decrement + undo), leaf 1 */
+    TL_CHECK(b != NULL && t.nodes == 6u && t.rmw == 7u, "second leaf: %u nodes, %u RMW (6, 7)", t.nodes, t.rmw);
+    TL_CHECK(rt_wf_last_probes(w) == 6u, "last_probes %u", rt_wf_last_probes(w));
+    void *c = rt_wf_malloc_ex(w, 300, &t); /* 4 leaves: root, left (12 >= 4), LL (2 < 4: fails), LR */
+    TL_CHECK(c != NULL && t.nodes == 4u && t.rmw == 5u && t.height == 2u, "4 leaves: %u nodes, %u RMW (4, 5)",
+             t.nodes, t.rmw);
+    rt_wf_free_ex(w, c, &t); /* 7 nodes re-initialised... as counted: the chunk + 2 ancestors */
+    TL_CHECK(t.nodes == 7u + 2u && t.rmw == 3u && t.height == 2u, "free of 7 nodes: %u nodes, %u RMW (9, 3)", t.nodes,
+             t.rmw);
+    rt_wf_bound_t bd;
+    TL_CHECK(rt_wf_bound(w, 300, &bd) && bd.height == 2u && bd.path == 3u && bd.malloc_nodes == 7u &&
+                 bd.free_nodes == 9u && bd.free_rmw == 3u,
+             "bound of 4 leaves in H=4: path %u, malloc nodes %llu, free nodes %llu", bd.path,
+             (unsigned long long)bd.malloc_nodes, (unsigned long long)bd.free_nodes);
+    TL_CHECK(!rt_wf_bound(w, rt_wf_max_request(w) + 1u, &bd), "no bound for an impossible size");
+    rt_wf_free(w, a);
+    rt_wf_free(w, b);
+
+    /* lazy free: the chunk's root and its ancestors only */
+    w = split(4, 64, RT_WF_LAZY_REINIT);
+    c = rt_wf_malloc(w, 300);
+    rt_wf_free_ex(w, c, &t);
+    TL_CHECK(t.nodes == 1u + 1u + 2u && t.rmw == 3u, "lazy free of 7 nodes: %u nodes, %u RMW (4, 3)", t.nodes, t.rmw);
+    TL_CHECK(rt_wf_check(w), "lazy: check with a pristine subtree");
+    void *d = rt_wf_malloc_ex(w, 10, &t); /* descends through the pristine root of 4 leaves */
+    TL_CHECK(d == c && t.inits == 2u && t.nodes == 5u + 4u && rt_wf_check(w),
+             "lazy: malloc into the pristine subtree initialises it (%u inits, %u nodes)", t.inits, t.nodes);
+    rt_wf_free(w, d);
+
+    /* random sequential workload: bounds for every variant; hints: direct path and exact hints */
+    static const unsigned flags[] = {0,
+                                     RT_WF_READONLY_DESCENT,
+                                     RT_WF_LAZY_REINIT,
+                                     RT_WF_HINTS,
+                                     RT_WF_HINTS | RT_WF_LAZY_REINIT,
+                                     RT_WF_HINTS | RT_WF_READONLY_DESCENT,
+                                     RT_WF_HINTS | RT_WF_READONLY_DESCENT | RT_WF_LAZY_REINIT};
+    for (size_t v = 0; v < sizeof flags / sizeof flags[0]; v++) {
+        w = split(12, 64, flags[v]);
+        void *live[128];
+        size_t nlive = 0;
+        tl_rng_t r = tl_rng_seed(11 + v);
+        unsigned long beyond = 0, off_path = 0, hint_errors = 0, mallocs = 0;
+        for (unsigned op = 0; op < 4000u; op++) {
+            if (nlive > 0u && (tl_chance(&r, 45) || nlive == 128u)) {
+                size_t i = tl_range(&r, 0, nlive - 1u);
+                rt_wf_free_ex(w, live[i], &t);
+                rt_wf_bound(w, 1, &bd);
+                live[i] = live[--nlive];
+            } else {
+                size_t n = tl_chance(&r, 80) ? tl_range(&r, 1, 2000) : tl_range(&r, 2000, 40000);
+                void *p = rt_wf_malloc_ex(w, n, &t);
+                rt_wf_bound(w, n, &bd);
+                beyond += t.nodes > bd.malloc_nodes || t.rmw > bd.malloc_rmw;
+                if (p != NULL) {
+                    live[nlive++] = p;
+                    mallocs++;
+                    /* the direct path: H - s + 1 decrements; lazy adds the 2 children of every
+                     * pristine node initialised; read-only reads at most the path first */
+                    uint32_t extra = 2u * t.inits;
+                    bool direct = (flags[v] & RT_WF_READONLY_DESCENT) != 0u
+                                      ? t.rmw == bd.path && t.claims == 1u && t.nodes <= 2u * bd.path + extra
+                                      : t.rmw == bd.path && t.nodes == bd.path + extra;
+                    off_path += (flags[v] & RT_WF_HINTS) != 0u && !direct;
+                }
+            }
+            if ((flags[v] & RT_WF_HINTS) != 0u && !rt_wf_check_ex(w, RT_WF_CHECK_HINTS)) {
+                hint_errors++;
+            }
+        }
+        while (nlive > 0u) {
+            rt_wf_free(w, live[--nlive]);
+        }
+        TL_CHECK(beyond == 0u, "flags %#x: %lu mallocs beyond their bound", flags[v], beyond);
+        TL_CHECK(hint_errors == 0u, "flags %#x: hints not exact after %lu operations", flags[v], hint_errors);
+        TL_CHECK(rt_wf_check_ex(w, RT_WF_CHECK_HINTS), "flags %#x: check at the end", flags[v]);
+        printf("traces    flags %#x: %lu mallocs, %lu off the direct path\n", flags[v], mallocs, off_path);
+        if ((flags[v] & RT_WF_HINTS) != 0u) {
+            TL_CHECK(off_path == 0u, "flags %#x: %lu successful mallocs off the direct path", flags[v], off_path);
+        }
+    }
+}
+
+/* --- the same places ------------------------------------------------------------------------------ */
+
+static void test_same_places(void)
+{
+    static const unsigned flags[] = {0,
+                                     RT_WF_READONLY_DESCENT,
+                                     RT_WF_LAZY_REINIT,
+                                     RT_WF_READONLY_DESCENT | RT_WF_LAZY_REINIT,
+                                     RT_WF_HINTS,
+                                     RT_WF_HINTS | RT_WF_LAZY_REINIT,
+                                     RT_WF_HINTS | RT_WF_READONLY_DESCENT | RT_WF_LAZY_REINIT};
+#define NPLACES (sizeof flags / sizeof flags[0])
+    static size_t offsets[NPLACES][3000];
+    for (size_t v = 0; v < NPLACES; v++) {
+        rt_wf_t *w = split(12, 64, flags[v]);
+        void *live[100];
+        size_t nlive = 0;
+        tl_rng_t r = tl_rng_seed(77);
+        for (unsigned op = 0; op < 3000u; op++) {
+            offsets[v][op] = SIZE_MAX;
+            if (nlive > 0u && (tl_chance(&r, 45) || nlive == 100u)) {
+                size_t i = tl_range(&r, 0, nlive - 1u);
+                rt_wf_free(w, live[i]);
+                live[i] = live[--nlive];
+            } else {
+                unsigned char *p = rt_wf_malloc(w, tl_range(&r, 1, 6000));
+                if (p != NULL) {
+                    live[nlive++] = p;
+                    offsets[v][op] = (size_t)(p - tree);
+                }
+            }
+        }
+        TL_CHECK(rt_wf_check(w), "same places: check (flags %#x)", flags[v]);
+    }
+    for (size_t v = 1; v < NPLACES; v++) {
+        size_t diff = 0;
+        for (unsigned op = 0; op < 3000u; op++) {
+            diff += offsets[v][op] != offsets[0][op];
+        }
+        TL_CHECK(diff == 0u, "flags %#x places %zu of 3000 chunks elsewhere than the paper", flags[v], diff);
+    }
+}
+
+/* --- bad input ------------------------------------------------------------------------------------ */
+
+typedef struct snapshot {
+    int counter[1024];
+    size_t n;
+    rt_stats_t s;
+} snapshot_t;
+
+static void take(rt_wf_t *w, snapshot_t *sn)
+{
+    sn->n = rt_wf_nodes(w) < 1024u ? rt_wf_nodes(w) : 1024u;
+    for (size_t i = 0; i < sn->n; i++) {
+        sn->counter[i] = rt_wf_counter(w, i);
+    }
+    rt_wf_stats(w, &sn->s);
+}
+
+/* The call just made was refused: one report of `kind`, no counter of the tree changed, stats as
+ * before apart from errors (+1) and failures (+1 when a request returned NULL). */
+static bool refused(rt_wf_t *w, tl_recorder_t *rec, const snapshot_t *before, rt_error_kind_t kind, bool request,
+                    const char *what)
+{
+    bool ok = TL_CHECK(rec->count == 1u && rec->last == kind, "%s: %lu reports, last %s, expected %s", what,
+                       rec->count, tl_kind_name(rec->last), tl_kind_name(kind));
+    size_t changed = 0;
+    for (size_t i = 0; i < before->n; i++) {
+        changed += rt_wf_counter(w, i) != before->counter[i];
+    }
+    ok = TL_CHECK(changed == 0u, "%s: %zu counters changed", what, changed) && ok;
+    rt_stats_t s;
+    rt_wf_stats(w, &s);
+    ok = TL_CHECK(s.errors == before->s.errors + 1u && s.failures == before->s.failures + (request ? 1u : 0u) &&
+                      s.frees == before->s.frees && s.mallocs == before->s.mallocs &&
+                      s.used_bytes == before->s.used_bytes,
+                  "%s: stats changed", what) &&
+         ok;
+    tl_recorder_reset(rec);
+    return ok;
+}
+
+static void test_bad_input(void)
+{
+    static const unsigned flags[] = {0, RT_WF_LAZY_REINIT, RT_WF_HINTS | RT_WF_LAZY_REINIT};
+    for (size_t v = 0; v < sizeof flags / sizeof flags[0]; v++) {
+        rt_wf_t *w = split(9, 64, flags[v]);
+        tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
+        rt_wf_set_handler(w, tl_record, &rec);
+        unsigned char *a = rt_wf_malloc(w, 100), *b = rt_wf_malloc(w, 300), *c = rt_wf_malloc(w, 50);
+        if (!TL_CHECK(a != NULL && b != NULL && c != NULL, "bad input: set-up")) {
+            return;
+        }
+        tl_fill(a, 100, 1);
+        tl_fill(b, 300, 2);
+        tl_fill(c, 50, 3);
+        snapshot_t sn;
+        char local[64];
+        static char other[256];
+        void *const foreign[] = {local + 8, other + 64, tree + rt_wf_nodes(w) * 64u + 4u,
+                                 (void *)((uintptr_t)tree - 60u)};
+        for (size_t i = 0; i < 4u; i++) {
+            take(w, &sn);
+            rt_wf_free(w, foreign[i]);
+            refused(w, &rec, &sn, RT_ERR_FOREIGN_POINTER, false, "free(foreign)");
+        }
+        take(w, &sn);
+        rt_wf_free(w, NULL);
+        TL_CHECK(rec.count == 0u, "free(NULL) reported");
+        static const size_t interior[] = {1, 4, 8, 60, 64, 128, 192, 256};
+        for (size_t i = 0; i < sizeof interior / sizeof interior[0]; i++) {
+            take(w, &sn);
+            rt_wf_free(w, b + interior[i]);
+            char what[64];
+            snprintf(what, sizeof what, "free(p + %zu)", interior[i]);
+            refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, what);
+        }
+        /* zeros inside: the interior nodes' words are zero, never a valid length word */
+        memset(b, 0, 300);
+        take(w, &sn);
+        rt_wf_free(w, b + 60);
+        refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(p + 60) over zeros");
+        /* the length word overwritten (an underrun), then restored */
+        uint32_t saved;
+        memcpy(&saved, a - 4, 4);
+        static const uint32_t forged[] = {0, 0xFFFFFFFFu, 0x41414141u, 1u, 0x21u};
+        for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+            uint32_t bad = forged[i];
+            memcpy(a - 4, &bad, 4);
+            take(w, &sn);
+            rt_wf_free(w, a);
+            refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free with the length word overwritten");
+            bad = saved ^ (1u << (i + 3u)); /* one flipped check bit */
+            memcpy(a - 4, &bad, 4);
+            take(w, &sn);
+            TL_CHECK(rt_wf_usable_size(w, a) == 0u, "usable_size with a bad length word");
+            refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "usable_size with a flipped check bit");
+        }
+        memcpy(a - 4, &saved, 4);
+        TL_CHECK(rt_wf_usable_size(w, a) == 180u && rec.count == 0u, "the restored length word validates");
+        /* overrun: one byte past the usable area hits the canary */
+        size_t ua = rt_wf_usable_size(w, a);
+        unsigned char keep = a[ua];
+        a[ua] = (unsigned char)(keep ^ 0x80u);
+        take(w, &sn);
+        rt_wf_free(w, a);
+        refused(w, &rec, &sn, RT_ERR_CORRUPTED, false, "free after an overrun of one byte");
+        TL_CHECK(!rt_wf_check(w) && rec.count == 1u && rec.last == RT_ERR_CORRUPTED,
+                 "check sees the overrun canary");
+        tl_recorder_reset(&rec);
+        take(w, &sn);
+        TL_CHECK(rt_wf_realloc(w, a, 1000) == NULL, "realloc after an overrun");
+        refused(w, &rec, &sn, RT_ERR_CORRUPTED, true, "realloc after an overrun");
+        a[ua] = keep;
+        TL_CHECK(tl_verify(a, 100, 1) == 100u && rt_wf_check(w), "the canary restored: intact");
+        /* double free: at once, then of a stale pointer into memory a larger chunk reuses */
+        rt_wf_free(w, c);
+        take(w, &sn);
+        rt_wf_free(w, c);
+        refused(w, &rec, &sn, RT_ERR_DOUBLE_FREE, false, "double free");
+        take(w, &sn);
+        TL_CHECK(rt_wf_realloc(w, c, 10) == NULL, "realloc of a freed chunk");
+        refused(w, &rec, &sn, RT_ERR_DOUBLE_FREE, true, "realloc of a freed chunk");
+        rt_wf_free(w, a);
+        rt_wf_free(w, b);
+        unsigned char *big = rt_wf_malloc(w, 5000); /* takes the space of a, b and c */
+        TL_CHECK(big != NULL, "bad input: malloc(5000)");
+        tl_fill(big, 5000, 4);
+        unsigned char *const stale[] = {a, b, c};
+        for (size_t i = 0; i < 3u; i++) {
+            if (stale[i] == big) {
+                continue;
+            }
+            take(w, &sn);
+            rt_wf_free(w, stale[i]);
+            TL_CHECK(rec.count == 1u && (rec.last == RT_ERR_BAD_POINTER || rec.last == RT_ERR_DOUBLE_FREE),
+                     "stale pointer into a live chunk: %s", tl_kind_name(rec.last));
+            tl_recorder_reset(&rec);
+        }
+        TL_CHECK(tl_verify(big, 5000, 4) == 5000u, "the live chunk untouched");
+        rt_wf_free(w, big);
+        /* memalign: the offset word */
+        unsigned char *m = rt_wf_memalign(w, 256, 1000);
+        TL_CHECK(m != NULL && (uintptr_t)m % 256u == 0u && rt_wf_usable_size(w, m) >= 1000u, "memalign(256, 1000)");
+        uint32_t word;
+        memcpy(&word, m - 4, 4);
+        uint32_t flipped = word ^ 0x10u; /* the chunk it leads to is no longer 4 past a node */
+        memcpy(m - 4, &flipped, 4);
+        take(w, &sn);
+        rt_wf_free(w, m);
+        refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(memalign pointer) with its offset word overwritten");
+        memcpy(m - 4, &word, 4);
+        rt_wf_free(w, m);
+        TL_CHECK(rec.count == 0u, "memalign pointer frees");
+        /* the offset word of an alignment >= 64 is an interior node's counter word, which eager
+         * re-initialisation rewrites: then the pointer no longer leads to a chunk at all */
+        take(w, &sn);
+        rt_wf_free(w, m);
+        refused(w, &rec, &sn, (flags[v] & RT_WF_LAZY_REINIT) != 0u ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER, false,
+                "double free of a memalign pointer");
+        /* requests */
+        take(w, &sn);
+        TL_CHECK(rt_wf_calloc(w, SIZE_MAX / 2u + 1u, 2) == NULL, "calloc overflow");
+        refused(w, &rec, &sn, RT_ERR_OVERFLOW, true, "calloc overflow");
+        take(w, &sn);
+        TL_CHECK(rt_wf_memalign(w, 24, 10) == NULL, "memalign(24)");
+        refused(w, &rec, &sn, RT_ERR_BAD_ALIGNMENT, true, "memalign(24)");
+        take(w, &sn);
+        TL_CHECK(rt_wf_malloc(w, rt_wf_max_request(w) + 1u) == NULL, "malloc(max_request + 1)");
+        refused(w, &rec, &sn, RT_ERR_TOO_LARGE, true, "malloc(max_request + 1)");
+        TL_CHECK(rt_wf_check(w), "bad input: intact at the end (flags %#x)", flags[v]);
+    }
+
+    /* the control chunk of rt_wf_create is not a block */
+    static unsigned char buf[64u << 10] __attribute__((aligned(64)));
+    rt_wf_t *w = rt_wf_create(buf, sizeof buf, NULL);
+    tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
+    rt_wf_set_handler(w, tl_record, &rec);
+    snapshot_t sn;
+    take(w, &sn);
+    rt_wf_free(w, buf + 4);
+    refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the control chunk)");
+    take(w, &sn);
+    rt_wf_free(w, w);
+    refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the handle)");
+    TL_CHECK(rt_wf_check(w), "control chunk intact");
+}
+
+/* --- configuration ------------------------------------------------------------------------------- */
+
+static void test_config(void)
+{
+    static unsigned char buf[64u << 10] __attribute__((aligned(64)));
+    static const rt_wf_config_t bad[] = {{8, 0}, {48, 0}, {8192, 0}, {64, 0x80u}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        TL_CHECK(rt_wf_create(buf, sizeof buf, &bad[i]) == NULL, "create with node size %zu flags %#x",
+                 bad[i].node_size, bad[i].flags);
+        TL_CHECK(rt_wf_min_buffer(&bad[i]) == SIZE_MAX, "min_buffer of an invalid configuration");
+    }
+    TL_CHECK(rt_wf_create_split(control + 1, tree, 4096, NULL) == NULL, "misaligned control");
+    TL_CHECK(rt_wf_create_split(control, tree, 2u * 64u, NULL) == NULL, "a tree of 2 nodes");
+    TL_CHECK(rt_wf_create_split(tree + 64, tree, 4096, NULL) == NULL, "control inside the tree");
+    /* a 64 MiB-shaped buffer keeps its full height: 2^(H+1) nodes of buffer -> height H */
+    rt_wf_t *w = rt_wf_create(buf, sizeof buf, NULL);
+    TL_CHECK(w != NULL && rt_wf_height(w) == 9u && rt_wf_max_request(w) == rt_wf_usable(64, 8),
+             "64 KiB of 64-byte nodes: height %u (9), largest request %zu", w != NULL ? rt_wf_height(w) : 0u,
+             w != NULL ? rt_wf_max_request(w) : 0u);
+    w = rt_wf_create(buf, 1023u * 64u, NULL);
+    TL_CHECK(w != NULL && rt_wf_height(w) == 9u, "1023 nodes: height 9");
+    w = rt_wf_create(buf, 1023u * 64u - 1u, NULL);
+    TL_CHECK(w != NULL && rt_wf_height(w) == 8u, "one byte less: height 8");
+    for (size_t b = 16; b <= 4096u; b *= 2u) {
+        rt_wf_config_t cfg = {b, RT_WF_HINTS};
+        size_t min = rt_wf_min_buffer(&cfg);
+        TL_CHECK(min <= sizeof buf && rt_wf_create(buf + 1, min, &cfg) != NULL &&
+                     rt_wf_create(buf + 1, min - 1u, &cfg) == NULL,
+                 "node size %zu: min_buffer %zu exact at an address 1 past alignment", b, min);
+    }
+    TL_CHECK(rt_wf_control_size() > 0u && rt_wf_control_align() >= sizeof(size_t), "control size and alignment");
+}
+
+int main(void)
+{
+    test_fig1();
+    test_fig2();
+    test_layout();
+    test_traces();
+    test_same_places();
+    test_bad_input();
+    test_config();
+    return tl_summary("wf_unit");
+}
