@@ -58,14 +58,17 @@
  *   malloc, paper and RT_WF_HINTS    nodes <= 2^(H-s+1) - 1    (each node of height >= s at most
  *                                    once: the paper's O(heap / B)); RMW <= 3 per node
  *                                    RT_WF_HINTS with exact hints (no overlapping call since the
- *                                    hints on the path were written): nodes = RMW = H - s + 1
+ *                                    hints on the path were written) and a fitting free subtree:
+ *                                    nodes = RMW = H - s + 1, the direct path (+ 2 nodes per
+ *                                    pristine node initialised with RT_WF_LAZY_REINIT)
  *   malloc, RT_WF_READONLY_DESCENT   nodes <= (2^(H-s+1) - 1) + 2^(H-s) (H-s+1)  (reads, then one
  *                                    claim walk per candidate); RMW <= 3 * 2^(H-s) (H-s+1)
  *   malloc, RT_WF_LAZY_REINIT        the variant's bound + per pristine node passed: its 2
  *                                    children written (nodes at most x3; no extra RMW)
  *   free                             nodes = k + H - s, RMW = H - s + 1 (eager re-initialisation)
  *   free, RT_WF_LAZY_REINIT          nodes = H - s + 2 at most, RMW = H - s + 1
- *   + 2 to 4 RMW on the statistics counters per malloc or free (trace.stat_rmw)
+ *   + statistics (trace.stat_rmw): 2 fetch-and-adds and at most 4 compare-and-swaps (peak and
+ *   watermark, two attempts each) per malloc, 2 fetch-and-adds per free
  *   realloc  malloc + copy + free at worst; calloc  malloc + memset; memalign  malloc of
  *   size + alignment - 4; usable_size, max_request, last_probes O(1) + O(H) pointer validation
  *   stats, walk O(blocks * H); check O(N)
@@ -85,8 +88,12 @@
  * chunk's last bytes; refused, the chunk stays allocated). A stale pointer into memory that a
  * later chunk reuses is caught by the check bits unless the caller's data forges them.
  *
- * Sizing: a buffer of 2^(H+1) * B bytes (plus B - 1 for alignment when it is not aligned to
- * min(B, 64)) gives a tree of height H; the control block lives in the tree's leftmost chunk
+ * RT_DEBUG >= 1 adds internal assertions; unlike the locked allocators there is no full check
+ * after every call at RT_DEBUG >= 2 (other calls may be half-way through: only rt_wf_check at a
+ * quiescent point can check equation 3).
+ *
+ * Sizing: a buffer of 2^(H+1) * B bytes (plus min(B, 64) - 1 when it is not aligned to min(B, 64))
+ * gives a tree of height H; the control block lives in the tree's leftmost chunk
  * (rt_wf_create) or in a separate buffer (rt_wf_create_split). A buffer between two powers of two
  * uses the largest tree that fits.
  */

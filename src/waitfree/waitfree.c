@@ -213,6 +213,19 @@ static inline void wf_pad_store(const rt_wf_t *w, size_t i, uint32_t v)
     atomic_store_explicit(wf_pad(w, i), v, memory_order_relaxed);
 }
 
+/* Rewrites one side of node i's hint (we hold a decrement on i, or our leaves still keep it from
+ * being allocated): re-read just before, and stored only when it changes, so that overlapping
+ * calls rarely overwrite each other's side with a stale copy. Returns the new word. */
+static inline uint32_t wf_hint_update(const rt_wf_t *w, size_t i, unsigned side, unsigned f)
+{
+    uint32_t old = atomic_load_explicit(wf_pad(w, i), memory_order_relaxed);
+    uint32_t pad = wf_hint_set(old, side, f);
+    if (pad != old) {
+        wf_pad_store(w, i, pad);
+    }
+    return pad;
+}
+
 /* Index of the first node (leftmost leaf) of the subtree rooted at i of height h. */
 static inline size_t wf_first(size_t i, unsigned h) { return i - (wf_subtree(h) - 1u); }
 
@@ -403,9 +416,7 @@ static size_t wf_try(wf_call_t *c, unsigned h, size_t i, unsigned *f)
         size_t got = wf_try(c, h - 1u, child, &fc);
         if (got != WF_NONE) {
             if ((w->flags & RT_WF_HINTS) != 0u) {
-                uint32_t pad = wf_hint_set(atomic_load_explicit(wf_pad(w, i), memory_order_relaxed), side, fc);
-                wf_pad_store(w, i, pad);
-                *f = wf_hint_max(pad);
+                *f = wf_hint_max(wf_hint_update(w, i, side, fc));
             }
             return got;
         }
@@ -479,9 +490,7 @@ static void wf_hints_after_claim(wf_call_t *c, const size_t *path, unsigned len)
     unsigned f = 0;
     for (unsigned j = len - 1u; j-- > 0u;) {
         unsigned side = path[j + 1u] == path[j] - 1u ? 1u : 0u;
-        uint32_t pad = wf_hint_set(atomic_load_explicit(wf_pad(w, path[j]), memory_order_relaxed), side, f);
-        wf_pad_store(w, path[j], pad);
-        f = wf_hint_max(pad);
+        f = wf_hint_max(wf_hint_update(w, path[j], side, f));
     }
 }
 
@@ -743,8 +752,7 @@ static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
         if (hints) {
             /* before the increment: until it, our leaves keep the node from being allocated,
              * so its padding word is still a hint */
-            pad = wf_hint_set(atomic_load_explicit(wf_pad(w, i), memory_order_relaxed), side, f);
-            wf_pad_store(w, i, pad);
+            pad = wf_hint_update(w, i, side, f);
         }
         int now = wf_incr(&c, i, c.S);
         f = now == wf_leaves(h) ? h + 1u : wf_hint_max(pad);
@@ -1114,18 +1122,24 @@ static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
 {
     rt_wf_t *w = ck->w;
     int x = atomic_load_explicit(wf_counter(w, i), memory_order_relaxed);
-    bool ctrl = false;
     *f = 0;
-    if (wf_is_chunk_root(w, i, h, &ctrl)) {
-        if (x != 0 || atomic_load_explicit(wf_pad(w, i), memory_order_relaxed) != wf_canary(w, i)) {
-            ck->ok = false;
+    if (x <= 0) { /* a chunk's root, or a node whose leaves are all in chunks below */
+        size_t first = wf_first(i, h);
+        uint32_t len = *wf_length(w, first);
+        if (len == wf_tag(w, first, h, WF_ST_ALLOC) || (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL))) {
+            if (x != 0 || atomic_load_explicit(wf_pad(w, i), memory_order_relaxed) != wf_canary(w, i)) {
+                ck->ok = false;
+            }
+            return wf_pow2(h);
         }
-        return wf_pow2(h);
     }
-    uint32_t pad = atomic_load_explicit(wf_pad(w, i), memory_order_relaxed);
+    bool hints = (ck->what & RT_WF_CHECK_HINTS) != 0u && (w->flags & RT_WF_HINTS) != 0u;
+    uint32_t pad = 0;
+    if (hints || ((w->flags & RT_WF_LAZY_REINIT) != 0u && h > 0u)) { /* only then is the word needed */
+        pad = atomic_load_explicit(wf_pad(w, i), memory_order_relaxed);
+    }
     if ((w->flags & RT_WF_LAZY_REINIT) != 0u && h > 0u && (pad & WF_PRISTINE) != 0u) {
-        if (x != wf_leaves(h) || ((ck->what & RT_WF_CHECK_HINTS) != 0u && (w->flags & RT_WF_HINTS) != 0u &&
-                                  (pad & 0xFFFFu) != wf_allfree(h))) {
+        if (x != wf_leaves(h) || (hints && (pad & 0xFFFFu) != wf_allfree(h))) {
             ck->ok = false;
         }
         *f = h + 1u;
@@ -1143,8 +1157,7 @@ static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
     if (x < 0 || (size_t)x != (size_t)wf_leaves(h) - used) {
         ck->ok = false;
     }
-    if ((ck->what & RT_WF_CHECK_HINTS) != 0u && (w->flags & RT_WF_HINTS) != 0u &&
-        (WF_HINT_L(pad) != fl || WF_HINT_R(pad) != fr || (pad & ~(uint32_t)0xFFFFu) != 0u)) {
+    if (hints && (WF_HINT_L(pad) != fl || WF_HINT_R(pad) != fr || (pad & ~(uint32_t)0xFFFFu) != 0u)) {
         ck->ok = false;
     }
     *f = used == 0u ? h + 1u : (fl > fr ? fl : fr);
