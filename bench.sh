@@ -12,7 +12,8 @@
 #    libatomic-ops-dev (AO_malloc, linked statically for the stellwag experiment; without it
 #    aomalloc is listed unavailable).
 # 2. Builds Release with -O2 -DNDEBUG in build/bench (library and benchmark alike).
-# 3. Runs `rtbench run all` (table to stdout and results/rtbench.txt; CSVs to results/).
+# 3. Runs `rtbench run all` (table to stdout and results/rtbench.txt; CSVs to results/); every
+#    experiment of `rtbench list`, the FMA 1998 study (fma*.csv) included.
 # 4. Runs bench/callgrind_check.sh: exact instructions per call over every call of churn.
 # 5. Runs tools/footprint.sh --csv: .text/.data/.bss per allocator and control-block sizes for
 #    Cortex-M4 at -Os (results/footprint*.csv). Needs arm-none-eabi-gcc (gcc-arm-none-eabi, installed

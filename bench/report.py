@@ -7,13 +7,14 @@ Reads what `rtbench run all --csv DIR` and bench/callgrind_check.sh wrote: clock
 small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_memfrag.csv,
 inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
 masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, stellwag.csv, stellwag_cdf.csv (the Stellwag
-section: bench/report_stellwag.py), and what `tools/footprint.sh --csv` wrote:
+section: bench/report_stellwag.py), fma.csv, fma_instr.csv, fma_cdf.csv (the FMA 1998 section:
+bench/report_fma.py), and what `tools/footprint.sh --csv` wrote:
 footprint.csv, footprint_alloc.csv, footprint_control.csv. Missing files leave their section out (the
 footprint's says "not measured"). Every table is preceded by the run's header (machine, compiler, flags,
 seed, date), as STYLE rule 11 asks; the footprint's by its cross compiler's.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
 small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png, stellwag_cdf_I.png,
-stellwag_cdf_II.png, stellwag_cdf_III.png, stellwag_cdf_IV.png.
+stellwag_cdf_II.png, stellwag_cdf_III.png, stellwag_cdf_IV.png, fma_pages.png, fma_cdf.png.
 """
 import csv
 import os
@@ -916,6 +917,10 @@ class Report:
         import report_stellwag  # bench/report_stellwag.py, beside this file
         report_stellwag.section(self, sys.modules[__name__])
 
+    def fma(self):
+        import report_fma  # bench/report_fma.py, beside this file
+        report_fma.section(self, sys.modules[__name__])
+
     def write(self):
         self.header()
         body_start = len(self.lines)
@@ -928,11 +933,12 @@ class Report:
         self.masmano()
         self.worst()
         self.stellwag()
+        self.fma()
         self.footprint()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         if self.targets:
-            self.w("## Targets (issues 2, 3 and 4; shown, never asserted)")
+            self.w("## Targets (issues 2, 3, 4 and 5; shown, never asserted)")
             self.w()
             self.w(table(["target", "bound", "measured", "verdict"], self.targets, ["l", "l", "l", "l"]))
             self.w()

@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|worst|stellwag|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|worst|stellwag|fma|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *
@@ -40,6 +40,9 @@ static const bench_experiment_t experiments[] = {
     {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst},
     {"stellwag", "Stellwag 2010 tests I-IV: T threads on one shared 64 MiB allocator, cycles, c_v, utilisation",
      exp_stellwag},
+    {"fma", "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
+            "case per call, pages touched and peak (fma, bsd44, tlsf, glibc)",
+     exp_fma},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
@@ -51,7 +54,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
             "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, masmano, worst,\n"
-            "                         stellwag, or all\n"
+            "                         stellwag, fma, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"

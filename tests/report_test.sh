@@ -7,6 +7,10 @@
 #   - the Stellwag section (stellwag.csv, stellwag_cdf.csv) shows Figure 10 beside the fixture's
 #     numbers, a table per test with the rows of the CSV, the --rt tables, the work counters and
 #     issue 4's targets; without those CSVs report.py still succeeds and leaves the section out;
+#   - the FMA 1998 section (fma.csv, fma_instr.csv, fma_cdf.csv) shows the article's claims beside the
+#     fixture's numbers, issue 5's targets with the verdicts computed from the CSV (one met, one not),
+#     the time table with the noop row, the pages table and the per-call table with instructions;
+#     without those CSVs report.py still succeeds and leaves the section out;
 #   - the footprint section (tools/footprint.sh --csv: footprint*.csv) shows the fixture's
 #     per-allocator sizes and control block beside the blog's figures, and without those CSVs
 #     report.py still succeeds and the section says "Not measured";
@@ -74,7 +78,7 @@ check "REPORT.md written and non-empty" test -s "$REPORT"
 # Every section, by the start of its heading.
 for heading in "# rtalloc benchmark report" "## Targets" "## Clock verification" "## churn" "## small" \
     "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano" "## Stellwag 2010" \
-    "## Footprint (Cortex-M4, -Os)"; do
+    "## FMA 1998" "## Footprint (Cortex-M4, -Os)"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
 # A table under every section (a markdown table's separator row), and no Python traceback text.
@@ -108,6 +112,28 @@ cp "$FIXTURE"/*.csv "$TMP/nosw"/
 rm -f "$TMP/nosw"/stellwag*.csv
 check "report.py exits 0 without stellwag CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/nosw"
 check "no Stellwag section without its CSVs" bash -c "! grep -q '^## Stellwag' '$TMP/nosw/REPORT.md'"
+# The FMA 1998 section: the fixture's fma.csv (60,000 allocations: fma 130 pages touched, bsd44 250;
+# worst cycles fma 900, bsd44 400) beside the article's 49.5 %; verdicts computed from the CSV.
+fma=$(sed -n '/^## FMA 1998/,/^## /p' "$REPORT")
+check "fma: the article's memory claim beside ours" \
+    grep -q '^| FMA memory vs BSD 4.4, up to 60,000 allocations | ~49.5 % less | 48.0 % fewer pages touched, 50.4 % fewer at peak' <<<"$fma"
+check "fma: the article's time claim beside ours" grep -q '^| FMA time vs BSD 4.4 .* | ~40 % slower | +40 % (sum over the 3 run lengths)' <<<"$fma"
+check "fma: the article's upper bounds" grep -q '^| upper bounds, FMA / BSD 4.4 | 1.26 | 2.25 |' <<<"$fma"
+check "fma: memory target met, from the CSV" \
+    grep -q '^| fma: FMA >= 45 % fewer pages than BSD 4.4 at 60,000 allocations | >= 45 % | 48.0 % (pages touched 130 vs 250.*| met |' "$REPORT"
+check "fma: worst-case target not met, from the CSV" \
+    grep -q '^| fma: worst-case cycles per FMA call within 2x .*| 900 vs 400 = 2.25x .*| \*\*not met\*\* |' "$REPORT"
+check "fma: time table with the noop row" \
+    grep -q '^| 60,000 | 2 | 115752 | 0.374 | 0.183 (1.6) | 1.400 (12.1) | 1.000 (8.6) | 1.351 (11.7) | 1.588 (13.7) |' <<<"$fma"
+check "fma: pages table" grep -q '^| 60,000 | 130 / 121 | 250 / 244 | 242 / 232 | 263 / 229 | 48.0 % | 208.6 |' <<<"$fma"
+check "fma: per-call row with instructions" \
+    grep -q '^| fma | 52 / 78 / 900 | 52 / 78 / 700 | 347 | 212 / 58.3 | 170 / 49.1 |' <<<"$fma"
+check "fma: exact-size table" grep -q '^| tlsf | 307 / 302 | 242 / 232 |' <<<"$fma"
+mkdir "$TMP/nofma"
+cp "$FIXTURE"/*.csv "$TMP/nofma"/
+rm -f "$TMP/nofma"/fma*.csv
+check "report.py exits 0 without fma CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/nofma"
+check "no FMA section without its CSVs" bash -c "! grep -q '^## FMA' '$TMP/nofma/REPORT.md'"
 # Without the footprint CSVs (no arm-none-eabi-gcc): the report is still written, the section says so.
 mkdir "$TMP/nofoot"
 cp "$FIXTURE"/*.csv "$TMP/nofoot"/
