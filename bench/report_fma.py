@@ -152,6 +152,13 @@ def section(rep, m):
         ok = x <= TARGET_WORST
         text = (f"{fw:,.0f} vs {bw:,.0f} = {x:.2f}x (malloc {_f(f_last['malloc_max']):,.0f} vs "
                 f"{_f(b_last['malloc_max']):,.0f}, free {_f(f_last['free_max']):,.0f} vs {_f(b_last['free_max']):,.0f})")
+        # the clock-free view beside it: the most instructions of any counted call
+        iw = {}
+        for a in (FMA, BSD):
+            vs = [_i(r["max"]) for r in irows if r["allocator"] == a and r["error"] in ("0", "")]
+            iw[a] = max(vs) if vs else None
+        if iw[FMA] is not None and iw[BSD]:
+            text += f"; instructions, most of any counted call: {iw[FMA]} vs {iw[BSD]} = {iw[FMA] / iw[BSD]:.2f}x"
         tg.append([name2, text, m.verdict(ok)])
         rep.targets.append([f"fma: {name2}", f"<= {TARGET_WORST:.0f}x", text, m.verdict(ok)])
     else:
