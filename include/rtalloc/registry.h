@@ -47,10 +47,21 @@ typedef struct rt_allocator {
     /* Largest single request that can ever succeed on an instance over `size` bytes: lets tests
      * probe the exact boundary. NULL for system allocators. */
     size_t (*max_request)(void *handle);
+    /* Geometry the contract tests must know, as properties (never by name). Both 0 for every
+     * allocator but the page allocators (rtalloc/fma.h).
+     * page_size: blocks up to half a page are cut from pages of this many bytes, one size per
+     * page, aligned to their size; blocks unite only as a whole page, once all of its blocks are
+     * free (so a request spanning two neighbours needs their whole page free).
+     * never_unites: freed blocks are never united and a page keeps the size it was first cut for
+     * (BSD 4.4): after free(everything) the instance is not as fresh, and a request of another
+     * size can fail although every byte is free. */
+    size_t page_size;
+    bool never_unites;
 } rt_allocator_t;
 
-/* The library's own allocators: the six heap indexes, the binary buddy and the variants of the
- * wait-free buddy tree. Returns the array and stores its length in *count. */
+/* The library's own allocators: the six heap indexes, the binary buddy, the variants of the
+ * wait-free buddy tree, and the FMA page allocator with its BSD 4.4 baseline. Returns the array
+ * and stores its length in *count. */
 const rt_allocator_t *const *rt_registry(size_t *count);
 
 /* The allocator named `name`, or NULL. */

@@ -7,6 +7,7 @@
 #include "buddy.h"
 #include "common.h"
 #include "config.h"
+#include "fma.h"
 #include "heap.h"
 #include "registry.h"
 #include "waitfree.h"

@@ -7,6 +7,7 @@
  */
 #include "heap/heap_internal.h"
 #include "rtalloc/buddy.h"
+#include "rtalloc/fma.h"
 #include "rtalloc/registry.h"
 #include "rtalloc/waitfree.h"
 
@@ -167,11 +168,67 @@ WF_DESCRIPTOR(wf_hint, 64u, RT_WF_HINTS | RT_WF_LAZY_REINIT,
               "O(2^(H-s+1)) as the paper; H-s+1 nodes when the hints on the path are exact", WF_LAZY_FREE,
               "wait-free buddy tree, per-node hints of the largest free subtree per side (the direct path) + lazy re-init");
 
+/* --- the FMA page allocator and the BSD 4.4 baseline (rtalloc/fma.h), 4 KiB pages ----------------- */
+
+static void *fma_d_create(void *mem, size_t size) { return rt_fma_create(mem, size); }
+static void *bsd44_d_create(void *mem, size_t size) { return rt_fma_create_ex(mem, size, RT_FMA_PAGE_LOG2, RT_FMA_BSD44); }
+static void *fma_d_realloc(void *h, void *p, size_t n) { return rt_fma_realloc(h, p, n); }
+static void *fma_d_calloc(void *h, size_t c, size_t n) { return rt_fma_calloc(h, c, n); }
+static void *fma_d_memalign(void *h, size_t a, size_t n) { return rt_fma_memalign(h, a, n); }
+static size_t fma_d_usable(void *h, void *p) { return rt_fma_usable_size(h, p); }
+static void fma_d_stats(void *h, rt_stats_t *s) { rt_fma_stats(h, s); }
+static unsigned fma_d_probes(const void *h) { return rt_fma_last_probes(h); }
+static bool fma_d_check(void *h) { return rt_fma_check(h); }
+static void fma_d_walk(void *h, rt_walk_fn fn, void *c) { rt_fma_walk(h, fn, c); }
+static void fma_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_fma_set_handler(h, fn, c); }
+static void fma_d_lock(void *h, rt_lock_fn l, rt_unlock_fn u, void *c) { rt_fma_set_lock(h, l, u, c); }
+static size_t fma_d_max_request(void *h) { return rt_fma_max_request(h); }
+
+/* malloc and free per descriptor (not shared): tools that count calls by symbol (callgrind in
+ * inscount_test) tell the two allocators apart by them. */
+#define FMA_DESCRIPTOR(NAME, CREATE, MALLOC_BOUND, FREE_BOUND, NEVER_UNITES, TEXT)                  \
+    static void *NAME##_d_malloc(void *h, size_t n) { return rt_fma_malloc(h, n); }                \
+    static void NAME##_d_free(void *h, void *p) { rt_fma_free(h, p); }                             \
+    static const rt_allocator_t NAME##_descriptor = {                                              \
+        .name = #NAME,                                                                             \
+        .description = (TEXT),                                                                     \
+        .malloc_bound = (MALLOC_BOUND),                                                            \
+        .free_bound = (FREE_BOUND),                                                                \
+        .alignment = RT_FMA_MIN_BLOCK,                                                             \
+        .create = (CREATE),                                                                        \
+        .min_buffer = rt_fma_min_buffer,                                                           \
+        .malloc = NAME##_d_malloc,                                                                 \
+        .free = NAME##_d_free,                                                                     \
+        .realloc = fma_d_realloc,                                                                  \
+        .calloc = fma_d_calloc,                                                                    \
+        .memalign = fma_d_memalign,                                                                \
+        .usable_size = fma_d_usable,                                                               \
+        .stats = fma_d_stats,                                                                      \
+        .last_probes = fma_d_probes,                                                               \
+        .check = fma_d_check,                                                                      \
+        .walk = fma_d_walk,                                                                        \
+        .set_handler = fma_d_handler,                                                              \
+        .set_lock = fma_d_lock,                                                                    \
+        .block_overhead = 0,                                                                       \
+        .min_block = RT_FMA_MIN_BLOCK,                                                             \
+        .max_request = fma_d_max_request,                                                          \
+        .page_size = (size_t)1 << RT_FMA_PAGE_LOG2,                                                \
+        .never_unites = (NEVER_UNITES),                                                            \
+    }
+
+FMA_DESCRIPTOR(fma, fma_d_create, "O(1) up to a page; O(pages/w + free runs) for several pages",
+               "O(1) up to a page; O(pages of the block) for several", false,
+               "FMA (Thomas 1998): power-of-two blocks in 4 KiB pages, entry blocks, pages united and reused");
+FMA_DESCRIPTOR(bsd44, bsd44_d_create,
+               "O(1), O(page/16) when it cuts a page; O(pages/w + free runs) for several pages",
+               "O(1); O(pages of the block) for several", true,
+               "BSD 4.4 (McKusick-Karels): power-of-two buckets in 4 KiB pages, never united");
+
 static const rt_allocator_t *const registry[] = {
     &tlsf_descriptor,    &tlsf32_descriptor,  &seglist_descriptor, &firstfit_descriptor,
     &bestfit_descriptor, &halffit_descriptor, &buddy_descriptor,   &wf_descriptor,
     &wf32_descriptor,    &wf128_descriptor,   &wf256_descriptor,   &wf_ro_descriptor,
-    &wf_lazy_descriptor, &wf_hint_descriptor,
+    &wf_lazy_descriptor, &wf_hint_descriptor, &fma_descriptor,    &bsd44_descriptor,
 };
 
 const rt_allocator_t *const *rt_registry(size_t *count)

@@ -1,0 +1,1140 @@
+/*
+ * fma.c -- the Fast Memory Allocator and the BSD 4.4 baseline over one region (rtalloc/fma.h).
+ *
+ * Algorithm (Thomas 1998, "Fast Memory Allocation"; McKusick & Karels 1988): a region of pages;
+ * a page is cut into blocks of one power-of-two size (16 .. page/2), or handed out whole, or, beyond
+ * the article, as part of a run of pages. The page table (one 32-bit word per page) names each
+ * page's size index and, for FMA, its entry block: the first free block of the page, which counts
+ * the page's free blocks and links the page into its size's doubly linked list. FMA unites: when
+ * every block of a page is free again, the page leaves its size's list and returns to the free
+ * pages (the anchor list or, at the top, lastused), usable for any size. BSD 4.4 never does: a
+ * page keeps its size and its blocks go on a plain per-size LIFO list.
+ *
+ * Invariants (rt_fma_check verifies all of them):
+ *   - page pg < lastused is free iff its free-page bit is set iff it is on the anchor list (tag
+ *     FREE); every page >= lastused is free (tag FREE) and unlisted; touched >= lastused.
+ *   - a block of a cut page is handed out iff its bit in the allocated-block map is set; bits of
+ *     pages that are not cut (and of BSD's free whole pages) are 0; a whole page in use has bit 0.
+ *   - FMA cut page: free blocks = entry count = 1 + chain length + virgin, 0 < count < n; the entry
+ *     block is on the list of its class; virgin > 0 only when the entry is block 0; no entry iff
+ *     every block is handed out.
+ *   - BSD: list `class` holds exactly the free blocks of the pages of that class.
+ * Bounds: see the header.
+ *
+ * Freestanding C11: no libc, no globals; every byte of state lives in the caller's buffer, and
+ * every link in it is an offset from the control block.
+ */
+#include "fma/fma_internal.h"
+
+#define FM_BITS ((unsigned)(8u * sizeof(size_t)))
+
+_Static_assert(sizeof(fma_block_t) == RT_FMA_MIN_BLOCK, "an entry block is 16 bytes, the smallest block");
+_Static_assert(RT_FMA_MIN_BLOCK == (1u << FMA_MIN_LOG2), "minimum block");
+_Static_assert(RT_FMA_PAGE_LOG2_MAX - FMA_MIN_LOG2 < FMA_TAG_MULTI, "size indices must not reach the tags");
+_Static_assert(RT_FMA_PAGE_LOG2_MAX - FMA_MIN_LOG2 + 1u <= FMA_HEADS, "one head per class and BSD's pages");
+_Static_assert(RT_FMA_PAGE_LOG2_MIN > FMA_MIN_LOG2, "a page holds at least two smallest blocks");
+_Static_assert(_Alignof(struct rt_fma) <= FMA_CTRL_ALIGN, "the control block is 16-aligned");
+_Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have the same width");
+
+/* --- bit and layout helpers ------------------------------------------------------------------ */
+
+static inline size_t fm_pow2(unsigned k) { return (size_t)1 << (k & (FM_BITS - 1u)); }
+static inline size_t fm_bit(unsigned k) { return (size_t)1 << (k & (FM_BITS - 1u)); }
+static inline uintptr_t fm_align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
+static inline bool fm_bsd(const rt_fma_t *f) { return (f->flags & RT_FMA_BSD44) != 0u; }
+static inline size_t fm_page(const rt_fma_t *f) { return fm_pow2(f->page_log2); }
+
+static inline unsigned char *fm_base(const rt_fma_t *f) { return (unsigned char *)(uintptr_t)f; }
+static inline void *fm_at(const rt_fma_t *f, uint32_t ref) { return fm_base(f) + ref; }
+static inline fma_block_t *fm_blk(const rt_fma_t *f, uint32_t ref) { return (fma_block_t *)fm_at(f, ref); }
+static inline uint32_t fm_ref(const rt_fma_t *f, uintptr_t p) { return (uint32_t)(p - (uintptr_t)f); }
+static inline uint32_t *fm_table(const rt_fma_t *f) { return (uint32_t *)fm_at(f, f->table_off); }
+static inline size_t *fm_freemap(const rt_fma_t *f) { return (size_t *)fm_at(f, f->freemap_off); }
+static inline size_t *fm_blockmap(const rt_fma_t *f, uint32_t pg)
+{
+    return (size_t *)fm_at(f, f->blockmap_off) + (size_t)pg * f->words;
+}
+static inline uint32_t fm_page_ref(const rt_fma_t *f, uint32_t pg)
+{
+    return f->pages_off + (uint32_t)((size_t)pg << f->page_log2);
+}
+/* A free page on the anchor list keeps its back link in its first word. */
+static inline uint32_t *fm_back(const rt_fma_t *f, uint32_t pg) { return (uint32_t *)fm_at(f, fm_page_ref(f, pg)); }
+
+static inline uint32_t fm_word(uint32_t part, unsigned tag) { return (part << 4) | tag; }
+static inline unsigned fm_tag(uint32_t w) { return w & FMA_TAG_MASK; }
+static inline uint32_t fm_part(uint32_t w) { return w >> 4; }
+
+/* Blocks per page of class i, and the block size. */
+static inline uint32_t fm_nblocks(const rt_fma_t *f, unsigned i) { return (uint32_t)1 << (f->page_log2 - FMA_MIN_LOG2 - i); }
+static inline size_t fm_bsize(unsigned i) { return (size_t)RT_FMA_MIN_BLOCK << i; }
+
+static inline bool fm_bit_get(const size_t *map, uint32_t j) { return ((map[j / FM_BITS] >> (j % FM_BITS)) & 1u) != 0u; }
+static inline void fm_bit_set(size_t *map, uint32_t j) { map[j / FM_BITS] |= fm_bit(j % FM_BITS); }
+static inline void fm_bit_clear(size_t *map, uint32_t j) { map[j / FM_BITS] &= ~fm_bit(j % FM_BITS); }
+
+/* --- locking and errors --------------------------------------------------------------------- */
+
+static inline uintptr_t fm_lock(rt_fma_t *f) { return rt_hooks_lock(&f->hooks); }
+static inline void fm_unlock(rt_fma_t *f, uintptr_t token) { rt_hooks_unlock(&f->hooks, token); }
+
+static bool fm_check_locked(rt_fma_t *f);
+
+static inline void fm_debug_check(rt_fma_t *f)
+{
+    if (RT_DEBUG >= 2) {
+        RT_ASSERT(fm_check_locked(f));
+    }
+}
+
+/* --- the free-page map: bit set = page free (bits past P stay 0) ------------------------------- */
+
+/* First free page >= from, or P. O(P/w). */
+static uint32_t fm_next_free(const rt_fma_t *f, uint32_t from, unsigned *probes)
+{
+    const size_t *map = fm_freemap(f);
+    size_t nwords = ((size_t)f->pages + FM_BITS - 1u) / FM_BITS;
+    size_t i = from / FM_BITS;
+    if (from >= f->pages) {
+        return f->pages;
+    }
+    size_t w = map[i] & ~(fm_bit(from % FM_BITS) - 1u);
+    while (w == 0u) {
+        (*probes)++;
+        if (++i >= nwords) {
+            return f->pages;
+        }
+        w = map[i];
+    }
+    size_t pg = i * FM_BITS + RT_CTZ(w);
+    return pg < f->pages ? (uint32_t)pg : f->pages;
+}
+
+/* First page >= from that is not free, or P. O(P/w). */
+static uint32_t fm_next_used(const rt_fma_t *f, uint32_t from, unsigned *probes)
+{
+    const size_t *map = fm_freemap(f);
+    size_t nwords = ((size_t)f->pages + FM_BITS - 1u) / FM_BITS;
+    size_t i = from / FM_BITS;
+    if (from >= f->pages) {
+        return f->pages;
+    }
+    size_t w = ~map[i] & ~(fm_bit(from % FM_BITS) - 1u);
+    while (w == 0u) {
+        (*probes)++;
+        if (++i >= nwords) {
+            return f->pages;
+        }
+        w = ~map[i];
+    }
+    size_t pg = i * FM_BITS + RT_CTZ(w);
+    return pg < f->pages ? (uint32_t)pg : f->pages;
+}
+
+/* First fit: the lowest page s with s = s0 (mod step) and [s, s + n) free, or P. Each round
+ * passes one used page: O(P/w + R). */
+static uint32_t fm_find_run(const rt_fma_t *f, uint32_t n, uint32_t s0, uint32_t step, unsigned *probes)
+{
+    uint32_t s = fm_next_free(f, 0, probes);
+    while (s < f->pages) {
+        (*probes)++;
+        if (s < s0) {
+            s = s0;
+        } else if ((s - s0) % step != 0u) {
+            uint32_t up = step - (s - s0) % step;
+            if (up >= f->pages - s) {
+                return f->pages;
+            }
+            s += up;
+        }
+        if (s >= f->pages || n > f->pages - s) {
+            return f->pages;
+        }
+        uint32_t e = fm_next_used(f, s, probes);
+        if (e - s >= n) {
+            return s;
+        }
+        s = fm_next_free(f, e, probes);
+    }
+    return f->pages;
+}
+
+/* Pages of the longest run of free pages. O(P/w + R). */
+static uint32_t fm_longest_run(const rt_fma_t *f)
+{
+    unsigned probes = 0;
+    uint32_t best = 0;
+    uint32_t s = fm_next_free(f, 0, &probes);
+    while (s < f->pages) {
+        uint32_t e = fm_next_used(f, s, &probes);
+        if (e - s > best) {
+            best = e - s;
+        }
+        s = fm_next_free(f, e, &probes);
+    }
+    return best;
+}
+
+/* --- free pages: the anchor list and lastused (the only code that touches them) ------------------ */
+
+static inline void fm_anchor_push(rt_fma_t *f, uint32_t pg)
+{
+    uint32_t *table = fm_table(f);
+    table[pg] = fm_word(f->anchor, FMA_TAG_FREE);
+    *fm_back(f, pg) = FMA_NIL;
+    if (f->anchor != FMA_NIL) {
+        *fm_back(f, f->anchor) = pg;
+    }
+    f->anchor = pg;
+    f->free_listed++;
+}
+
+/* Takes free page pg (< lastused) off the anchor list: O(1) through its back link. */
+static inline void fm_anchor_unlink(rt_fma_t *f, uint32_t pg)
+{
+    uint32_t *table = fm_table(f);
+    uint32_t next = fm_part(table[pg]);
+    uint32_t prev = *fm_back(f, pg);
+    if (prev == FMA_NIL) {
+        f->anchor = next;
+    } else {
+        table[prev] = fm_word(next, FMA_TAG_FREE);
+    }
+    if (next != FMA_NIL) {
+        *fm_back(f, next) = prev;
+    }
+    f->free_listed--;
+}
+
+static inline void fm_pages_taken(rt_fma_t *f, uint32_t n)
+{
+    f->used_pages += n;
+    if (f->used_pages > f->peak_pages) {
+        f->peak_pages = f->used_pages;
+    }
+    if (f->lastused > f->touched) {
+        f->touched = f->lastused;
+    }
+}
+
+/* One free page: the anchor's head, else the page at lastused. FMA_NIL when none. O(1). */
+static uint32_t fm_page_get(rt_fma_t *f)
+{
+    uint32_t pg;
+    if (f->anchor != FMA_NIL) {
+        pg = f->anchor;
+        fm_anchor_unlink(f, pg);
+    } else if (f->lastused < f->pages) {
+        pg = f->lastused++;
+    } else {
+        return FMA_NIL;
+    }
+    fm_bit_clear(fm_freemap(f), pg);
+    fm_pages_taken(f, 1u);
+    return pg;
+}
+
+/* Takes the free run [s, s + n) found by fm_find_run (first fit, so no free page lies between
+ * lastused and s, except with an alignment: those are listed first). O(n + gap). */
+static void fm_run_take(rt_fma_t *f, uint32_t s, uint32_t n)
+{
+    while (f->lastused < s) { /* only when an aligned run skipped free pages above lastused */
+        fm_anchor_push(f, f->lastused++);
+    }
+    for (uint32_t pg = s; pg < s + n; pg++) {
+        if (pg < f->lastused) {
+            fm_anchor_unlink(f, pg);
+        }
+        fm_bit_clear(fm_freemap(f), pg);
+    }
+    if (s + n > f->lastused) {
+        f->lastused = s + n;
+    }
+    fm_pages_taken(f, n);
+}
+
+/* Releases page pg (its blocks' bits already 0): the top page lowers lastused, any other goes
+ * to the head of the anchor list; with no page in use the region resets. O(1). */
+static void fm_page_put(rt_fma_t *f, uint32_t pg)
+{
+    fm_bit_set(fm_freemap(f), pg);
+    f->used_pages--;
+    if (pg + 1u == f->lastused) {
+        f->lastused = pg;
+        fm_table(f)[pg] = fm_word(FMA_NIL, FMA_TAG_FREE);
+    } else {
+        fm_anchor_push(f, pg);
+    }
+    if (f->used_pages == 0u) { /* the article's reinitialisation */
+        f->anchor = FMA_NIL;
+        f->lastused = 0;
+        f->free_listed = 0;
+    }
+}
+
+/* --- FMA's lists of entry blocks --------------------------------------------------------------- */
+
+static inline void fm_list_push(rt_fma_t *f, unsigned i, uint32_t e)
+{
+    fma_block_t *b = fm_blk(f, e);
+    b->prev = 0;
+    b->next = f->freelist[i];
+    if (b->next != 0u) {
+        fm_blk(f, b->next)->prev = e;
+    }
+    f->freelist[i] = e;
+}
+
+static inline void fm_list_unlink(rt_fma_t *f, unsigned i, uint32_t e)
+{
+    fma_block_t *b = fm_blk(f, e);
+    if (b->prev != 0u) {
+        fm_blk(f, b->prev)->next = b->next;
+    } else {
+        f->freelist[i] = b->next;
+    }
+    if (b->next != 0u) {
+        fm_blk(f, b->next)->prev = b->prev;
+    }
+}
+
+static inline uint32_t fm_page_of(const rt_fma_t *f, uint32_t ref) { return (ref - f->pages_off) >> f->page_log2; }
+static inline uint32_t fm_index_in_page(const rt_fma_t *f, uint32_t ref, unsigned i)
+{
+    return ((ref - f->pages_off) & (uint32_t)(fm_page(f) - 1u)) >> (FMA_MIN_LOG2 + i);
+}
+
+/* --- allocation (under the lock) ----------------------------------------------------------------- */
+
+static inline void *fm_handed(rt_fma_t *f, uint32_t ref, size_t bytes)
+{
+    f->used_bytes += bytes;
+    f->used_blocks++;
+    f->mallocs++;
+    if (f->used_bytes > f->peak_used) {
+        f->peak_used = f->used_bytes;
+    }
+    return fm_at(f, ref);
+}
+
+static void *fm_fail(rt_fma_t *f)
+{
+    f->hooks.failures++;
+    return NULL;
+}
+
+/* FMA, class i: the block after the entry block (the chain, then the virgin run), the entry block
+ * itself when it is the last, or a fresh page cut in O(1). */
+static void *fm_fma_small(rt_fma_t *f, unsigned i)
+{
+    uint32_t n = fm_nblocks(f, i);
+    uint32_t e = f->freelist[i];
+    uint32_t ref;
+    f->last_probes = 1u;
+    if (e != 0u) {
+        fma_block_t *entry = fm_blk(f, e);
+        if (entry->count > 1u) {
+            if (entry->chain != 0u) {
+                ref = entry->chain;
+                entry->chain = fm_blk(f, ref)->chain;
+            } else { /* the lowest virgin block: n - 1 - virgin */
+                uint32_t pg = fm_page_of(f, e);
+                ref = fm_page_ref(f, pg) + (uint32_t)((size_t)(n - 1u - entry->virgin) << (FMA_MIN_LOG2 + i));
+                entry->virgin--;
+            }
+            entry->count--;
+        } else { /* the entry block is the page's last free block: hand it out */
+            ref = e;
+            fm_list_unlink(f, i, e);
+            fm_table(f)[fm_page_of(f, e)] = fm_word(0u, i);
+        }
+        f->free_small--;
+    } else {
+        uint32_t pg = fm_page_get(f);
+        f->last_probes = 2u;
+        if (pg == FMA_NIL) {
+            return fm_fail(f);
+        }
+        /*  [entry: count n-1, virgin n-2][virgin 1] ... [virgin n-2][returned]  */
+        uint32_t page = fm_page_ref(f, pg);
+        fma_block_t *entry = fm_blk(f, page);
+        entry->count = (uint16_t)(n - 1u);
+        entry->virgin = (uint16_t)(n - 2u);
+        entry->chain = 0;
+        fm_list_push(f, i, page);
+        fm_table(f)[pg] = fm_word(page >> 4, i);
+        ref = page + (uint32_t)((size_t)(n - 1u) << (FMA_MIN_LOG2 + i));
+        f->free_small += n - 1u;
+    }
+    fm_bit_set(fm_blockmap(f, fm_page_of(f, ref)), fm_index_in_page(f, ref, i));
+    return fm_handed(f, ref, fm_bsize(i));
+}
+
+/* BSD 4.4, class i (or i = classes: whole pages): pop the size's list; when empty, link a fresh
+ * page whole, from its last block down to the first (kern_malloc.c), and pop its last block. */
+static void *fm_bsd_bucket(rt_fma_t *f, unsigned i)
+{
+    f->last_probes = 1u;
+    if (f->freelist[i] == 0u) {
+        uint32_t pg = fm_page_get(f);
+        f->last_probes = 2u;
+        if (pg == FMA_NIL) {
+            return fm_fail(f);
+        }
+        uint32_t page = fm_page_ref(f, pg);
+        fm_table(f)[pg] = fm_word(0u, i);
+        if (i == f->classes) {
+            fm_blk(f, page)->chain = 0;
+            f->freelist[i] = page;
+            f->free_small++;
+        } else {
+            uint32_t n = fm_nblocks(f, i);
+            uint32_t size = (uint32_t)fm_bsize(i);
+            uint32_t next = 0; /* the list is empty: the first block links to nothing */
+            for (uint32_t j = 0; j < n; j++) { /* O(page / block): 4.4BSD's cut */
+                fm_blk(f, page + j * size)->chain = next;
+                next = page + j * size;
+            }
+            f->freelist[i] = next;
+            f->free_small += n;
+        }
+    }
+    uint32_t ref = f->freelist[i];
+    f->freelist[i] = fm_blk(f, ref)->chain;
+    f->free_small--;
+    uint32_t pg = fm_page_of(f, ref);
+    fm_bit_set(fm_blockmap(f, pg), i == f->classes ? 0u : fm_index_in_page(f, ref, i));
+    return fm_handed(f, ref, i == f->classes ? fm_page(f) : fm_bsize(i));
+}
+
+/* n pages, aligned to step pages from page s0 (step 1: any). One page is a whole page. */
+static void *fm_run(rt_fma_t *f, uint32_t n, uint32_t s0, uint32_t step)
+{
+    unsigned probes = 2u;
+    uint32_t s = fm_find_run(f, n, s0, step, &probes);
+    f->last_probes = probes;
+    if (s >= f->pages) {
+        return fm_fail(f);
+    }
+    fm_run_take(f, s, n);
+    uint32_t *table = fm_table(f);
+    if (n == 1u) {
+        table[s] = fm_word(0u, f->classes);
+        fm_bit_set(fm_blockmap(f, s), 0u);
+    } else {
+        table[s] = fm_word(n, FMA_TAG_MULTI);
+        for (uint32_t k = 1; k < n; k++) {
+            table[s + k] = fm_word(k, FMA_TAG_CONT);
+        }
+    }
+    return fm_handed(f, fm_page_ref(f, s), (size_t)n << f->page_log2);
+}
+
+/* Class of a request of 1 .. page/2 bytes. */
+static inline unsigned fm_class(size_t size)
+{
+    return size <= RT_FMA_MIN_BLOCK ? 0u : FM_BITS - RT_CLZ(size - 1u) - FMA_MIN_LOG2;
+}
+
+/* 0 < size <= max_request. */
+static void *fm_alloc(rt_fma_t *f, size_t size)
+{
+    size_t page = fm_page(f);
+    if (size <= page / 2u) {
+        unsigned i = fm_class(size);
+        return fm_bsd(f) ? fm_bsd_bucket(f, i) : fm_fma_small(f, i);
+    }
+    if (size <= page) {
+        if (fm_bsd(f)) {
+            return fm_bsd_bucket(f, f->classes);
+        }
+        f->last_probes = 2u;
+        uint32_t pg = fm_page_get(f);
+        if (pg == FMA_NIL) {
+            return fm_fail(f);
+        }
+        fm_table(f)[pg] = fm_word(0u, f->classes);
+        fm_bit_set(fm_blockmap(f, pg), 0u);
+        return fm_handed(f, fm_page_ref(f, pg), page);
+    }
+    return fm_run(f, (uint32_t)((size + page - 1u) >> f->page_log2), 0u, 1u);
+}
+
+/* --- validation and release (under the lock) ---------------------------------------------------- */
+
+typedef struct fm_loc {
+    uint32_t ref;  /* the block */
+    uint32_t page; /* its (first) page */
+    unsigned tag;  /* class, whole page (classes) or FMA_TAG_MULTI */
+    size_t size;   /* its bytes */
+} fm_loc_t;
+
+/* RT_ERR_NONE iff p is a block handed out and not freed. Exact, O(1). */
+static rt_error_kind_t fm_locate(const rt_fma_t *f, const void *p, fm_loc_t *loc)
+{
+    uintptr_t a = (uintptr_t)p;
+    uintptr_t first = (uintptr_t)fm_at(f, f->pages_off);
+    if (a < first || a - first >= ((size_t)f->pages << f->page_log2)) {
+        return RT_ERR_FOREIGN_POINTER;
+    }
+    uint32_t ref = fm_ref(f, a);
+    uint32_t pg = fm_page_of(f, ref);
+    uint32_t off = (ref - f->pages_off) & (uint32_t)(fm_page(f) - 1u);
+    uint32_t w = fm_table(f)[pg];
+    unsigned tag = fm_tag(w);
+    loc->ref = ref;
+    loc->page = pg;
+    loc->tag = tag;
+    if (tag == FMA_TAG_FREE) { /* refused exactly; a 16-aligned pointer may have been a block */
+        return (off & (RT_FMA_MIN_BLOCK - 1u)) == 0u ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
+    }
+    if (tag == FMA_TAG_CONT) {
+        return RT_ERR_BAD_POINTER;
+    }
+    if (tag == FMA_TAG_MULTI) {
+        loc->size = (size_t)fm_part(w) << f->page_log2;
+        return off == 0u ? RT_ERR_NONE : RT_ERR_BAD_POINTER;
+    }
+    if (tag == f->classes) {
+        loc->size = fm_page(f);
+        if (off != 0u) {
+            return RT_ERR_BAD_POINTER;
+        }
+        return fm_bit_get(fm_blockmap(f, pg), 0u) ? RT_ERR_NONE : RT_ERR_DOUBLE_FREE;
+    }
+    if (tag > f->classes) {
+        return RT_ERR_CORRUPTED;
+    }
+    loc->size = fm_bsize(tag);
+    if ((off & (loc->size - 1u)) != 0u) {
+        return RT_ERR_BAD_POINTER;
+    }
+    return fm_bit_get(fm_blockmap(f, pg), off >> (FMA_MIN_LOG2 + tag)) ? RT_ERR_NONE : RT_ERR_DOUBLE_FREE;
+}
+
+/* FMA: append to the entry block (count++), or become the entry block and the head of the size's
+ * list; a page whose blocks are all free leaves the list and is released. O(1). */
+static void fm_fma_small_free(rt_fma_t *f, const fm_loc_t *loc)
+{
+    unsigned i = loc->tag;
+    uint32_t *word = &fm_table(f)[loc->page];
+    uint32_t e = fm_part(*word) << 4;
+    fma_block_t *b = fm_blk(f, loc->ref);
+    if (e != 0u) {
+        fma_block_t *entry = fm_blk(f, e);
+        b->chain = entry->chain;
+        entry->chain = loc->ref;
+        entry->count++;
+        f->free_small++;
+        if (entry->count == fm_nblocks(f, i)) { /* every block free: the page is united */
+            fm_list_unlink(f, i, e);
+            f->free_small -= (size_t)entry->count;
+            fm_page_put(f, loc->page);
+        }
+    } else {
+        b->count = 1;
+        b->virgin = 0;
+        b->chain = 0;
+        fm_list_push(f, i, loc->ref);
+        *word = fm_word(loc->ref >> 4, i);
+        f->free_small++;
+    }
+}
+
+static void fm_release(rt_fma_t *f, const fm_loc_t *loc)
+{
+    f->used_bytes -= loc->size;
+    f->used_blocks--;
+    f->frees++;
+    if (loc->tag == FMA_TAG_MULTI) {
+        uint32_t n = (uint32_t)(loc->size >> f->page_log2);
+        for (uint32_t k = n; k-- > 0u;) { /* top down: a block at the top lowers lastused */
+            fm_page_put(f, loc->page + k);
+        }
+        return;
+    }
+    size_t *bits = fm_blockmap(f, loc->page);
+    if (loc->tag == f->classes) {
+        fm_bit_clear(bits, 0u);
+        if (fm_bsd(f)) {
+            fm_blk(f, loc->ref)->chain = f->freelist[loc->tag];
+            f->freelist[loc->tag] = loc->ref;
+            f->free_small++;
+        } else {
+            fm_page_put(f, loc->page);
+        }
+        return;
+    }
+    fm_bit_clear(bits, fm_index_in_page(f, loc->ref, loc->tag));
+    if (fm_bsd(f)) {
+        fm_blk(f, loc->ref)->chain = f->freelist[loc->tag];
+        f->freelist[loc->tag] = loc->ref;
+        f->free_small++;
+    } else {
+        fm_fma_small_free(f, loc);
+    }
+}
+
+/* --- creation ------------------------------------------------------------------------------------ */
+
+typedef struct fm_layout {
+    uint32_t table_off, freemap_off, blockmap_off, meta_end;
+    uint32_t words;
+} fm_layout_t;
+
+static inline size_t fm_ctrl_size(void) { return fm_align_up(sizeof(struct rt_fma), FMA_CTRL_ALIGN); }
+
+/* Offsets (from a 16-aligned control block) of the metadata for P pages. P < 2^27. */
+static fm_layout_t fm_layout(uint32_t pages, unsigned page_log2)
+{
+    fm_layout_t l;
+    size_t bits_per_page = fm_pow2(page_log2 - FMA_MIN_LOG2);
+    l.words = (uint32_t)((bits_per_page + FM_BITS - 1u) / FM_BITS);
+    l.table_off = (uint32_t)fm_ctrl_size();
+    size_t at = fm_align_up(l.table_off + (size_t)pages * 4u, sizeof(size_t));
+    l.freemap_off = (uint32_t)at;
+    at += ((size_t)pages + FM_BITS - 1u) / FM_BITS * sizeof(size_t);
+    l.blockmap_off = (uint32_t)at;
+    at += (size_t)pages * l.words * sizeof(size_t);
+    l.meta_end = (uint32_t)at;
+    return l;
+}
+
+static size_t fm_min_buffer_for(unsigned page_log2)
+{
+    size_t page = fm_pow2(page_log2);
+    size_t meta = fm_layout(1u, page_log2).meta_end;
+    /* the control block lands on a multiple of 16, so control + meta ends at a residue = meta
+     * (mod 16) of the page: the worst padding to the next page is page - that residue (or
+     * page - 16 when it is 0), after up to 15 bytes to align the control block */
+    size_t r = meta % FMA_CTRL_ALIGN;
+    return (FMA_CTRL_ALIGN - 1u) + meta + (page - (r != 0u ? r : FMA_CTRL_ALIGN)) + page;
+}
+
+size_t rt_fma_min_buffer(void) { return fm_min_buffer_for(RT_FMA_PAGE_LOG2); }
+
+/* The most pages (and their layout) that fit between a 16-aligned control block at `ctrl` and
+ * `end` (end - ctrl <= FMA_SPAN_MAX). 0 when not even one. An estimate from above (ignoring the
+ * control block, the alignment and the free-page map's rounding), then down one page at a time:
+ * a few steps, as the padding is < a page. */
+static uint32_t fm_fit(uintptr_t ctrl, uintptr_t end, unsigned page_log2, fm_layout_t *l)
+{
+    size_t page = fm_pow2(page_log2);
+    size_t span = (size_t)(end - ctrl);
+    size_t per_page8 = 8u * (page + 4u + (size_t)fm_layout(1u, page_log2).words * sizeof(size_t)) + 1u;
+    size_t pages = span / per_page8 * 8u + (span % per_page8) * 8u / per_page8;
+    if (pages >= FMA_NIL) {
+        pages = FMA_NIL - 1u;
+    }
+    for (; pages > 0u; pages--) {
+        *l = fm_layout((uint32_t)pages, page_log2);
+        uintptr_t first = fm_align_up(ctrl + l->meta_end, page);
+        if (first > ctrl && first <= end && (size_t)(end - first) >> page_log2 >= pages) {
+            break;
+        }
+    }
+    return (uint32_t)pages;
+}
+
+size_t rt_fma_control_size(size_t size, unsigned page_log2)
+{
+    if (page_log2 < RT_FMA_PAGE_LOG2_MIN || page_log2 > RT_FMA_PAGE_LOG2_MAX) {
+        return 0;
+    }
+    fm_layout_t l;
+    uint32_t pages = fm_fit(0u, size > FMA_SPAN_MAX ? FMA_SPAN_MAX : (uintptr_t)size, page_log2, &l);
+    return fm_layout(pages, page_log2).meta_end;
+}
+
+rt_fma_t *rt_fma_create(void *mem, size_t size) { return rt_fma_create_ex(mem, size, RT_FMA_PAGE_LOG2, 0u); }
+
+rt_fma_t *rt_fma_create_ex(void *mem, size_t size, unsigned page_log2, unsigned flags)
+{
+    if (mem == NULL || page_log2 < RT_FMA_PAGE_LOG2_MIN || page_log2 > RT_FMA_PAGE_LOG2_MAX ||
+        (flags & ~RT_FMA_BSD44) != 0u) {
+        return NULL;
+    }
+    size_t page = fm_pow2(page_log2);
+    uintptr_t start = (uintptr_t)mem;
+    uintptr_t end = size > UINTPTR_MAX - start ? UINTPTR_MAX : start + size;
+    uintptr_t ctrl = fm_align_up(start, FMA_CTRL_ALIGN);
+    if (ctrl < start || ctrl >= end) {
+        return NULL;
+    }
+    if (end - ctrl > FMA_SPAN_MAX) {
+        end = ctrl + FMA_SPAN_MAX; /* offsets are 32 bits: clamp */
+    }
+    fm_layout_t l;
+    uint32_t pages = fm_fit(ctrl, end, page_log2, &l);
+    if (pages == 0u) {
+        return NULL;
+    }
+    rt_fma_t *f = (rt_fma_t *)ctrl;
+    __builtin_memset(f, 0, sizeof *f);
+    f->page_log2 = page_log2;
+    f->flags = flags;
+    f->classes = page_log2 - FMA_MIN_LOG2;
+    f->words = l.words;
+    f->pages = pages;
+    f->table_off = l.table_off;
+    f->freemap_off = l.freemap_off;
+    f->blockmap_off = l.blockmap_off;
+    f->pages_off = (uint32_t)(fm_align_up(ctrl + l.meta_end, page) - ctrl);
+    f->anchor = FMA_NIL;
+    uint32_t *table = fm_table(f);
+    for (uint32_t pg = 0; pg < f->pages; pg++) {
+        table[pg] = fm_word(FMA_NIL, FMA_TAG_FREE);
+    }
+    size_t *map = fm_freemap(f);
+    size_t nwords = ((size_t)pages + FM_BITS - 1u) / FM_BITS;
+    for (size_t i = 0; i < nwords; i++) {
+        map[i] = ~(size_t)0;
+    }
+    if (pages % FM_BITS != 0u) {
+        map[nwords - 1u] = fm_bit((unsigned)(pages % FM_BITS)) - 1u;
+    }
+    __builtin_memset(fm_blockmap(f, 0), 0, (size_t)pages * l.words * sizeof(size_t));
+    fm_debug_check(f);
+    return f;
+}
+
+/* --- the public operations ------------------------------------------------------------------------ */
+
+static void fm_report(rt_fma_t *f, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+{
+    rt_hooks_report(&f->hooks, false, kind, operation, ptr, size);
+}
+
+void *rt_fma_malloc(rt_fma_t *f, size_t size)
+{
+    if (size == 0u) {
+        return NULL;
+    }
+    if (size > rt_fma_max_request(f)) {
+        return rt_hooks_refuse(&f->hooks, RT_ERR_TOO_LARGE, "malloc", NULL, size);
+    }
+    uintptr_t token = fm_lock(f);
+    void *p = fm_alloc(f, size);
+    fm_debug_check(f);
+    fm_unlock(f, token);
+    return p;
+}
+
+void rt_fma_free(rt_fma_t *f, void *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    fm_loc_t loc;
+    uintptr_t token = fm_lock(f);
+    rt_error_kind_t error = fm_locate(f, p, &loc);
+    if (error == RT_ERR_NONE) {
+        fm_release(f, &loc);
+        fm_debug_check(f);
+    }
+    fm_unlock(f, token);
+    if (error != RT_ERR_NONE) {
+        fm_report(f, error, "free", p, 0u);
+    }
+}
+
+void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
+{
+    if (p == NULL) {
+        return rt_fma_malloc(f, size);
+    }
+    if (size == 0u) {
+        rt_fma_free(f, p);
+        return NULL;
+    }
+    if (size > rt_fma_max_request(f)) {
+        return rt_hooks_refuse(&f->hooks, RT_ERR_TOO_LARGE, "realloc", p, size);
+    }
+    fm_loc_t loc;
+    uintptr_t token = fm_lock(f);
+    rt_error_kind_t error = fm_locate(f, p, &loc);
+    if (error != RT_ERR_NONE) {
+        fm_unlock(f, token);
+        return rt_hooks_refuse(&f->hooks, error, "realloc", p, size);
+    }
+    if (size <= loc.size) { /* fits: in place (blocks never shrink) */
+        f->reallocs++;
+        f->reallocs_in_place++;
+        fm_unlock(f, token);
+        return p;
+    }
+    void *moved = fm_alloc(f, size);
+    fm_unlock(f, token);
+    if (moved == NULL) {
+        return NULL; /* out of memory: the old block is untouched */
+    }
+    __builtin_memcpy(moved, p, loc.size); /* outside the lock: the caller still owns p */
+    token = fm_lock(f);
+    fm_release(f, &loc);
+    f->reallocs++;
+    fm_debug_check(f);
+    fm_unlock(f, token);
+    return moved;
+}
+
+void *rt_fma_calloc(rt_fma_t *f, size_t n, size_t size)
+{
+    if (size != 0u && n > SIZE_MAX / size) {
+        return rt_hooks_refuse(&f->hooks, RT_ERR_OVERFLOW, "calloc", NULL, n);
+    }
+    void *p = rt_fma_malloc(f, n * size);
+    if (p != NULL) {
+        __builtin_memset(p, 0, n * size);
+    }
+    return p;
+}
+
+void *rt_fma_memalign(rt_fma_t *f, size_t alignment, size_t size)
+{
+    if (alignment == 0u || (alignment & (alignment - 1u)) != 0u) {
+        return rt_hooks_refuse(&f->hooks, RT_ERR_BAD_ALIGNMENT, "memalign", NULL, alignment);
+    }
+    if (size == 0u) {
+        return NULL;
+    }
+    size_t max = rt_fma_max_request(f);
+    if (size > max || alignment > max) {
+        return rt_hooks_refuse(&f->hooks, RT_ERR_TOO_LARGE, "memalign", NULL, size);
+    }
+    size_t page = fm_page(f);
+    uintptr_t token = fm_lock(f);
+    void *p;
+    if (alignment <= page) { /* a block of 2^k <= page is aligned to 2^k */
+        p = fm_alloc(f, size > alignment ? size : alignment);
+    } else {
+        uintptr_t first = (uintptr_t)fm_at(f, f->pages_off);
+        uint32_t s0 = (uint32_t)((((alignment - first % alignment) % alignment)) >> f->page_log2);
+        uint32_t step = (uint32_t)(alignment >> f->page_log2);
+        p = fm_run(f, (uint32_t)((size + page - 1u) >> f->page_log2), s0, step);
+    }
+    fm_debug_check(f);
+    fm_unlock(f, token);
+    return p;
+}
+
+size_t rt_fma_usable_size(rt_fma_t *f, void *p)
+{
+    fm_loc_t loc;
+    uintptr_t token = fm_lock(f);
+    rt_error_kind_t error = p == NULL ? RT_ERR_FOREIGN_POINTER : fm_locate(f, p, &loc);
+    fm_unlock(f, token);
+    if (error != RT_ERR_NONE) {
+        fm_report(f, error, "usable_size", p, 0u);
+        return 0u;
+    }
+    return loc.size;
+}
+
+size_t rt_fma_max_request(const rt_fma_t *f) { return (size_t)f->pages << f->page_log2; }
+
+void rt_fma_stats(rt_fma_t *f, rt_stats_t *s)
+{
+    uintptr_t token = fm_lock(f);
+    size_t largest = (size_t)fm_longest_run(f) << f->page_log2;
+    for (unsigned i = 0; i <= f->classes; i++) {
+        size_t bytes = i == f->classes ? fm_page(f) : fm_bsize(i);
+        if (f->freelist[i] != 0u && bytes > largest) {
+            largest = bytes;
+        }
+    }
+    s->capacity = rt_fma_max_request(f);
+    s->used_bytes = f->used_bytes;
+    s->free_bytes = s->capacity - f->used_bytes;
+    s->largest_free = largest;
+    s->peak_used = f->peak_used;
+    s->watermark = (size_t)f->touched << f->page_log2;
+    s->used_blocks = f->used_blocks;
+    s->free_blocks = f->free_small + (f->pages - f->used_pages);
+    s->mallocs = f->mallocs;
+    s->frees = f->frees;
+    s->reallocs = f->reallocs;
+    s->reallocs_in_place = f->reallocs_in_place;
+    s->failures = f->hooks.failures;
+    s->errors = f->hooks.errors;
+    fm_unlock(f, token);
+}
+
+unsigned rt_fma_last_probes(const rt_fma_t *f) { return f->last_probes; }
+
+void rt_fma_pages(const rt_fma_t *f, rt_fma_pages_t *out)
+{
+    out->total = f->pages;
+    out->used = f->used_pages;
+    out->touched = f->touched;
+    out->peak_used = f->peak_pages;
+    out->free_listed = f->free_listed;
+}
+
+/* --- integrity ------------------------------------------------------------------------------------ */
+
+/* Marks (sets the bit of) each of up to `limit` blocks of a chain or list starting at `ref`,
+ * which must all be free blocks of class i in pages of class i (and, when `page` != FMA_NIL, in
+ * that page). Returns the number marked, or UINT32_MAX when a member is invalid or marked twice
+ * (a cycle or a block listed twice); either way *marked is how many bits to clear afterwards. */
+static uint32_t fm_mark_chain(rt_fma_t *f, uint32_t ref, unsigned i, uint32_t page, uint32_t limit, uint32_t *marked)
+{
+    uint32_t count = 0;
+    *marked = 0;
+    const uint32_t *table = fm_table(f);
+    uintptr_t first = f->pages_off;
+    size_t bytes = i == f->classes ? fm_page(f) : fm_bsize(i);
+    while (ref != 0u) {
+        if (count == limit || ref < first || ref - first >= ((size_t)f->pages << f->page_log2) ||
+            ((ref - first) & (bytes - 1u)) != 0u) {
+            return UINT32_MAX;
+        }
+        uint32_t pg = fm_page_of(f, ref);
+        uint32_t j = i == f->classes ? 0u : fm_index_in_page(f, ref, i);
+        if (fm_tag(table[pg]) != i || (page != FMA_NIL && pg != page) || fm_bit_get(fm_blockmap(f, pg), j)) {
+            return UINT32_MAX;
+        }
+        fm_bit_set(fm_blockmap(f, pg), j);
+        (*marked)++;
+        count++;
+        ref = fm_blk(f, ref)->chain;
+    }
+    return count;
+}
+
+static void fm_unmark_chain(rt_fma_t *f, uint32_t ref, unsigned i, uint32_t marked)
+{
+    while (marked-- > 0u) {
+        uint32_t pg = fm_page_of(f, ref);
+        fm_bit_clear(fm_blockmap(f, pg), i == f->classes ? 0u : fm_index_in_page(f, ref, i));
+        ref = fm_blk(f, ref)->chain;
+    }
+}
+
+static uint32_t fm_popcount(const size_t *bits, uint32_t n)
+{
+    uint32_t c = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        c += fm_bit_get(bits, j) ? 1u : 0u;
+    }
+    return c;
+}
+
+static bool fm_bits_zero_from(const rt_fma_t *f, uint32_t pg, uint32_t from)
+{
+    const size_t *bits = fm_blockmap(f, pg);
+    for (uint32_t j = from; j < f->words * FM_BITS; j++) {
+        if (fm_bit_get(bits, j)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The whole invariant (see the top of the file). O(P * W + blocks). */
+static bool fm_check_locked(rt_fma_t *f)
+{
+    const uint32_t *table = fm_table(f);
+    const size_t *freemap = fm_freemap(f);
+    bool bsd = fm_bsd(f);
+    if (f->classes != f->page_log2 - FMA_MIN_LOG2 || f->lastused > f->pages || f->touched < f->lastused ||
+        f->touched > f->pages || f->used_pages > f->lastused || f->peak_pages < f->used_pages ||
+        (((uintptr_t)f + f->pages_off) & (fm_page(f) - 1u)) != 0u) {
+        return false;
+    }
+    size_t used_bytes = 0, used_blocks = 0, free_small = 0;
+    uint32_t used_pages = 0, free_below = 0, entries[FMA_HEADS] = {0}, bsd_free[FMA_HEADS] = {0};
+    for (uint32_t pg = 0; pg < f->pages; pg++) {
+        uint32_t w = table[pg];
+        unsigned tag = fm_tag(w);
+        bool is_free = fm_bit_get(freemap, pg);
+        if (tag == FMA_TAG_FREE) {
+            if (!is_free || !fm_bits_zero_from(f, pg, 0u)) {
+                return false;
+            }
+            free_below += pg < f->lastused ? 1u : 0u;
+            continue;
+        }
+        if (is_free || pg >= f->lastused) {
+            return false;
+        }
+        used_pages++;
+        if (tag == FMA_TAG_MULTI) {
+            uint32_t n = fm_part(w);
+            if (n < 2u || n > f->lastused - pg || !fm_bits_zero_from(f, pg, 0u)) {
+                return false;
+            }
+            for (uint32_t k = 1; k < n; k++) {
+                if (table[pg + k] != fm_word(k, FMA_TAG_CONT) || fm_bit_get(freemap, pg + k) ||
+                    !fm_bits_zero_from(f, pg + k, 0u)) {
+                    return false;
+                }
+            }
+            used_pages += n - 1u;
+            used_blocks++;
+            used_bytes += (size_t)n << f->page_log2;
+            pg += n - 1u;
+            continue;
+        }
+        if (tag > f->classes || (bsd && fm_part(w) != 0u)) { /* CONT without its first page, or junk */
+            return false;
+        }
+        if (tag == f->classes) {
+            if (fm_part(w) != 0u || !fm_bits_zero_from(f, pg, 1u)) {
+                return false;
+            }
+            if (fm_bit_get(fm_blockmap(f, pg), 0u)) {
+                used_blocks++;
+                used_bytes += fm_page(f);
+            } else if (!bsd) {
+                return false; /* an FMA whole page is released when freed */
+            } else {
+                bsd_free[tag]++;
+                free_small++;
+            }
+            continue;
+        }
+        uint32_t n = fm_nblocks(f, tag);
+        uint32_t allocated = fm_popcount(fm_blockmap(f, pg), n);
+        if (!fm_bits_zero_from(f, pg, n)) {
+            return false;
+        }
+        used_blocks += allocated;
+        used_bytes += (size_t)allocated * fm_bsize(tag);
+        free_small += n - allocated;
+        if (bsd) {
+            bsd_free[tag] += n - allocated;
+            continue;
+        }
+        uint32_t e = fm_part(w) << 4;
+        if (e == 0u) {
+            if (allocated != n) {
+                return false; /* free blocks but no entry block */
+            }
+            continue;
+        }
+        if (e < fm_page_ref(f, pg) || e - fm_page_ref(f, pg) >= fm_page(f) ||
+            ((e - f->pages_off) & (fm_bsize(tag) - 1u)) != 0u) {
+            return false;
+        }
+        const fma_block_t *entry = fm_blk(f, e);
+        uint32_t v = entry->virgin;
+        if (entry->count == 0u || entry->count >= n || entry->count != n - allocated || v > n - 2u ||
+            (v != 0u && e != fm_page_ref(f, pg))) {
+            return false;
+        }
+        /* the chain: the entry block, then its members, all free blocks of this page */
+        uint32_t marked = 0;
+        uint32_t chain = fm_mark_chain(f, e, tag, pg, entry->count, &marked);
+        bool ok = chain != UINT32_MAX && chain + v == entry->count;
+        for (uint32_t j = n - 1u - v; ok && j < n - 1u; j++) { /* virgins: free, not chained */
+            ok = !fm_bit_get(fm_blockmap(f, pg), j);
+        }
+        ok = ok && fm_popcount(fm_blockmap(f, pg), n) == allocated + chain; /* only virgins unmarked */
+        fm_unmark_chain(f, e, tag, marked);
+        if (!ok) {
+            return false;
+        }
+        entries[tag]++;
+    }
+    /* FMA: each list holds exactly the entry blocks of its class, links symmetric */
+    for (unsigned i = 0; i <= f->classes; i++) {
+        if (bsd) {
+            uint32_t marked = 0;
+            uint32_t count = fm_mark_chain(f, f->freelist[i], i, FMA_NIL, bsd_free[i], &marked);
+            fm_unmark_chain(f, f->freelist[i], i, marked);
+            if (count != bsd_free[i]) {
+                return false;
+            }
+            continue;
+        }
+        uint32_t prev = 0, members = 0;
+        for (uint32_t e = f->freelist[i]; e != 0u; e = fm_blk(f, e)->next) {
+            if (i == f->classes || members == entries[i] || e < f->pages_off ||
+                e - f->pages_off >= ((size_t)f->pages << f->page_log2)) {
+                return false;
+            }
+            uint32_t pg = fm_page_of(f, e);
+            if (table[pg] != fm_word(e >> 4, i) || fm_blk(f, e)->prev != prev) {
+                return false;
+            }
+            prev = e;
+            members++;
+        }
+        if (members != entries[i]) {
+            return false;
+        }
+    }
+    for (unsigned i = f->classes + 1u; i < FMA_HEADS; i++) {
+        if (f->freelist[i] != 0u) {
+            return false;
+        }
+    }
+    /* the anchor list: exactly the free pages below lastused, back links symmetric */
+    uint32_t listed = 0, prev = FMA_NIL;
+    for (uint32_t pg = f->anchor; pg != FMA_NIL; pg = fm_part(table[pg])) {
+        if (listed == free_below || pg >= f->lastused || fm_tag(table[pg]) != FMA_TAG_FREE || *fm_back(f, pg) != prev) {
+            return false;
+        }
+        prev = pg;
+        listed++;
+    }
+    return listed == free_below && listed == f->free_listed && used_pages == f->used_pages &&
+           used_blocks == f->used_blocks && used_bytes == f->used_bytes && free_small == f->free_small &&
+           f->peak_used >= f->used_bytes && (f->used_pages != 0u || (f->lastused == 0u && f->anchor == FMA_NIL));
+}
+
+bool rt_fma_check(rt_fma_t *f)
+{
+    uintptr_t token = fm_lock(f);
+    bool ok = fm_check_locked(f);
+    fm_unlock(f, token);
+    if (!ok) {
+        fm_report(f, RT_ERR_CORRUPTED, "check", NULL, 0u);
+    }
+    return ok;
+}
+
+void rt_fma_walk(rt_fma_t *f, rt_walk_fn fn, void *ctx)
+{
+    uintptr_t token = fm_lock(f);
+    const uint32_t *table = fm_table(f);
+    size_t page = fm_page(f);
+    bool go = true;
+    for (uint32_t pg = 0; go && pg < f->pages; pg++) {
+        uint32_t w = table[pg];
+        unsigned tag = fm_tag(w);
+        unsigned char *at = fm_at(f, fm_page_ref(f, pg));
+        if (tag == FMA_TAG_FREE) {
+            rt_block_info_t info = {at, page, page, false};
+            go = fn(ctx, &info);
+        } else if (tag == FMA_TAG_MULTI) {
+            uint32_t n = fm_part(w);
+            if (n < 2u || n > f->pages - pg) {
+                break; /* corrupted: rt_fma_check reports it */
+            }
+            rt_block_info_t info = {at, (size_t)n << f->page_log2, (size_t)n << f->page_log2, true};
+            go = fn(ctx, &info);
+            pg += n - 1u;
+        } else if (tag == f->classes) {
+            rt_block_info_t info = {at, page, page, fm_bit_get(fm_blockmap(f, pg), 0u)};
+            go = fn(ctx, &info);
+        } else if (tag < f->classes) {
+            uint32_t n = fm_nblocks(f, tag);
+            size_t bytes = fm_bsize(tag);
+            for (uint32_t j = 0; go && j < n; j++) {
+                rt_block_info_t info = {at + j * bytes, bytes, bytes, fm_bit_get(fm_blockmap(f, pg), j)};
+                go = fn(ctx, &info);
+            }
+        } else {
+            break;
+        }
+    }
+    fm_unlock(f, token);
+}
+
+void rt_fma_set_handler(rt_fma_t *f, rt_error_handler_t h, void *ctx) { rt_hooks_set_handler(&f->hooks, h, ctx); }
+
+void rt_fma_set_lock(rt_fma_t *f, rt_lock_fn lock, rt_unlock_fn unlock, void *ctx)
+{
+    rt_hooks_set_lock(&f->hooks, lock, unlock, ctx);
+}
