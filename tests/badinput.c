@@ -12,8 +12,8 @@
  *   double free                at once -> DOUBLE_FREE; after the neighbours merged -> DOUBLE_FREE
  *                              or BAD_POINTER
  *   corrupted header           (boundary-tag heaps, and the wait-free trees on 32-bit targets, where
- *                              their 4-byte length word is the whole word before p; buddy keeps its
- *                              metadata out of band) the word
+ *                              their 4-byte length word is the whole word before p; buddy and the
+ *                              page allocators (page_size != 0) keep their metadata out of band) the word
  *                              before p overwritten -> BAD_POINTER or CORRUPTED; restored, the
  *                              block frees normally. Not tested: a size that spans exactly the
  *                              following blocks (a header forged consistent with both neighbours,
@@ -22,7 +22,9 @@
  *   larger than the heap       -> TOO_LARGE; realloc / usable_size of a bad pointer: reported
  *   boundaries                 SIZE_MAX and just below, SIZE_MAX/2, 0xFFFFFFFF: NULL, no wrap;
  *                              exactly largest_free succeeds and +1 fails (fresh and after churn);
- *                              create over exactly min_buffer at every misalignment 0..63
+ *                              create over exactly min_buffer at every misalignment 0..63 (page
+ *                              allocators: 0 .. page + 63, as their padding depends on the address
+ *                              modulo the page)
  */
 #include "testlib.h"
 
@@ -274,7 +276,7 @@ static void case_double_free(const rt_allocator_t *d)
 /* The word before p overwritten (an overrun of the predecessor), for the boundary-tag heaps. */
 static void case_corrupted_header(const rt_allocator_t *d)
 {
-    if (is_buddy(d)) {
+    if (is_buddy(d) || d->page_size != 0u) {
         tl_skip("%s: corrupted header: metadata is out of band (no header in front of a block)", d->name);
         return;
     }
@@ -536,7 +538,8 @@ static void case_min_buffer(const rt_allocator_t *d)
     }
     size_t min = d->min_buffer();
     unsigned refusals = 0;
-    for (size_t mis = 0; mis < 64u; mis++) {
+    size_t tries = 64u + d->page_size; /* a page allocator's padding depends on the address mod page */
+    for (size_t mis = 0; mis < tries; mis++) {
         tl_buffer_t b;
         if (!TL_CHECK(tl_buffer_new(&b, min, mis), "out of memory")) {
             return;
@@ -578,8 +581,8 @@ static void case_min_buffer(const rt_allocator_t *d)
     TL_CHECK(d->create(NULL, 1u << 20) == NULL, "%s: create(NULL) returned a handle", d->name);
     TL_CHECK(d->create(dummy, 0) == NULL && d->create(dummy, sizeof dummy) == NULL,
              "%s: create over 0 / 16 bytes returned a handle", d->name);
-    printf("%-9s min_buffer %zu: accepted at all 64 misalignments; min_buffer - 1 refused at %u of 64\n", d->name,
-           min, refusals);
+    printf("%-9s min_buffer %zu: accepted at all %zu misalignments; min_buffer - 1 refused at %u of %zu\n", d->name,
+           min, tries, refusals, tries);
 }
 
 int main(int argc, char **argv)

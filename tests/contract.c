@@ -13,6 +13,13 @@
  * chunks x, x + f (f = footprint) free together the subtree of their parent, the node after them
  * (min_block bytes), and a realloc that needs a larger subtree moves.
  *
+ * Page allocators say so by properties of their descriptor (registry.h), never by name:
+ * page_size != 0 (FMA) -- blocks unite only as a whole page, so the coalescing cases free the
+ * halves (quarters) of one page and expect a page-sized request at its start, and a realloc that
+ * needs a larger block moves; never_unites (BSD 4.4) -- freed blocks are never united and pages
+ * keep their size, so the coalescing cases are skipped and after free(everything) the instance
+ * is not required to be as fresh (largest_free, free_blocks), only empty.
+ *
  * Usage: contract [allocator|all] [seed]   (default: all, seed 0; the seed varies the randomised
  *        cases -- overlap, stats, walk -- and a failure prints it)
  */
@@ -304,7 +311,11 @@ static bool case_split(ctx_t *c)
     if (!verify_all(c) || !free_all(c)) {
         return false;
     }
-    if (st) {
+    if (st && c->d->never_unites) {
+        ast(c, &s1);
+        TL_REQUIRE(s1.free_bytes == s0.free_bytes && s1.used_blocks == 0u, "%s: after freeing all: free_bytes %zu (fresh %zu)",
+                   c->d->name, s1.free_bytes, s0.free_bytes);
+    } else if (st) {
         ast(c, &s1);
         TL_REQUIRE(s1.largest_free == s0.largest_free && s1.free_blocks == s0.free_blocks &&
                        s1.free_bytes == s0.free_bytes,
@@ -367,7 +378,31 @@ static bool case_coalesce_pair(ctx_t *c)
 {
     unsigned char *blk[8];
     unsigned char *x, *y; /* the pair: x below y */
-    if (is_tree(c->d)) {
+    size_t unit = UNIT;   /* x and y are blocks of `unit` bytes */
+    if (c->d->never_unites) {
+        tl_skip("%s/%s: never unites freed blocks (never_unites)", c->d->name, c->name);
+        return true;
+    }
+    if (c->d->page_size != 0u) {
+        /* The two halves of one page: free, they unite into the page. */
+        unit = c->d->page_size / 2u;
+        for (unsigned i = 0; i < 8u; i++) {
+            void *p;
+            ALLOC(p, c, unit);
+            blk[i] = p;
+        }
+        x = y = NULL;
+        for (unsigned i = 0; i < 8u && x == NULL; i++) {
+            for (unsigned j = 0; j < 8u; j++) {
+                if (((uintptr_t)blk[i] & (c->d->page_size - 1u)) == 0u && blk[j] == blk[i] + unit) {
+                    x = blk[i];
+                    y = blk[j];
+                    break;
+                }
+            }
+        }
+        TL_REQUIRE(x != NULL, "%s: no two of 8 blocks of %zu bytes are the halves of a page", c->d->name, unit);
+    } else if (is_tree(c->d)) {
         /* Sibling subtrees: y starts right after x (a right child is followed by its parent, an
          * internal node, which never starts a chunk). */
         for (unsigned i = 0; i < 8u; i++) {
@@ -416,7 +451,7 @@ static bool case_coalesce_pair(ctx_t *c)
     if (!exhaust(c)) {
         return false;
     }
-    size_t two = req(c, 2u * UNIT);
+    size_t two = req(c, 2u * unit);
     if (!does_not_fit(c, two, "before")) {
         return false;
     }
@@ -429,8 +464,8 @@ static bool case_coalesce_pair(ctx_t *c)
         }
         /* Take the two halves back: the merged block is the only free space. */
         void *p, *q;
-        ALLOC(p, c, req(c, UNIT));
-        ALLOC(q, c, req(c, UNIT));
+        ALLOC(p, c, req(c, unit));
+        ALLOC(q, c, req(c, unit));
         TL_REQUIRE((p == x && q == y) || (p == y && q == x), "%s: halves came back at %p %p, expected %p %p",
                    c->d->name, p, q, (void *)x, (void *)y);
         if (!does_not_fit(c, 1, "retaken")) {
@@ -448,6 +483,48 @@ static bool case_coalesce_around(ctx_t *c)
     unsigned char *blk[32];
     unsigned char *q[4];
     size_t four = req(c, 4u * UNIT);
+    if (c->d->never_unites) {
+        tl_skip("%s/%s: never unites freed blocks (never_unites)", c->d->name, c->name);
+        return true;
+    }
+    if (c->d->page_size != 0u) {
+        /* The four quarters of one page, freed Q1, Q3, Q0, Q2: the page only when all are free. */
+        size_t quarter = c->d->page_size / 4u;
+        for (unsigned i = 0; i < 32u; i++) {
+            void *p;
+            ALLOC(p, c, quarter);
+            blk[i] = p;
+        }
+        unsigned char *base = NULL;
+        for (unsigned i = 0; i < 32u && base == NULL; i++) {
+            if (((uintptr_t)blk[i] & (c->d->page_size - 1u)) != 0u) {
+                continue;
+            }
+            unsigned found = 0;
+            for (unsigned k = 0; k < 4u; k++) {
+                for (unsigned j = 0; j < 32u; j++) {
+                    found += blk[j] == blk[i] + k * quarter;
+                }
+            }
+            base = found == 4u ? blk[i] : NULL;
+        }
+        TL_REQUIRE(base != NULL, "%s: no page among 32 blocks of %zu", c->d->name, quarter);
+        for (unsigned k = 0; k < 4u; k++) {
+            q[k] = base + k * quarter;
+        }
+        if (!exhaust(c)) {
+            return false;
+        }
+        static const unsigned porder[4] = {1, 3, 0, 2};
+        for (unsigned k = 0; k < 4u; k++) {
+            if (!does_not_fit(c, c->d->page_size, "before the last quarter") || !free_tracked(c, q[porder[k]]) ||
+                !check_heap(c, "between frees")) {
+                return false;
+            }
+        }
+        return fits_as_one(c, c->d->page_size, q[0], "four quarters back into their page") && verify_all(c) &&
+               free_all(c);
+    }
     if (is_tree(c->d)) {
         /* Four chunks of one subtree two levels up: x, x + f, then after their parent node
          * (min_block bytes) x + 2f + B, x + 3f + B; freeing Q1, Q3, Q0, Q2 must give it back. */
@@ -597,7 +674,7 @@ static bool case_exhaust(ctx_t *c)
             TL_REQUIRE(s1.used_bytes == 0u && s1.used_blocks == 0u && s1.free_bytes == s1.capacity,
                        "%s: after freeing all: used_bytes %zu used_blocks %zu", c->d->name, s1.used_bytes,
                        s1.used_blocks);
-            TL_REQUIRE(s1.largest_free == s0.largest_free && s1.free_blocks == s0.free_blocks,
+            TL_REQUIRE(c->d->never_unites || (s1.largest_free == s0.largest_free && s1.free_blocks == s0.free_blocks),
                        "%s: after freeing all: largest_free %zu (fresh %zu) free_blocks %zu (fresh %zu)", c->d->name,
                        s1.largest_free, s0.largest_free, s1.free_blocks, s0.free_blocks);
         }
@@ -607,7 +684,7 @@ static bool case_exhaust(ctx_t *c)
     if (!exhaust(c) || !check_heap(c, "exhausted to the byte") || !free_all(c)) {
         return false;
     }
-    if (st) {
+    if (st && !c->d->never_unites) {
         ast(c, &s1);
         TL_REQUIRE(s1.largest_free == s0.largest_free, "%s: largest_free %zu, fresh %zu", c->d->name,
                    s1.largest_free, s0.largest_free);
@@ -654,7 +731,7 @@ static bool case_realloc(ctx_t *c)
         TL_REQUIRE(s1.reallocs == s0.reallocs + 1u, "%s: reallocs %" PRIu64 " -> %" PRIu64, c->d->name, s0.reallocs,
                    s1.reallocs);
     }
-    if (!is_buddy(c->d) && !is_tree(c->d)) {
+    if (!is_buddy(c->d) && !is_tree(c->d) && c->d->page_size == 0u) {
         TL_REQUIRE(q == p, "%s: realloc did not grow into the free successor (%p -> %p)", c->d->name, (void *)p,
                    (void *)q);
         if (st) {
