@@ -5,9 +5,10 @@
  * Workload: the article's test program (wl_fma.h: random requests and releases, Table 1's size
  * distribution, a table of 5000 blocks all freed when it overflows), runs of 1,000, 5,000, 10,000,
  * 20,000, 30,000, 40,000, 50,000 and 60,000 allocations from one seed (each run a prefix of the
- * longer ones), with sizes uniform within each class (the main figures) and again with the exact
- * class sizes. Allocators: noop (the calibration row), fma, bsd44, tlsf, glibc; --alloc overrides.
- * For every allocator, size mode and run length, on a fresh instance over the touched 64 MiB arena
+ * longer ones), with sizes uniform within each class (the main figures), again with the exact
+ * class sizes, and again with the release of a random live block (fma_modes). Allocators: noop
+ * (the calibration row), fma, bsd44, tlsf, glibc; --alloc overrides. For every allocator, pass and
+ * run length, on a fresh instance over the touched 64 MiB arena
  * (system allocators: the process heap):
  *   (1) the article's timing (its Table 2): the pre-computed sequence executed without heap calls
  *       (the same loop over the same trace and table, a dummy block instead of the call) and with
@@ -25,13 +26,14 @@
  *       memory used). fma, bsd44: rt_fma_pages (touched = the high water of lastused, peak_used);
  *       other instances: the watermark (rt_stats_t.watermark, highest block end from the start of
  *       the managed memory) rounded up to 4 KiB pages, and the peak of the bytes in live blocks
- *       (rt_stats_t.peak_used) in pages -- a floor, not pages actually occupied; glibc: as
+ *       (rt_stats_t.peak_used) in pages -- a floor, not pages actually occupied; and the pages in use
+ *       when the run ends (fma, bsd44: rt_fma_pages used; others: bytes in live blocks); glibc: as
  *       exp_masmano.c measures its F -- the run replayed in a thread of its own on an arena of its
  *       own, from its lowest chunk to its highest chunk end, rounded up to pages, and the peak of
  *       live chunk bytes in pages; noop: none;
  *   (4) the table's overflows (the generator's count; the same trace for every allocator).
  *
- * Outputs: the tables on stdout; fma.csv (one row per allocator, size mode and run length), fma_cdf.csv
+ * Outputs: the tables on stdout; fma.csv (one row per allocator, pass and run length), fma_cdf.csv
  * (quantiles of malloc and free cycles of the 60,000 run, uniform sizes), fma_instr.csv (instruction
  * counts). The article's claims and the issue's targets are printed with verdicts (never asserted).
  */
@@ -59,7 +61,20 @@
 #endif
 
 static const size_t fma_lengths[] = {1000, 5000, 10000, 20000, 30000, 40000, 50000, 60000};
-enum { FMA_NLEN = sizeof fma_lengths / sizeof fma_lengths[0], FMA_NMODES = 2, FMA_MAX_LEN = 60000 };
+/* Size mode and release model of each pass: the article's reading first (its figures), the exact
+ * class sizes, and the release of a random live block (wl_fma.h) for comparison. */
+typedef struct fma_mode {
+    wl_fma_sizes_t sizes;
+    wl_fma_release_t release;
+} fma_mode_t;
+static const fma_mode_t fma_modes[] = {{WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX},
+                                       {WL_FMA_EXACT, WL_FMA_RELEASE_INDEX},
+                                       {WL_FMA_UNIFORM, WL_FMA_RELEASE_LIVE}};
+enum {
+    FMA_NLEN = sizeof fma_lengths / sizeof fma_lengths[0],
+    FMA_NMODES = sizeof fma_modes / sizeof fma_modes[0],
+    FMA_MAX_LEN = 60000
+};
 static const char *const fma_default[] = {"noop", "fma", "bsd44", "tlsf", "glibc"};
 
 /* The article's figures (Dr. Dobb's 1998; PowerPC 603e, 166 MHz, AIX 4.1.4 single-user). */
@@ -79,7 +94,7 @@ typedef struct fma_row {
     mt_summary_t m, f;
     bool mem_known;
     const char *mem_method;
-    uint64_t touched, peak, watermark, peak_used;
+    uint64_t touched, peak, end, watermark, peak_used; /* end: pages in use when the run ends */
 } fma_row_t;
 
 typedef struct fma_state {
@@ -161,7 +176,7 @@ typedef struct fg_job {
     const wl_trace_t *t;
     void **slots;
     uintptr_t heap, base, end;
-    size_t used, peak_used, failures;
+    size_t used, peak_used, end_used, failures;
 } fg_job_t;
 
 static void *fg_thread(void *arg)
@@ -199,6 +214,7 @@ static void *fg_thread(void *arg)
             }
         }
     }
+    j->end_used = j->used;
     for (uint32_t s = 0; s < j->t->slots; s++) {
         if (j->slots[s] != NULL) {
             j->a->free(NULL, j->slots[s]);
@@ -237,6 +253,7 @@ static void fma_memory(fma_state_t *st, drv_instance_t *in, const wl_trace_t *t,
             rt_fma_pages(in->handle, &p);
             row->touched = p.touched;
             row->peak = p.peak_used;
+            row->end = p.used;
             row->mem_known = true;
             row->mem_method = "pages";
             return;
@@ -245,6 +262,7 @@ static void fma_memory(fma_state_t *st, drv_instance_t *in, const wl_trace_t *t,
         if (a->stats != NULL) {
             row->touched = pages_of(s.watermark);
             row->peak = pages_of(s.peak_used);
+            row->end = pages_of(s.used_bytes);
             row->mem_known = true;
             row->mem_method = "watermark";
         }
@@ -268,6 +286,7 @@ static void fma_memory(fma_state_t *st, drv_instance_t *in, const wl_trace_t *t,
         row->peak_used = job.peak_used;
         row->touched = pages_of(row->watermark);
         row->peak = pages_of(row->peak_used);
+        row->end = pages_of(job.end_used);
         row->mem_known = true;
         row->mem_method = "glibc-span";
     }
@@ -295,7 +314,9 @@ static void fma_measure(fma_state_t *st, drv_instance_t *in, int mode, size_t li
     bench_ctx_t *ctx = st->ctx;
     const wl_trace_t *t = &st->trace[mode][li];
     fma_progress_t pc = {in->a->name, ""};
-    snprintf(pc.phase, sizeof pc.phase, "%s sizes", wl_fma_sizes_name((wl_fma_sizes_t)mode));
+    snprintf(pc.phase, sizeof pc.phase, "%s sizes, release by %s",
+             wl_fma_sizes_name(fma_modes[mode].sizes),
+             wl_fma_release_name(fma_modes[mode].release));
     memset(row, 0, sizeof *row);
     row->ops = t->nops;
     on_progress(&pc, base);
@@ -507,8 +528,8 @@ static void fma_instructions(fma_state_t *st, FILE *csv)
             }
             if (csv != NULL) {
                 for (int op = 0; op < 2; op++) {
-                    fprintf(csv, "%s,uniform,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n", a->name,
-                            fma_lengths[li], op == 0 ? "malloc" : "free",
+                    fprintf(csv, "%s,uniform,index,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n",
+                            a->name, fma_lengths[li], op == 0 ? "malloc" : "free",
                             plan->stride == 1 && !c.widened ? "all" : "sample", c.counted[op],
                             c.max[op], c.p99[op], c.mean[op], plan->stride, c.final_stride,
                             c.widened ? 1 : 0, c.ok ? 0 : 1);
@@ -564,6 +585,18 @@ static void fma_summary(const fma_state_t *st)
                fma_lengths[last], (unsigned long long)f->touched, (unsigned long long)f->peak,
                (unsigned long long)b->touched, (unsigned long long)b->peak, saving, saving_peak,
                FMA_PAPER_SAVING);
+        if (b->end > 0) {
+            printf("  pages in use when the run ends: fma %llu, bsd44 %llu: %.1f %% fewer\n",
+                   (unsigned long long)f->end, (unsigned long long)b->end,
+                   100.0 * (1.0 - (double)f->end / (double)b->end));
+        }
+        const fma_row_t *fl = row_of(st, "fma", 2, last), *bl = row_of(st, "bsd44", 2, last);
+        if (fl != NULL && bl != NULL && fl->mem_known && bl->mem_known && bl->touched > 0) {
+            printf("  release by live block instead: fma %llu pages touched, bsd44 %llu: %.1f %% "
+                   "fewer\n",
+                   (unsigned long long)fl->touched, (unsigned long long)bl->touched,
+                   100.0 * (1.0 - (double)fl->touched / (double)bl->touched));
+        }
         printf(
             "  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n",
             FMA_TARGET_SAVING, fma_lengths[last], saving,
@@ -647,8 +680,8 @@ int exp_fma(bench_ctx_t *ctx)
     bool ok = st->c0 && st->c1 && st->ms && st->fs && st->dry_slots;
     for (int mode = 0; ok && mode < FMA_NMODES; mode++) {
         for (size_t li = 0; ok && li < FMA_NLEN; li++) {
-            ok = wl_fma(&st->trace[mode][li], fma_lengths[li], (wl_fma_sizes_t)mode, ctx->seed,
-                        &st->info[mode][li]);
+            ok = wl_fma(&st->trace[mode][li], fma_lengths[li], fma_modes[mode].sizes,
+                        fma_modes[mode].release, ctx->seed, &st->info[mode][li]);
         }
     }
     if (!ok) {
@@ -683,30 +716,30 @@ int exp_fma(bench_ctx_t *ctx)
     FILE *icsv = bench_csv_open(ctx, "fma_instr.csv", false, ipath, sizeof ipath);
     if (csv != NULL) {
         fprintf(csv, "# workload: %s\n", st->trace[0][FMA_NLEN - 1u].params);
-        fprintf(csv, "allocator,sizes,allocations,ops,mallocs,frees,overflows,misses,max_live,peak_"
-                     "live_bytes,"
-                     "failures,repeats,dry_ms,wet_ms,diff_ms,diff_ns_per_call,calls,malloc_median,"
-                     "malloc_p99,"
-                     "malloc_max,malloc_mean,free_median,free_p99,free_max,free_mean,clock_ghz,"
-                     "pages_touched,"
-                     "pages_peak,pages_method,watermark_bytes,peak_used_bytes\n");
+        fprintf(csv,
+                "allocator,sizes,release,allocations,ops,mallocs,frees,overflows,misses,max_live,"
+                "peak_live_bytes,failures,repeats,dry_ms,wet_ms,diff_ms,diff_ns_per_call,calls,"
+                "malloc_median,malloc_p99,malloc_max,malloc_mean,free_median,free_p99,free_max,"
+                "free_mean,clock_ghz,pages_touched,pages_peak,pages_end,pages_method,"
+                "watermark_bytes,peak_used_bytes\n");
     }
     if (cdf != NULL) {
         fprintf(cdf, "allocator,op,percentile,%s\n", ctx->clock.unit);
     }
     if (icsv != NULL) {
-        fprintf(icsv, "allocator,sizes,allocations,op,counted,n,max,p99,mean,stride,final_stride,"
-                      "widened,error\n");
+        fprintf(icsv, "allocator,sizes,release,allocations,op,counted,n,max,p99,mean,stride,"
+                      "final_stride,widened,error\n");
     }
     double ghz = strcmp(ctx->clock.unit, "cycles") == 0 ? ctx->clock.ticks_per_ns : 1.0;
 
     for (int mode = 0; mode < FMA_NMODES && !drv_stop; mode++) {
-        printf("\n-- sizes %s --\n", wl_fma_sizes_name((wl_fma_sizes_t)mode));
+        printf("\n-- sizes %s, release by %s --\n", wl_fma_sizes_name(fma_modes[mode].sizes),
+               wl_fma_release_name(fma_modes[mode].release));
         printf("%-10s %6s %3s %-32s %-22s %-22s %s\n", "", "", "", "  loop (ms; ns per call)",
                "  malloc (" CLK_UNIT ")", "  free (" CLK_UNIT ")", "pages");
-        printf("%-10s %6s %3s %7s %7s %7s %8s %7s %6s %7s %7s %6s %7s %6s %6s\n", "allocator",
+        printf("%-10s %6s %3s %7s %7s %7s %8s %7s %6s %7s %7s %6s %7s %6s %6s %6s\n", "allocator",
                "allocs", "ovf", "dry", "wet", "diff", "per call", "median", "p99", "max", "median",
-               "p99", "max", "touched", "peak");
+               "p99", "max", "touched", "peak", "end");
         print_rule();
         for (size_t k = 0; k < st->n && !drv_stop; k++) {
             const rt_allocator_t *a = st->allocs[k];
@@ -728,38 +761,39 @@ int exp_fma(bench_ctx_t *ctx)
                 }
                 double diff = r->wet_ms - r->dry_ms;
                 double per_call = r->calls != 0 ? diff * 1e6 / (double)r->calls : 0.0;
-                char tp[24] = "n/a", pp[24] = "n/a";
+                char tp[24] = "n/a", pp[24] = "n/a", ep[24] = "n/a";
                 if (r->mem_known) {
                     snprintf(tp, sizeof tp, "%llu", (unsigned long long)r->touched);
                     snprintf(pp, sizeof pp, "%llu", (unsigned long long)r->peak);
+                    snprintf(ep, sizeof ep, "%llu", (unsigned long long)r->end);
                 }
                 bench_progress_clear();
                 printf("%-10s %6zu %3zu %7.3f %7.3f %7.3f %8.1f %7llu %6llu %7llu %7llu %6llu "
-                       "%7llu %6s %6s%s\n",
+                       "%7llu %6s %6s %6s%s\n",
                        a->name, fma_lengths[li], info->overflows, r->dry_ms, r->wet_ms, diff,
                        per_call, (unsigned long long)r->m.median, (unsigned long long)r->m.p99,
                        (unsigned long long)r->m.max, (unsigned long long)r->f.median,
-                       (unsigned long long)r->f.p99, (unsigned long long)r->f.max, tp, pp,
+                       (unsigned long long)r->f.p99, (unsigned long long)r->f.max, tp, pp, ep,
                        r->failures != 0 ? "  (mallocs failed!)" : "");
                 fflush(stdout);
                 if (csv != NULL) {
-                    fprintf(csv,
-                            "%s,%s,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%llu,%zu,%u,%.4f,%.4f,%.4f,%.2f,%zu,"
-                            "%llu,%llu,%llu,%.2f,"
-                            "%llu,%llu,%llu,%.2f,%.4f,%s,%s,%s,%llu,%llu\n",
-                            a->name, wl_fma_sizes_name((wl_fma_sizes_t)mode), fma_lengths[li],
-                            t->nops, t->nmalloc, t->nfree, info->overflows, info->misses,
-                            info->max_live, (unsigned long long)t->peak_live, r->failures,
-                            r->repeats, r->dry_ms, r->wet_ms, diff, per_call, r->calls,
-                            (unsigned long long)r->m.median, (unsigned long long)r->m.p99,
-                            (unsigned long long)r->m.max, r->m.mean,
-                            (unsigned long long)r->f.median, (unsigned long long)r->f.p99,
-                            (unsigned long long)r->f.max, r->f.mean, ghz, r->mem_known ? tp : "",
-                            r->mem_known ? pp : "", r->mem_method, (unsigned long long)r->watermark,
-                            (unsigned long long)r->peak_used);
+                    fprintf(
+                        csv,
+                        "%s,%s,%s,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%llu,%zu,%u,%.4f,%.4f,%.4f,%.2f,%zu,"
+                        "%llu,%llu,%llu,%.2f,%llu,%llu,%llu,%.2f,%.4f,%s,%s,%s,%s,%llu,%llu\n",
+                        a->name, wl_fma_sizes_name(fma_modes[mode].sizes),
+                        wl_fma_release_name(fma_modes[mode].release), fma_lengths[li], t->nops,
+                        t->nmalloc, t->nfree, info->overflows, info->misses, info->max_live,
+                        (unsigned long long)t->peak_live, r->failures, r->repeats, r->dry_ms,
+                        r->wet_ms, diff, per_call, r->calls, (unsigned long long)r->m.median,
+                        (unsigned long long)r->m.p99, (unsigned long long)r->m.max, r->m.mean,
+                        (unsigned long long)r->f.median, (unsigned long long)r->f.p99,
+                        (unsigned long long)r->f.max, r->f.mean, ghz, r->mem_known ? tp : "",
+                        r->mem_known ? pp : "", r->mem_known ? ep : "", r->mem_method,
+                        (unsigned long long)r->watermark, (unsigned long long)r->peak_used);
                     fflush(csv);
                 }
-                if (mode == WL_FMA_UNIFORM && li == FMA_NLEN - 1u) {
+                if (mode == 0 && li == FMA_NLEN - 1u) {
                     /* the last timed pair of this run left its per-op minimum in c0 */
                     fma_cdf_rows(st, cdf, a->name, t);
                 }

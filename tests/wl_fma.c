@@ -7,6 +7,7 @@
  *   - an overflow is exactly 5000 frees in table order when the table is full, then a malloc, and
  *     their number is the info's; overflows happen in 60,000-allocation runs (the release model of
  *     wl_fma.h: a random index, nothing when empty), none in 1,000;
+ *   - release by live block (the comparison reading): the same consistency, no overflow;
  *   - sizes: exact = the class sizes; uniform = within (previous class, class], every class used,
  *     the class frequencies of Table 1 within 1 percentage point over 60,000 requests.
  */
@@ -29,19 +30,41 @@ static bool same_ops(const wl_trace_t *a, const wl_trace_t *b, size_t n)
     return true;
 }
 
+/* The Table 1 class a size falls in (its upper limit). */
+static uint32_t class_of(uint32_t size)
+{
+    unsigned c = 0;
+    while (c + 1u < WL_FMA_CLASSES && size > wl_fma_class_size[c]) {
+        c++;
+    }
+    return wl_fma_class_size[c];
+}
+
 static bool test_determinism(void)
 {
     wl_trace_t a, b, c, s;
-    TL_REQUIRE(
-        wl_fma(&a, 20000, WL_FMA_UNIFORM, 7, NULL) && wl_fma(&b, 20000, WL_FMA_UNIFORM, 7, NULL) &&
-            wl_fma(&c, 20000, WL_FMA_UNIFORM, 8, NULL) && wl_fma(&s, 1000, WL_FMA_UNIFORM, 7, NULL),
-        "traces generated");
+    TL_REQUIRE(wl_fma(&a, 20000, WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX, 7, NULL) &&
+                   wl_fma(&b, 20000, WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX, 7, NULL) &&
+                   wl_fma(&c, 20000, WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX, 8, NULL) &&
+                   wl_fma(&s, 1000, WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX, 7, NULL),
+               "traces generated");
     TL_CHECK(a.nops == b.nops && same_ops(&a, &b, a.nops), "same seed, same trace");
     TL_CHECK(a.nops != c.nops || !same_ops(&a, &c, a.nops), "another seed, another trace");
     TL_CHECK(s.nops < a.nops && same_ops(&s, &a, s.nops),
              "the 1,000 run is a prefix of the 20,000 run");
+    wl_trace_t e;
+    TL_REQUIRE(wl_fma(&e, 20000, WL_FMA_EXACT, WL_FMA_RELEASE_INDEX, 7, NULL), "exact trace");
+    bool same_but_sizes = e.nops == a.nops;
+    for (size_t i = 0; same_but_sizes && i < a.nops; i++) {
+        same_but_sizes = a.ops[i].kind == e.ops[i].kind && a.ops[i].slot == e.ops[i].slot &&
+                         (a.ops[i].kind == WL_FREE || class_of(a.ops[i].size) == e.ops[i].size);
+    }
+    TL_CHECK(same_but_sizes,
+             "exact and uniform sizes: the same ops, each exact size the class of the uniform one");
+    wl_release(&e);
     wl_trace_t z;
-    TL_CHECK(!wl_fma(&z, 0, WL_FMA_UNIFORM, 7, NULL), "0 allocations refused");
+    TL_CHECK(!wl_fma(&z, 0, WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX, 7, NULL),
+             "0 allocations refused");
     wl_release(&a), wl_release(&b), wl_release(&c), wl_release(&s);
     return true;
 }
@@ -120,35 +143,45 @@ static bool test_traces(void)
 {
     static const size_t lengths[] = {1000, 60000};
     size_t overflows_60k = 0;
-    for (int mode = 0; mode < 2; mode++) {
-        for (size_t k = 0; k < 2; k++) {
-            for (uint64_t seed = 1; seed <= 5; seed++) {
-                wl_trace_t t;
-                wl_fma_info_t info;
-                TL_REQUIRE(wl_fma(&t, lengths[k], (wl_fma_sizes_t)mode, seed, &info), "trace");
-                check_trace(&t, &info, lengths[k], (wl_fma_sizes_t)mode);
-                if (lengths[k] == 1000) {
-                    TL_CHECK(info.overflows == 0, "no overflow in 1,000 allocations (seed %llu)",
-                             (unsigned long long)seed);
-                } else {
-                    overflows_60k += info.overflows;
-                    TL_CHECK(info.overflows >= 1,
-                             "the table overflows in 60,000 allocations (seed %llu)",
-                             (unsigned long long)seed);
-                    /* Table 1's frequencies: within 1 percentage point (about 5 sd) */
-                    for (unsigned c = 0; c < WL_FMA_CLASSES; c++) {
-                        double pct = 100.0 * (double)info.per_class[c] / 60000.0;
-                        double want = (double)wl_fma_class_percent[c];
-                        TL_CHECK(pct > want - 1.0 && pct < want + 1.0,
-                                 "class %u bytes: %.2f %% of requests, want %.0f",
-                                 wl_fma_class_size[c], pct, want);
+    for (int rel = 0; rel < 2; rel++) {
+        for (int mode = 0; mode < 2; mode++) {
+            for (size_t k = 0; k < 2; k++) {
+                for (uint64_t seed = 1; seed <= 5; seed++) {
+                    wl_trace_t t;
+                    wl_fma_info_t info;
+                    TL_REQUIRE(wl_fma(&t, lengths[k], (wl_fma_sizes_t)mode, (wl_fma_release_t)rel,
+                                      seed, &info),
+                               "trace");
+                    check_trace(&t, &info, lengths[k], (wl_fma_sizes_t)mode);
+                    if (lengths[k] == 1000 || rel == WL_FMA_RELEASE_LIVE) {
+                        /* release by live block: a random walk of a few hundred blocks */
+                        TL_CHECK(info.overflows == 0,
+                                 "no overflow in %zu allocations (seed %llu, release by %s)",
+                                 lengths[k], (unsigned long long)seed,
+                                 wl_fma_release_name((wl_fma_release_t)rel));
+                    } else {
+                        overflows_60k += info.overflows;
+                        TL_CHECK(info.overflows >= 1,
+                                 "the table overflows in 60,000 allocations (seed %llu)",
+                                 (unsigned long long)seed);
                     }
+                    if (lengths[k] == 60000) {
+                        /* Table 1's frequencies: within 1 percentage point (about 5 sd) */
+                        for (unsigned c = 0; c < WL_FMA_CLASSES; c++) {
+                            double pct = 100.0 * (double)info.per_class[c] / 60000.0;
+                            double want = (double)wl_fma_class_percent[c];
+                            TL_CHECK(pct > want - 1.0 && pct < want + 1.0,
+                                     "class %u bytes: %.2f %% of requests, want %.0f",
+                                     wl_fma_class_size[c], pct, want);
+                        }
+                    }
+                    wl_release(&t);
                 }
-                wl_release(&t);
             }
         }
     }
-    printf("overflows in 60,000 allocations, seeds 1..5, both size modes: %zu\n", overflows_60k);
+    printf("overflows in 60,000 allocations, release by index, seeds 1..5, both size modes: %zu\n",
+           overflows_60k);
     unsigned sum = 0;
     for (unsigned c = 0; c < WL_FMA_CLASSES; c++) {
         sum += wl_fma_class_percent[c];
