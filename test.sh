@@ -15,6 +15,9 @@
 #   gcc-m32       gcc, Release, -m32 (benchmark off; tests under qemu-i386 where the kernel
 #                 cannot run 32-bit x86 programs)
 #   cross         tools/cross-check.sh: freestanding Cortex-M4F / RISC-V / host builds, footprint
+#   target        the core, the port (ports/) and the contract, model and port tests built for
+#                 Cortex-M4F and RV32IMAC (build/test-target-m4, build/test-target-rv32) and run
+#                 under QEMU (mps2-an386, virt): each twice, output compared byte for byte
 #
 # First installs what is missing (Debian/Ubuntu, with apt-get; sudo unless root). Runs every
 # requested configuration even when one fails, prints a summary line per configuration, and
@@ -25,7 +28,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 ROOT=$(pwd)
 JOBS=${JOBS:-2}
 
-ALL_CONFIGS=(gcc-release clang-debug gcc-asan clang-asan clang-tsan gcc-m32 cross)
+ALL_CONFIGS=(gcc-release clang-debug gcc-asan clang-asan clang-tsan gcc-m32 cross target)
 QUICK_CONFIGS=(gcc-release cross)
 
 usage() {
@@ -63,7 +66,8 @@ banner() {
 
 # ---- dependencies --------------------------------------------------------------------------
 PACKAGES=(cmake gcc g++ clang gcc-multilib valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi
-          gcc-riscv64-unknown-elf python3 python3-matplotlib pkg-config)
+          gcc-riscv64-unknown-elf python3 python3-matplotlib pkg-config qemu-system-arm
+          qemu-system-misc)
 
 # Prints the packages that are missing. With dpkg, asks it; elsewhere checks the tools.
 missing_packages() {
@@ -77,7 +81,8 @@ missing_packages() {
         return 0
     fi
     local tool
-    for tool in cmake ctest gcc g++ clang valgrind arm-none-eabi-gcc riscv64-unknown-elf-gcc python3; do
+    for tool in cmake ctest gcc g++ clang valgrind arm-none-eabi-gcc riscv64-unknown-elf-gcc python3 \
+        qemu-system-arm qemu-system-riscv32; do
         command -v "$tool" >/dev/null 2>&1 || echo "$tool"
     done
 }
@@ -242,6 +247,16 @@ run_config() {
             ;;
         cross)
             CROSS_CHECK_OUT=build/test-cross tools/cross-check.sh
+            ;;
+        target)
+            # both ports, even when the first fails; ctest runs the programs under QEMU
+            local status=0
+            cmake_config target-m4 arm-none-eabi-gcc arm-none-eabi-g++ -DCMAKE_BUILD_TYPE=Release \
+                -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchain-cortex-m4.cmake" -DRTALLOC_DEBUG= || status=1
+            cmake_config target-rv32 riscv64-unknown-elf-gcc riscv64-unknown-elf-g++ \
+                -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchain-rv32.cmake" \
+                -DRTALLOC_DEBUG= || status=1
+            return "$status"
             ;;
         *)
             echo "test.sh: no such configuration: $name" >&2

@@ -14,7 +14,8 @@
  * It is a correctness test, not a benchmark.
  *
  * Usage: model                              all allocators, seeds 1..200, 2000 ops each
- *                                            (1..50 when the library is built with RT_DEBUG >= 2)
+ *                                            (1..50 when the library is built with RT_DEBUG >= 2;
+ *                                            1..TL_MODEL_SEEDS when that is defined)
  *        model <allocator|all> [seed] [ops] [seeds]
  * A failure prints the allocator, the seed and the op number: `model <allocator> <seed>` replays it.
  */
@@ -24,6 +25,11 @@
 
 #define MAX_LIVE 64u
 #define HEAP_SIZE (64u << 10)
+
+/* Seeds of the default run (compile-time knob: the emulated targets run fewer, see ports/). */
+#ifndef TL_MODEL_SEEDS
+#define TL_MODEL_SEEDS (TL_DEBUG_WALKS ? 50 : 200)
+#endif
 
 typedef struct mblock {
     unsigned char *p;
@@ -330,7 +336,7 @@ out:
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 && strcmp(argv[1], "all") != 0 ? argv[1] : NULL;
-    uint64_t first = 1, ops = 2000, seeds = TL_DEBUG_WALKS ? 50 : 200;
+    uint64_t first = 1, ops = 2000, seeds = TL_MODEL_SEEDS;
     bool one_seed = false;
     if (argc > 2) {
         if (!tl_parse_u64(argv[2], &first)) {

@@ -12,14 +12,21 @@
 #ifndef RT_TESTLIB_H
 #define RT_TESTLIB_H
 
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* TL_TARGET: built for a bare-metal target (ports/): the port's C library subset stands in for
+ * the hosted headers -- printf and friends over semihosting, malloc from a static arena -- so
+ * the same test sources build for the host and for the emulated boards. */
+#if defined(TL_TARGET)
+#include "port_libc.h"
+#else
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#endif
 
 #include "rtalloc/common.h"
 #include "rtalloc/registry.h"
