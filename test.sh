@@ -65,7 +65,7 @@ banner() {
 }
 
 # ---- dependencies --------------------------------------------------------------------------
-PACKAGES=(cmake gcc g++ clang gcc-multilib valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi
+PACKAGES=(cmake gcc g++ clang gcc-multilib g++-multilib valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi
           gcc-riscv64-unknown-elf python3 python3-matplotlib pkg-config qemu-system-arm
           qemu-system-misc)
 
