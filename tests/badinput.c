@@ -23,8 +23,8 @@
  *   boundaries                 SIZE_MAX and just below, SIZE_MAX/2, 0xFFFFFFFF: NULL, no wrap;
  *                              exactly largest_free succeeds and +1 fails (fresh and after churn);
  *                              create over exactly min_buffer at every misalignment 0..63 (page
- *                              allocators: 0 .. page + 63, as their padding depends on the address
- *                              modulo the page)
+ *                              allocators: 0 .. page + 63 past a page boundary, as their padding
+ *                              depends on the address modulo the page)
  */
 #include "testlib.h"
 
@@ -530,6 +530,26 @@ static void case_largest_free(const rt_allocator_t *d)
     }
 }
 
+/* tl_buffer_new, or for a page allocator a buffer at exactly `mis` bytes past a page boundary
+ * (its padding depends on the address modulo the page: every residue must be tried, whatever
+ * addresses malloc hands out). */
+static bool buffer_at(tl_buffer_t *b, size_t size, size_t mis, size_t page)
+{
+    if (page == 0u) {
+        return tl_buffer_new(b, size, mis);
+    }
+    b->raw = malloc(size + page + mis);
+    if (b->raw == NULL) {
+        b->mem = NULL;
+        b->size = 0;
+        return false;
+    }
+    uintptr_t at = ((uintptr_t)b->raw + page - 1u) & ~(uintptr_t)(page - 1u);
+    b->mem = b->raw + (size_t)(at - (uintptr_t)b->raw) + mis;
+    b->size = size;
+    return true;
+}
+
 /* Exactly min_buffer works at every address; one byte less fails at some address. */
 static void case_min_buffer(const rt_allocator_t *d)
 {
@@ -541,7 +561,7 @@ static void case_min_buffer(const rt_allocator_t *d)
     size_t tries = 64u + d->page_size; /* a page allocator's padding depends on the address mod page */
     for (size_t mis = 0; mis < tries; mis++) {
         tl_buffer_t b;
-        if (!TL_CHECK(tl_buffer_new(&b, min, mis), "out of memory")) {
+        if (!TL_CHECK(buffer_at(&b, min, mis, d->page_size), "out of memory")) {
             return;
         }
         void *h = d->create(b.mem, min);
@@ -558,7 +578,7 @@ static void case_min_buffer(const rt_allocator_t *d)
             TL_CHECK(d->check(h) && rec.count == 0u, "%s: min_buffer at +%zu: check / reports", d->name, mis);
         }
         tl_buffer_free(&b);
-        if (!TL_CHECK(tl_buffer_new(&b, min - 1u, mis), "out of memory")) {
+        if (!TL_CHECK(buffer_at(&b, min - 1u, mis, d->page_size), "out of memory")) {
             return;
         }
         h = d->create(b.mem, min - 1u);

@@ -910,20 +910,47 @@ static void fm_unmark_chain(rt_fma_t *f, uint32_t ref, unsigned i, uint32_t mark
     }
 }
 
-static uint32_t fm_popcount(const size_t *bits, uint32_t n)
+/* Bits set in x (Kernighan: one round per set bit; no library call). */
+static unsigned fm_bitcount(size_t x)
 {
-    uint32_t c = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        c += fm_bit_get(bits, j) ? 1u : 0u;
+    unsigned c = 0;
+    for (; x != 0u; x &= x - 1u) { /* at most w rounds; check only */
+        c++;
     }
     return c;
 }
 
+/* Mask of the bits j of word k with lo <= j < hi (page bit indices). */
+static size_t fm_word_mask(uint32_t k, uint32_t lo, uint32_t hi)
+{
+    uint32_t first = k * FM_BITS;
+    size_t mask = ~(size_t)0;
+    if (lo > first) {
+        mask &= lo - first >= FM_BITS ? 0u : ~(fm_bit(lo - first) - 1u);
+    }
+    if (hi < first + FM_BITS) {
+        mask &= hi <= first ? 0u : fm_bit(hi - first) - 1u;
+    }
+    return mask;
+}
+
+/* Bits set among bits 0 .. n-1 of a page's allocated-block map. O(W). */
+static uint32_t fm_popcount(const rt_fma_t *f, uint32_t pg, uint32_t n)
+{
+    const size_t *bits = fm_blockmap(f, pg);
+    uint32_t c = 0;
+    for (uint32_t k = 0; k < f->words; k++) {
+        c += fm_bitcount(bits[k] & fm_word_mask(k, 0u, n));
+    }
+    return c;
+}
+
+/* No bit set from bit `from` on. O(W). */
 static bool fm_bits_zero_from(const rt_fma_t *f, uint32_t pg, uint32_t from)
 {
     const size_t *bits = fm_blockmap(f, pg);
-    for (uint32_t j = from; j < f->words * FM_BITS; j++) {
-        if (fm_bit_get(bits, j)) {
+    for (uint32_t k = 0; k < f->words; k++) {
+        if ((bits[k] & fm_word_mask(k, from, f->words * FM_BITS)) != 0u) {
             return false;
         }
     }
@@ -994,7 +1021,7 @@ static bool fm_check_locked(rt_fma_t *f)
             continue;
         }
         uint32_t n = fm_nblocks(f, tag);
-        uint32_t allocated = fm_popcount(fm_blockmap(f, pg), n);
+        uint32_t allocated = fm_popcount(f, pg, n);
         if (!fm_bits_zero_from(f, pg, n)) {
             return false;
         }
@@ -1029,7 +1056,7 @@ static bool fm_check_locked(rt_fma_t *f)
         for (uint32_t j = n - 1u - v; ok && j < n - 1u; j++) { /* virgins: free, not chained */
             ok = !fm_bit_get(fm_blockmap(f, pg), j);
         }
-        ok = ok && fm_popcount(fm_blockmap(f, pg), n) == allocated + chain; /* only virgins unmarked */
+        ok = ok && fm_popcount(f, pg, n) == allocated + chain; /* only virgins unmarked */
         fm_unmark_chain(f, e, tag, marked);
         if (!ok) {
             return false;
