@@ -17,8 +17,8 @@
  *   badinput    every bad-input path with a counting handler: kind, refusal, check() afterwards
  *   bsd         BSD never reuses a page for another size: 4 pages (FMA) vs 8 (BSD) on a 32-then-64
  *               trace; on the article's size mix FMA never touches more pages (numbers printed)
- *   misc        create_ex arguments, control_size, lock hooks, walk, position independence (a
- *               region copied to another address keeps working)
+ *   misc        create_ex arguments, control_size, the clamp to 2^32 bytes (64-bit), lock hooks,
+ *               walk, position independence (a region copied to another address keeps working)
  */
 #include "testlib.h"
 
@@ -686,6 +686,25 @@ static void test_misc(void)
         }
     }
     TL_CHECK(rt_fma_control_size(b.size, 3) == 0u, "control_size of a bad page size");
+#if SIZE_MAX > 0xFFFFFFFFu
+    {
+        /* a buffer beyond 2^32 bytes is clamped to the span of 32-bit offsets. create writes only
+         * the metadata at the start (~37 MiB for 4 KiB pages), so a 5 GiB claim over 48 MiB of
+         * real memory is enough to see it; no page is touched */
+        size_t claim = (size_t)5u << 30;
+        unsigned char *big = malloc(48u << 20);
+        if (TL_CHECK(big != NULL, "out of memory")) {
+            rt_fma_t *f = rt_fma_create(big, claim);
+            TL_CHECK(f != NULL && rt_fma_max_request(f) < ((size_t)1 << 32) &&
+                         (size_t)((unsigned char *)f - big) + f->pages_off + rt_fma_max_request(f) <= ((size_t)1 << 32) + 16u &&
+                         rt_fma_max_request(f) > ((size_t)1 << 32) - (48u << 20) && rt_fma_check(f),
+                     "5 GiB: not clamped to 2^32 bytes (max_request %zu)", f != NULL ? rt_fma_max_request(f) : 0u);
+            TL_CHECK(rt_fma_control_size(claim, 12) == rt_fma_control_size((size_t)1 << 32, 12),
+                     "control_size beyond 2^32");
+            free(big);
+        }
+    }
+#endif
     /* overhead at 4 KiB pages: 4 bytes of page table + 1 bit + 32 bytes of block map per page */
     size_t ctl = rt_fma_control_size(256u << 20, 12);
     TL_CHECK(ctl < (256u << 20) / 100u, "control of 256 MiB: %zu bytes (> 1 %%)", ctl);
