@@ -19,7 +19,12 @@
 #    Cortex-M4 at -Os (results/footprint*.csv). Needs arm-none-eabi-gcc (gcc-arm-none-eabi, installed
 #    like the rest but optional: the benchmark goes on without it and the report says why the
 #    footprint is missing); RV32 rows too when riscv64-unknown-elf-gcc is present.
-# 6. Runs bench/report.py: results/REPORT.md and the PNG plots.
+# 6. Runs tools/target-bench.sh: the VaiOS study on emulated Cortex-M4 and RV32 (QEMU -icount, exact
+#    instructions per call, interrupts-masked stretches), each program twice, byte-identical outputs
+#    required (results/target/*.out, results/target_*.csv). Needs the cross compilers and QEMU
+#    (gcc-arm-none-eabi gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc, installed like the
+#    rest but optional: without them the report leaves the on-target section out and says why here).
+# 7. Runs bench/report.py: results/REPORT.md and the PNG plots.
 # Per-operation CSVs (--raw) and callgrind files go to results/raw/, which git ignores.
 set -euo pipefail
 
@@ -55,6 +60,9 @@ have_lib libmimalloc.so.2 || missing+=(libmimalloc-dev)
 optional=()
 command -v arm-none-eabi-gcc >/dev/null 2>&1 || optional+=(gcc-arm-none-eabi)
 [ -e /usr/include/atomic_ops_malloc.h ] || optional+=(libatomic-ops-dev)
+command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || optional+=(gcc-riscv64-unknown-elf)
+command -v qemu-system-arm >/dev/null 2>&1 || optional+=(qemu-system-arm)
+command -v qemu-system-riscv32 >/dev/null 2>&1 || optional+=(qemu-system-misc)
 if [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
         SUDO=""
@@ -68,7 +76,7 @@ if [ $((${#missing[@]} + ${#optional[@]})) -gt 0 ]; then
             for pkg in "${optional[@]}"; do # one at a time: one that fails leaves the others
                 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "$pkg" ||
                     echo "bench.sh: could not install $pkg (gcc-arm-none-eabi: no footprint section;" \
-                         "libatomic-ops-dev: aomalloc unavailable)" >&2
+                         "libatomic-ops-dev: aomalloc unavailable; cross compilers, qemu: no on-target study)" >&2
             done
         fi
     else
@@ -113,7 +121,20 @@ else
          "says not measured" | tee -a "$RESULTS/rtbench.txt" >&2
 fi
 
-# --- 6. report ---------------------------------------------------------------------------------
+# --- 6. on target (Cortex-M4 and RV32 under QEMU) ------------------------------------------------
+# A previous run's CSVs are removed first, so that the report never shows another source's figures.
+rm -f "$RESULTS"/target_*.csv "$RESULTS"/target/*.out "$RESULTS"/target/runs.csv
+if { command -v arm-none-eabi-gcc && command -v qemu-system-arm; } >/dev/null 2>&1 ||
+   { command -v riscv64-unknown-elf-gcc && command -v qemu-system-riscv32; } >/dev/null 2>&1; then
+    tools/target-bench.sh --out "$RESULTS" --build build/bench-target 2>&1 | tee -a "$RESULTS/rtbench.txt" ||
+        echo "bench.sh: tools/target-bench.sh failed; see above (the report shows what it measured)" >&2
+else
+    echo "bench.sh: no cross compiler + QEMU pair (Debian: gcc-arm-none-eabi gcc-riscv64-unknown-elf" \
+         "qemu-system-arm qemu-system-misc): the on-target study is skipped and the report leaves it out" |
+        tee -a "$RESULTS/rtbench.txt" >&2
+fi
+
+# --- 7. report ---------------------------------------------------------------------------------
 "$PY" bench/report.py "$RESULTS"
 echo "bench.sh: see $RESULTS/REPORT.md" >&2
 exit "$rc"

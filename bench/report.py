@@ -8,13 +8,16 @@ small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_mem
 inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
 masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, stellwag.csv, stellwag_cdf.csv (the Stellwag
 section: bench/report_stellwag.py), fma.csv, fma_instr.csv, fma_cdf.csv (the FMA 1998 section:
-bench/report_fma.py), and what `tools/footprint.sh --csv` wrote:
-footprint.csv, footprint_alloc.csv, footprint_control.csv. Missing files leave their section out (the
+bench/report_fma.py), target_runs.csv, target_alloc.csv, target_memstress.csv, target_memstress_bins.csv,
+target_memfrag.csv, target_worst.csv (the on-target section: bench/report_target.py, from
+tools/target-bench.sh), and what `tools/footprint.sh --csv` wrote:
+footprint.csv, footprint_alloc.csv, footprint_control.csv, footprint_config.csv. Missing files leave their section out (the
 footprint's says "not measured"). Every table is preceded by the run's header (machine, compiler, flags,
 seed, date), as STYLE rule 11 asks; the footprint's by its cross compiler's.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
 small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png, stellwag_cdf_I.png,
-stellwag_cdf_II.png, stellwag_cdf_III.png, stellwag_cdf_IV.png, fma_pages.png, fma_cdf.png.
+stellwag_cdf_II.png, stellwag_cdf_III.png, stellwag_cdf_IV.png, fma_pages.png, fma_cdf.png,
+target_memstress_bins.png, target_memfrag.png.
 """
 import csv
 import os
@@ -700,7 +703,7 @@ class Report:
         meta, arows = read_csv(self.path("footprint_alloc.csv"))
         _, crows = read_csv(self.path("footprint_control.csv"))
         _, orows = read_csv(self.path("footprint.csv"))
-        self.w("## Footprint (Cortex-M4, -Os)")
+        self.w("## Footprint (Cortex-M4 and RV32IMAC, -Os)")
         self.w()
         m4 = [r for r in arows or [] if r["target"] == "cortex-m4"]
         ctl = [r for r in crows or [] if r["target"] == "cortex-m4"]
@@ -711,7 +714,7 @@ class Report:
             self.w()
         else:
             for m in meta or []:
-                if m.startswith(("compiler cortex-m4", "flags", "date", "source")):
+                if m.startswith(("compiler", "flags", "date", "source")):
                     k, v = m.split(":", 1)
                     self.w(f"- **{k.strip()}**: {v.strip()}")
             self.w()
@@ -757,6 +760,41 @@ class Report:
                     cells.append(f"{i} / {c}" if i else (c or "n/a"))
                 out.append([a] + cells)
             self.w(table(["allocator"] + [f"blocks < 2^{L} B" for L in logs], out))
+            self.w()
+
+        rv_ctl = {}
+        for r in crows or []:
+            if r["target"] == "rv32imac":
+                rv_ctl.setdefault(r["allocator"], {})[int(r["max_block_log2"])] = (r["index_bytes"], r["control_bytes"])
+        if rv_ctl:
+            rlogs = sorted({L for d in rv_ctl.values() for L in d})
+            self.w("The same on RV32IMAC (ILP32 as well: the same layouts, so the same sizes unless the compiler pads "
+                   "differently):")
+            self.w()
+            self.w(table(["allocator"] + [f"blocks < 2^{L} B" for L in rlogs],
+                         [[a] + [f"{d[L][0]} / {d[L][1]}" if L in d and d[L][0] else (d[L][1] if L in d else "n/a")
+                                 for L in rlogs] for a, d in rv_ctl.items()]))
+            self.w()
+        _, cfg = read_csv(self.path("footprint_config.csv"))
+        if cfg:
+            base = {(r["target"], r["allocator"]): r["text"] for r in arows or []}
+            cfgs = []
+            for r in cfg:
+                if r["config"] not in cfgs:
+                    cfgs.append(r["config"])
+            by_cfg = {(r["target"], r["allocator"], r["config"]): r for r in cfg}
+            out = []
+            for (t, a), txt in base.items():
+                cells = []
+                for c in cfgs:
+                    r = by_cfg.get((t, a, c))
+                    cells.append(f"{r['text']} / {r['data']} / {r['bss']}" if r else "n/a")
+                out.append([t, a, txt] + cells)
+            self.w("Per configuration (`tools/footprint.sh`, step 4): .text / .data / .bss of the allocator's objects "
+                   "(backend + shared) compiled with one knob changed; `wf` is the wait-free tree's one object (all "
+                   "its variants), `fma` the FMA's (with BSD 4.4).")
+            self.w()
+            self.w(table(["target", "allocator", "default .text"] + cfgs, out))
             self.w()
 
         # Beside the blog: only the control block compares like with like.
@@ -811,6 +849,13 @@ class Report:
             self.targets.append([f"TLSF control block, blocks < 2^{BLOG_MAX_BLOCK_LOG2} B (Cortex-M4)",
                                  "<= 956 B (the blog's)", f"{tl[0]} B index ({tl[1]} B whole control block)",
                                  verdict(tl[0] <= 956)])
+            small = sorted((L, int(v[0])) for L, v in ctl_by.get("tlsf", {}).items()
+                           if L < BLOG_MAX_BLOCK_LOG2 and v[0])
+            if small:
+                self.targets.append(["TLSF control block smaller for smaller heaps (Cortex-M4)",
+                                     f"< {tl[0]} B below 2^{BLOG_MAX_BLOCK_LOG2} B",
+                                     ", ".join(f"{i} B index for blocks < 2^{L} B" for L, i in small),
+                                     verdict(all(i < tl[0] for _, i in small))])
         if orows is not None and not orows:
             self.w("footprint.csv holds no object rows.")
             self.w()
@@ -921,6 +966,10 @@ class Report:
         import report_fma  # bench/report_fma.py, beside this file
         report_fma.section(self, sys.modules[__name__])
 
+    def target(self):
+        import report_target  # bench/report_target.py, beside this file
+        report_target.section(self, sys.modules[__name__])
+
     def write(self):
         self.header()
         body_start = len(self.lines)
@@ -934,6 +983,7 @@ class Report:
         self.worst()
         self.stellwag()
         self.fma()
+        self.target()
         self.footprint()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]

@@ -11,6 +11,10 @@
 #     fixture's numbers, issue 5's targets with the verdicts computed from the CSV (one met, one not),
 #     the time table with the noop row, the pages tables and the per-call table with instructions;
 #     without those CSVs report.py still succeeds and leaves the section out;
+#   - the on-target section (tools/target-bench.sh: target_*.csv) shows mem_stress beside the blog's
+#     cycles, the mechanism and mem_frag tables, the interrupts-masked table with TLSF's constant and
+#     issue 6's targets computed from the CSVs; a port whose two runs differ is "not met" and its
+#     figures are left out; without those CSVs the section is left out;
 #   - the footprint section (tools/footprint.sh --csv: footprint*.csv) shows the fixture's
 #     per-allocator sizes and control block beside the blog's figures, and without those CSVs
 #     report.py still succeeds and the section says "Not measured";
@@ -78,7 +82,7 @@ check "REPORT.md written and non-empty" test -s "$REPORT"
 # Every section, by the start of its heading.
 for heading in "# rtalloc benchmark report" "## Targets" "## Clock verification" "## churn" "## small" \
     "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano" "## Stellwag 2010" \
-    "## FMA 1998" "## Footprint (Cortex-M4, -Os)"; do
+    "## FMA 1998" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
 # A table under every section (a markdown table's separator row), and no Python traceback text.
@@ -96,6 +100,8 @@ check "footprint: the blog's whole-image rows" grep -q '30,568 B | 30,552 B' <<<
 check "footprint: comparable row, ours from the CSV beside the blog's 956 B" \
     grep -q '^| the allocator backend alone (.bss) | 32 B | 956 B | +924 | 36 (216) | 928 (1,104) |' <<<"$footprint"
 check "footprint: the TLSF control-block target" grep -q '^| TLSF control block.*| 928 B index' "$REPORT"
+check "footprint: configurations (footprint_config.csv)" grep -q '^| cortex-m4 | tlsf | 4700 | 4734 / 0 / 0 | 4722 / 0 / 0 | 4728 / 0 / 0 |' <<<"$footprint"
+check "footprint: TLSF control block smaller for smaller heaps" grep -q '^| TLSF control block smaller for smaller heaps .*664 B index for blocks < 2^16 B | met |' "$REPORT"
 # The Stellwag section: the fixture's stellwag.csv (wf, test I, 16 threads: min 441, median 3570;
 # wf_hint's worst nodes per malloc 30 in I) beside the paper's Figure 10 (min : our 5,006).
 stellwag=$(sed -n '/^## Stellwag 2010/,/^## /p' "$REPORT")
@@ -107,6 +113,36 @@ check "stellwag: the --rt tables" grep -q '^### With --rt' <<<"$stellwag"
 check "stellwag: work counters with their bounds" grep -q '^| wf_hint | I | 16 | 30 / 27 / 23.1 | 393213 |' <<<"$stellwag"
 check "stellwag: noop calibration rows" grep -q '^| noop | 16 | 8x |' <<<"$stellwag"
 check "stellwag: issue 4's targets in the Targets table" grep -q '^| stellwag: Utilisation I >= 92.58 %' "$REPORT"
+# The on-target section (tools/target-bench.sh: target_*.csv, cut from a real run to tlsf, seglist,
+# buddy, wf, fma and mem_frag N <= 16): mem_stress rows beside the blog's cycles, the mem_frag table,
+# the masked-stretch table (wf lock-free), TLSF's constant, and issue 6's targets computed from the CSVs.
+tgt=$(sed -n '/^## On target/,/^## /p' "$REPORT")
+check "target: mem_stress tlsf row on Cortex-M4 beside the blog" \
+    grep -q '^| tlsf | 604 | 596 | 0 | 156 / 176 / 176 | 2 / 2 / 2 | 137 / 180 / 180 | 422/468 | 1/2/2 |' <<<"$tgt"
+check "target: mem_stress seglist row on RV32" \
+    grep -q '^| seglist | 604 | 596 | 0 | 183 / 212 / 219 | 1 / 3 / 4 | 146 / 190 / 192 | 415/490 | 1/6/8 |' <<<"$tgt"
+check "target: runs byte-identical and counter passed" grep -q '^| Cortex-M4 (QEMU mps2-an386) | instructions .* | passed | 0 / 0 | .* | \*\*yes\*\* | 10 | 2 (disassembly: 2) | 11 |' <<<"$tgt"
+check "target: mechanism table with the blog's board row" grep -q '^| blog (board, cycles) | seglist | 356 | 416 | 439 |' <<<"$tgt"
+check "target: mem_frag seglist row (probes N + 1, 9 instructions per block)" \
+    grep -q '^| seglist | 2 | 3 | 17 | - | - | - | 143 | 278 | - | - | 120 / 120 | 1.944 | 1.000 | 1.00 | 9.00 |' <<<"$tgt"
+check "target: masked table, tlsf" grep -q '^| tlsf | O(1) / O(1) | masks | 117 / 157 | 140 | 140 | 140 | 120 | 157 | 157 | \*\*157\*\* |' <<<"$tgt"
+check "target: masked table, wf lock-free" grep -q '^| wf | .* | lock-free | 0 | .*\*\*0, lock-free\*\* |' <<<"$tgt"
+check "target: TLSF's stated constant" grep -q "^\*\*TLSF's constant on cortex-m4: C = 157 instructions\*\*" <<<"$tgt"
+check "target: TLSF flat target met" grep -q '^| target cortex-m4: TLSF malloc(120) and its free flat over mem_frag N = 1..16 | max/min <= 1.05 | malloc 176..176 .*| met |' "$REPORT"
+check "target: seglist linear target" grep -q '^| target rv32: segregated fit rises linearly .*probes = N + 1; 6.98 instructions per block.*| met |' "$REPORT"
+check "target: TLSF masked below the non-O(1) allocators" grep -q '^| target cortex-m4: TLSF.s masked stretch below every non-O(1) allocator.s (adversarial) | C below each | C = 157; lowest non-O(1): 594 | met |' "$REPORT"
+mkdir "$TMP/tgtdiff"
+cp "$FIXTURE"/*.csv "$TMP/tgtdiff"/
+sed -i 's/,57779d912859082c,yes,/,57779d912859082c,no,/' "$TMP/tgtdiff/target_runs.csv"
+check "report.py exits 0 with a port whose runs differ" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/tgtdiff"
+check "runs that differ: byte-identical target not met" \
+    grep -q '^| target rv32: two runs byte-identical | identical | .* | \*\*not met\*\* |' "$TMP/tgtdiff/REPORT.md"
+check "runs that differ: that port's figures left out" bash -c "! grep -q '^\*\*RV32IMAC (QEMU virt)\*\*' '$TMP/tgtdiff/REPORT.md'"
+mkdir "$TMP/notgt"
+cp "$FIXTURE"/*.csv "$TMP/notgt"/
+rm -f "$TMP/notgt"/target_*.csv
+check "report.py exits 0 without target CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/notgt"
+check "no On target section without its CSVs" bash -c "! grep -q '^## On target' '$TMP/notgt/REPORT.md'"
 mkdir "$TMP/nosw"
 cp "$FIXTURE"/*.csv "$TMP/nosw"/
 rm -f "$TMP/nosw"/stellwag*.csv

@@ -6,9 +6,12 @@
 #      the backend for the boundary-tag heaps, hooks + buddy for the buddy (object sizes before the
 #      linker drops unused functions: an upper bound of what it keeps);
 #   3. the control structure (the index alone, and the whole control block at the start of the
-#      caller's buffer) on Cortex-M4 for several largest-block settings (RT_HEAP_MAX_BLOCK_LOG2),
-#      i.e. heap-size ranges; the buddy's does not depend on it (its table, 1/32 of the arena, is
-#      not counted).
+#      caller's buffer) on Cortex-M4 and RV32 for several largest-block settings
+#      (RT_HEAP_MAX_BLOCK_LOG2), i.e. heap-size ranges; the buddy's does not depend on it (its
+#      table, 1/32 of the arena, is not counted);
+#   4. configurations: each allocator's objects again with RT_DEBUG=1 (cheap internal assertions),
+#      RT_TLSF_SL_LOG2=5 (tlsf with 32 slots per octave) and RT_HEAP_MAX_BLOCK_LOG2=16 (a heap
+#      below 64 KiB), both targets.
 # Nothing is linked or run: the control sizes are sizeof() read back from tools/footprint_probe.c's
 # objects with the cross nm.
 #
@@ -17,7 +20,8 @@
 #   --csv DIR    also writes DIR/footprint.csv (target,object,text,data,bss),
 #                DIR/footprint_alloc.csv (target,allocator,backend,shared, .text/.data/.bss of the
 #                backend, of the shared objects and in total) and DIR/footprint_control.csv
-#                (target,max_block_log2,allocator,index_bytes,control_bytes); bench.sh uses it for
+#                (target,max_block_log2,allocator,index_bytes,control_bytes) and DIR/footprint_config.csv
+#                (target,allocator,config,text,data,bss: step 4); bench.sh uses it for
 #                the report's footprint section. Each starts with '#' lines: compilers, flags, date.
 # A target whose cross compiler is missing is skipped with a note on stderr; exits 1 when neither
 # is present (and writes no CSV then).
@@ -45,11 +49,14 @@ declare -A cc=(
   [rv32imac]="riscv64-unknown-elf-gcc -march=rv32imac_zicsr -mabi=ilp32 -mcmodel=medany"
 )
 # Objects, and what a firmware links per allocator: the backend, then the shared objects.
-objects=(heap_common hooks heap_tlsf heap_tlsf32 heap_seglist heap_firstfit heap_bestfit heap_halffit buddy)
-declare -A src=([heap_common]=src/heap/heap_common.c [hooks]=src/core/hooks.c [buddy]=src/buddy/buddy.c)
-allocators=(tlsf tlsf32 seglist firstfit bestfit halffit buddy)
-backend_of() { if [ "$1" = buddy ]; then echo buddy; else echo "heap_$1"; fi; }
-shared_of() { if [ "$1" = buddy ]; then echo hooks; else echo "heap_common hooks"; fi; }
+objects=(heap_common hooks heap_tlsf heap_tlsf32 heap_seglist heap_firstfit heap_bestfit heap_halffit buddy
+         waitfree fma)
+declare -A src=([heap_common]=src/heap/heap_common.c [hooks]=src/core/hooks.c [buddy]=src/buddy/buddy.c
+                [waitfree]=src/waitfree/waitfree.c [fma]=src/fma/fma.c)
+# wf: every variant of the wait-free tree (one object); fma: the FMA and its BSD 4.4 baseline (one object)
+allocators=(tlsf tlsf32 seglist firstfit bestfit halffit buddy wf fma)
+backend_of() { case "$1" in buddy) echo buddy ;; wf) echo waitfree ;; fma) echo fma ;; *) echo "heap_$1" ;; esac; }
+shared_of() { case "$1" in buddy | wf | fma) echo hooks ;; *) echo "heap_common hooks" ;; esac; }
 
 present=()
 for t in "${targets[@]}"; do
@@ -81,6 +88,7 @@ if [ -n "$csv" ]; then
   { meta; echo "target,object,text,data,bss"; } >"$out/footprint.csv"
   { meta; echo "target,allocator,backend,shared,backend_text,backend_data,backend_bss,shared_text,shared_data,shared_bss,text,data,bss"; } >"$out/footprint_alloc.csv"
   { meta; echo "target,max_block_log2,allocator,index_bytes,control_bytes"; } >"$out/footprint_control.csv"
+  { meta; echo "target,allocator,config,text,data,bss"; } >"$out/footprint_config.csv"
 fi
 
 # --- 1. per object -------------------------------------------------------------------------------
@@ -131,34 +139,31 @@ for t in "${present[@]}"; do
   done
 done
 
-# --- 3. control structure on Cortex-M4 -----------------------------------------------------------
+# --- 3. control structure, each target ----------------------------------------------------------
 probe() { # probe EXTRA_FLAGS...: "index control", the sizes in bytes of tools/footprint_probe.c's
   local o="$out/probe.o" i=- k=- v n  # two objects ("-" for one the probe does not define)
   "${c[@]}" "${flags[@]}" "$@" -c tools/footprint_probe.c -o "$o"
   while read -r _ v _ n; do
     case "$n" in probe_index) i=$((16#$v)) ;; probe_control) k=$((16#$v)) ;; esac
-  done < <(arm-none-eabi-nm -S "$o")
+  done < <("${c[0]%-gcc}-nm" -S "$o")
   echo "$i $k"
 }
-if [[ " ${present[*]} " != *" cortex-m4 "* ]]; then
+heaps=(tlsf tlsf32 seglist firstfit bestfit halffit)
+for t in "${present[@]}"; do
+  read -r -a c <<<"${cc[$t]}"
   echo
-  echo "Control structure: skipped (no arm-none-eabi-gcc)"
-else
-  echo
-  echo "Control structure on Cortex-M4 (32-bit), bytes: the index alone / the whole heap control block"
+  echo "Control structure on $t (32-bit), bytes: the index alone / the whole heap control block"
   echo "(blog: TLSF control block 956 B = 14x16 list heads + bitmaps; seglist 32 B)"
   [ "$md" = --markdown ] && { echo; echo "| largest block | tlsf index | tlsf heap | tlsf32 index | seglist index | seglist heap | halffit index | fit-list index | buddy control |"; echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"; }
   [ "$md" = --markdown ] || printf '%-14s %10s %10s %12s %13s %12s %13s %14s %14s\n' "largest block" "tlsf idx" "tlsf heap" "tlsf32 idx" "seglist idx" "seglist heap" "halffit idx" "fitlist idx" "buddy control"
-  read -r -a c <<<"${cc[cortex-m4]}"
   read -r _ buddy < <(probe -DPROBE_BUDDY) # independent of RT_HEAP_MAX_BLOCK_LOG2
-  for L in 16 20 24 28 31; do
+  for L in 12 16 20 24 28 31; do
     declare -A idx=() heap=()
-    for a in "${allocators[@]}"; do
-      [ "$a" != buddy ] || continue
+    for a in "${heaps[@]}"; do
       read -r "idx[$a]" "heap[$a]" < <(probe -DRT_HEAP_MAX_BLOCK_LOG2="$L" "-DPROBE_BACKEND=\"heap/heap_$a.c\"")
-      [ -z "$csv" ] || echo "cortex-m4,$L,$a,${idx[$a]},${heap[$a]}" >>"$out/footprint_control.csv"
+      [ -z "$csv" ] || echo "$t,$L,$a,${idx[$a]},${heap[$a]}" >>"$out/footprint_control.csv"
     done
-    [ -z "$csv" ] || echo "cortex-m4,$L,buddy,,$buddy" >>"$out/footprint_control.csv"
+    [ -z "$csv" ] || echo "$t,$L,buddy,,$buddy" >>"$out/footprint_control.csv"
     label="< 2^$L B"
     if [ "$md" = --markdown ]; then
       echo "| $label | ${idx[tlsf]} | ${heap[tlsf]} | ${idx[tlsf32]} | ${idx[seglist]} | ${heap[seglist]} | ${idx[halffit]} | ${idx[firstfit]} | $buddy |"
@@ -166,10 +171,47 @@ else
       printf '%-14s %10s %10s %12s %13s %12s %13s %14s %14s\n' "$label" "${idx[tlsf]}" "${heap[tlsf]}" "${idx[tlsf32]}" "${idx[seglist]}" "${heap[seglist]}" "${idx[halffit]}" "${idx[firstfit]}" "$buddy"
     fi
   done
+done
+
+# --- 4. configurations ---------------------------------------------------------------------------
+# Each allocator's objects (backend + shared, as in 2) compiled again with one knob changed.
+configs=("RT_DEBUG=1" "RT_TLSF_SL_LOG2=5" "RT_HEAP_MAX_BLOCK_LOG2=16")
+echo
+echo "Per allocator and configuration: .text/.data/.bss of backend + shared objects (bytes, -Os)."
+if [ "$md" = --markdown ]; then
+  echo; echo "| target | allocator | configuration | .text | .data | .bss |"; echo "|---|---|---|---:|---:|---:|"
+else
+  printf '%-10s %-10s %-26s %8s %8s %8s\n' target allocator configuration .text .data .bss
 fi
+for t in "${present[@]}"; do
+  read -r -a c <<<"${cc[$t]}"
+  for cfg in "${configs[@]}"; do
+    declare -A csz=()
+    for obj in "${objects[@]}"; do
+      f=${src[$obj]:-src/heap/$obj.c}
+      [ -f "$f" ] || continue
+      o="$out/$t-cfg-$obj.o"
+      "${c[@]}" "${flags[@]}" "-D$cfg" -c "$f" -o "$o"
+      csz[$obj]=$("${c[0]%-gcc}-size" "$o" | awk 'NR==2{print $1, $2, $3}')
+    done
+    for a in "${allocators[@]}"; do
+      tt=0 dd=0 bb=0
+      for obj in $(backend_of "$a") $(shared_of "$a"); do
+        read -r x y z <<<"${csz[$obj]:-0 0 0}"
+        tt=$((tt + x)) dd=$((dd + y)) bb=$((bb + z))
+      done
+      if [ "$md" = --markdown ]; then
+        echo "| $t | $a | $cfg | $tt | $dd | $bb |"
+      else
+        printf '%-10s %-10s %-26s %8s %8s %8s\n' "$t" "$a" "$cfg" "$tt" "$dd" "$bb"
+      fi
+      [ -z "$csv" ] || echo "$t,$a,$cfg,$tt,$dd,$bb" >>"$out/footprint_config.csv"
+    done
+  done
+done
 
 if [ -n "$csv" ]; then
-  for f in footprint.csv footprint_alloc.csv footprint_control.csv; do cp "$out/$f" "$csv/$f"; done
+  for f in footprint.csv footprint_alloc.csv footprint_control.csv footprint_config.csv; do cp "$out/$f" "$csv/$f"; done
   echo
-  echo "footprint.sh: wrote $csv/footprint.csv, footprint_alloc.csv, footprint_control.csv"
+  echo "footprint.sh: wrote $csv/footprint.csv, footprint_alloc.csv, footprint_control.csv, footprint_config.csv"
 fi

@@ -320,6 +320,37 @@ void *calloc(size_t count, size_t size)
     return p;
 }
 
+/* realloc: in place when the block is on top of the arena (the usual case of a growing table
+ * that nothing was allocated above), else a new block, a copy and the old one freed. */
+void *realloc(void *p, size_t size)
+{
+    if (p == NULL) {
+        return malloc(size);
+    }
+    arena_block_t *b = (arena_block_t *)(void *)((unsigned char *)p - ARENA_HEADER);
+    if (b->magic != ARENA_MAGIC || b->freed != 0u) {
+        port_panic("realloc: not a live block of the test arena");
+    }
+    if (b == top) {
+        uintptr_t limit = (uintptr_t)__port_arena_end;
+        if (size <= limit && (uintptr_t)p <= limit - ((size + 15u) & ~(size_t)15u)) {
+            b->size = size;
+            uintptr_t end = arena_brk();
+            if (end > arena_high) {
+                arena_high = end;
+            }
+            return p;
+        }
+        return NULL;
+    }
+    void *q = malloc(size);
+    if (q != NULL) {
+        memcpy(q, p, b->size < size ? b->size : size);
+        free(p);
+    }
+    return q;
+}
+
 void free(void *p)
 {
     if (p == NULL) {

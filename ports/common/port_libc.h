@@ -53,6 +53,7 @@ int fflush(FILE *stream);
 void *malloc(size_t size);
 void *calloc(size_t count, size_t size);
 void free(void *p);
+void *realloc(void *p, size_t size);
 _Noreturn void abort(void);
 _Noreturn void exit(int status);
 unsigned long long strtoull(const char *s, char **end, int base);
