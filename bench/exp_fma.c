@@ -6,7 +6,10 @@
  * distribution, a table of 5000 blocks all freed when it overflows), runs of 1,000, 5,000, 10,000,
  * 20,000, 30,000, 40,000, 50,000 and 60,000 allocations from one seed (each run a prefix of the
  * longer ones), with sizes uniform within each class (the main figures), again with the exact
- * class sizes, and again with the release of a random live block (fma_modes). Allocators: noop
+ * class sizes, and again with the release of a random live block (fma_modes); and, beyond the
+ * article, the burst program (wl_fma.h, WL_FMA_BURST: phases of B = 50..500 requests of one size
+ * class while a random share of the earlier blocks is released -- the "burst requests and releases
+ * of equal-sized memory blocks" FMA was built for; context, never judged). Allocators: noop
  * (the calibration row), fma, bsd44, tlsf, glibc; --alloc overrides. For every allocator, pass and
  * run length, on a fresh instance over the touched 64 MiB arena
  * (system allocators: the process heap):
@@ -21,7 +24,7 @@
  *       ptrace single-stepping): every call of the 1,000-allocation run (paper scale: also the
  *       5,000 run) and a sample of the 60,000 run (every (ops / 2000)-th op within 300,000 single
  *       steps; paper: ops / 20,000 within 3,000,000; RTBENCH_FMA_INSTR_ALL=1: every op of the 60,000
- *       run, many minutes), uniform sizes;
+ *       run, many minutes), uniform sizes, the article's test and the burst pass;
  *   (3) memory: pages touched and the most pages in use at once (the article's Table 3 compares
  *       memory used). fma, bsd44: rt_fma_pages (touched = the high water of lastused, peak_used);
  *       other instances: the watermark (rt_stats_t.watermark, highest block end from the start of
@@ -35,7 +38,7 @@
  *
  * Outputs: the tables on stdout; fma.csv (one row per allocator, pass and run length), fma_cdf.csv
  * (quantiles of malloc and free cycles of the 60,000 run, uniform sizes), fma_instr.csv (instruction
- * counts). The article's claims and the issue's targets are printed with verdicts (never asserted).
+ * counts; column release: index, live or burst, the pass). The article's claims and the issue's targets are printed with verdicts (never asserted).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,15 +65,19 @@
 
 static const size_t fma_lengths[] = {1000, 5000, 10000, 20000, 30000, 40000, 50000, 60000};
 /* Size mode and release model of each pass: the article's reading first (its figures), the exact
- * class sizes, and the release of a random live block (wl_fma.h) for comparison. */
+ * class sizes, the release of a random live block (wl_fma.h) for comparison, and the burst program
+ * (beyond the article; its rows carry release "burst"). The targets are judged on the first. */
 typedef struct fma_mode {
     wl_fma_sizes_t sizes;
     wl_fma_release_t release;
 } fma_mode_t;
 static const fma_mode_t fma_modes[] = {{WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX},
                                        {WL_FMA_EXACT, WL_FMA_RELEASE_INDEX},
-                                       {WL_FMA_UNIFORM, WL_FMA_RELEASE_LIVE}};
+                                       {WL_FMA_UNIFORM, WL_FMA_RELEASE_LIVE},
+                                       {WL_FMA_UNIFORM, WL_FMA_BURST}};
 enum {
+    FMA_MODE_LIVE = 2,  /* fma_modes' index of the release by live block */
+    FMA_MODE_BURST = 3, /* and of the burst program */
     FMA_NLEN = sizeof fma_lengths / sizeof fma_lengths[0],
     FMA_NMODES = sizeof fma_modes / sizeof fma_modes[0],
     FMA_MAX_LEN = 60000
@@ -480,9 +487,10 @@ static void fma_count(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t
 static void fma_instructions(fma_state_t *st, FILE *csv)
 {
     bench_ctx_t *ctx = st->ctx;
-    printf("\nInstructions per call (exact: ptrace single-stepping from the entry of the "
-           "descriptor's malloc/free\n"
-           "to its return; uniform sizes):\n");
+    printf(
+        "\nInstructions per call (exact: ptrace single-stepping from the entry of the "
+        "descriptor's malloc/free\n"
+        "to its return; uniform sizes; the article's test, then the burst program beyond it):\n");
     if (!ic_supported()) {
         printf("  not counted: instruction counting needs Linux on x86-64\n");
         return;
@@ -500,14 +508,19 @@ static void fma_instructions(fma_state_t *st, FILE *csv)
         .max_samples = 0,
     };
     ic_plan_t every = {.stride = 1, .step_budget = 0, .max_samples = 0};
-    printf("%-10s %10s %-12s %8s %8s %8s %8s  %8s %8s %8s %8s\n", "allocator", "allocs", "counted",
-           "malloc n", "max", "p99", "mean", "free n", "max", "p99", "mean");
+    printf("%-10s %-7s %10s %-12s %8s %8s %8s %8s  %8s %8s %8s %8s\n", "allocator", "release",
+           "allocs", "counted", "malloc n", "max", "p99", "mean", "free n", "max", "p99", "mean");
+    /* the passes counted: the article's (judged) and the burst program (context) */
+    static const int counted_modes[] = {0, FMA_MODE_BURST};
     for (size_t k = 0; k < st->n && !drv_stop; k++) {
         const rt_allocator_t *a = st->allocs[k];
-        for (size_t j = 0; j <= exhaustive && !drv_stop; j++) {
-            bool is_sample = j == exhaustive;
-            size_t li = is_sample ? FMA_NLEN - 1u : j;
-            const wl_trace_t *t = &st->trace[WL_FMA_UNIFORM][li];
+        for (size_t j = 0; j < 2u * (exhaustive + 1u) && !drv_stop; j++) {
+            int mode = counted_modes[j / (exhaustive + 1u)];
+            size_t jj = j % (exhaustive + 1u);
+            bool is_sample = jj == exhaustive;
+            size_t li = is_sample ? FMA_NLEN - 1u : jj;
+            const wl_trace_t *t = &st->trace[mode][li];
+            const char *rel = wl_fma_release_name(fma_modes[mode].release);
             const ic_plan_t *plan = is_sample ? &sample_plan : &every;
             fma_icount_t c;
             fma_count(st, a, t, plan, &c);
@@ -520,16 +533,17 @@ static void fma_instructions(fma_state_t *st, FILE *csv)
             } else {
                 snprintf(how, sizeof how, "1/%zu%s", c.final_stride, c.widened ? "*" : "");
             }
-            printf("%-10s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name,
-                   fma_lengths[li], how, c.counted[0], c.max[0], c.p99[0], c.mean[0], c.counted[1],
-                   c.max[1], c.p99[1], c.mean[1], c.ok ? "" : "  (counting failed)");
+            printf("%-10s %-7s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name,
+                   rel, fma_lengths[li], how, c.counted[0], c.max[0], c.p99[0], c.mean[0],
+                   c.counted[1], c.max[1], c.p99[1], c.mean[1], c.ok ? "" : "  (counting failed)");
             if (!c.ok) {
                 fprintf(stderr, "fma: instructions of %s: %s\n", a->name, c.error);
             }
             if (csv != NULL) {
                 for (int op = 0; op < 2; op++) {
-                    fprintf(csv, "%s,uniform,index,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n",
-                            a->name, fma_lengths[li], op == 0 ? "malloc" : "free",
+                    fprintf(csv, "%s,%s,%s,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n", a->name,
+                            wl_fma_sizes_name(fma_modes[mode].sizes), rel, fma_lengths[li],
+                            op == 0 ? "malloc" : "free",
                             plan->stride == 1 && !c.widened ? "all" : "sample", c.counted[op],
                             c.max[op], c.p99[op], c.mean[op], plan->stride, c.final_stride,
                             c.widened ? 1 : 0, c.ok ? 0 : 1);
@@ -590,12 +604,33 @@ static void fma_summary(const fma_state_t *st)
                    (unsigned long long)f->end, (unsigned long long)b->end,
                    100.0 * (1.0 - (double)f->end / (double)b->end));
         }
-        const fma_row_t *fl = row_of(st, "fma", 2, last), *bl = row_of(st, "bsd44", 2, last);
+        const fma_row_t *fl = row_of(st, "fma", FMA_MODE_LIVE, last),
+                        *bl = row_of(st, "bsd44", FMA_MODE_LIVE, last);
         if (fl != NULL && bl != NULL && fl->mem_known && bl->mem_known && bl->touched > 0) {
             printf("  release by live block instead: fma %llu pages touched, bsd44 %llu: %.1f %% "
                    "fewer\n",
                    (unsigned long long)fl->touched, (unsigned long long)bl->touched,
                    100.0 * (1.0 - (double)fl->touched / (double)bl->touched));
+        }
+        const fma_row_t *fb = row_of(st, "fma", FMA_MODE_BURST, last),
+                        *bb = row_of(st, "bsd44", FMA_MODE_BURST, last);
+        if (fb != NULL && bb != NULL && fb->mem_known && bb->mem_known && bb->touched > 0) {
+            double ft = 0.0, bt = 0.0; /* time with calls minus without, over the run lengths */
+            for (size_t li = 0; li < FMA_NLEN; li++) {
+                const fma_row_t *fr = row_of(st, "fma", FMA_MODE_BURST, li),
+                                *br = row_of(st, "bsd44", FMA_MODE_BURST, li);
+                if (fr != NULL && br != NULL) {
+                    ft += fr->wet_ms - fr->dry_ms;
+                    bt += br->wet_ms - br->dry_ms;
+                }
+            }
+            printf("  beyond the article, bursts of one size class: fma %llu pages touched, bsd44 "
+                   "%llu: %.1f %% fewer;\n"
+                   "    time with calls minus without, summed over the run lengths: fma %+.0f %% "
+                   "(context, not judged)\n",
+                   (unsigned long long)fb->touched, (unsigned long long)bb->touched,
+                   100.0 * (1.0 - (double)fb->touched / (double)bb->touched),
+                   bt > 0.0 ? 100.0 * (ft / bt - 1.0) : 0.0);
         }
         printf(
             "  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n",
@@ -733,8 +768,16 @@ int exp_fma(bench_ctx_t *ctx)
     double ghz = strcmp(ctx->clock.unit, "cycles") == 0 ? ctx->clock.ticks_per_ns : 1.0;
 
     for (int mode = 0; mode < FMA_NMODES && !drv_stop; mode++) {
-        printf("\n-- sizes %s, release by %s --\n", wl_fma_sizes_name(fma_modes[mode].sizes),
-               wl_fma_release_name(fma_modes[mode].release));
+        if (fma_modes[mode].release == WL_FMA_BURST) {
+            printf("\n-- beyond the article: bursts, sizes %s (phases of %u..%u requests of one "
+                   "class drawn by Table 1,\n"
+                   "   a random share of the earlier blocks released among them; %s) --\n",
+                   wl_fma_sizes_name(fma_modes[mode].sizes), (unsigned)WL_FMA_BURST_MIN,
+                   (unsigned)WL_FMA_BURST_MAX, st->trace[mode][FMA_NLEN - 1u].params);
+        } else {
+            printf("\n-- sizes %s, release by %s --\n", wl_fma_sizes_name(fma_modes[mode].sizes),
+                   wl_fma_release_name(fma_modes[mode].release));
+        }
         printf("%-10s %6s %3s %-32s %-22s %-22s %s\n", "", "", "", "  loop (ms; ns per call)",
                "  malloc (" CLK_UNIT ")", "  free (" CLK_UNIT ")", "pages");
         printf("%-10s %6s %3s %7s %7s %7s %8s %7s %6s %7s %7s %6s %7s %6s %6s %6s\n", "allocator",

@@ -36,6 +36,24 @@
  *     watched at several points, as one program run with a growing count would be).
  * The slots of the trace are the table's entries (WL_FMA_TABLE of them); a malloc takes the most
  * recently emptied one (LIFO), which does not matter: releases draw indexes uniformly.
+ *
+ * Beyond the article: the burst program (WL_FMA_BURST, wl_fma_burst). The article's test keeps one
+ * steady size mix, under which BSD 4.4's per-size free lists keep up and FMA gains only when whole
+ * pages happen to empty; the mechanism FMA was built for is "burst requests and releases of
+ * equal-sized memory blocks" (pages emptied by one size and reused for another). The burst program
+ * is a sequence of phases; each phase draws
+ *   - a size class by Table 1's percentages (the same draw as a request of the article's test),
+ *   - a burst length B uniform in [WL_FMA_BURST_MIN, WL_FMA_BURST_MAX],
+ *   - a release count R uniform in [0, E], E the blocks live when the phase begins ("earlier"),
+ * then requests B blocks of that class (each size drawn as `sizes` says, within the class) and,
+ * spread evenly among them, releases R of the earlier blocks, each drawn uniformly among the earlier
+ * ones still live: after the i-th request of the phase (i = 1..B) the releases made reach
+ * floor(R * i / B). Phase blocks are never released in their own phase. The live set is bounded by
+ * the same table: a request finding it full frees every tracked block in table order first (an
+ * overflow, as in the article); the earlier blocks are then gone, and releases the phase still owes
+ * are misses. The live count is a random walk around B / E[R / E] ~ 2 x 275 blocks; the table rarely
+ * fills. Runs stop after the given number of allocations, mid-phase if need be (a run is a prefix of
+ * the longer runs with its seed, as in the article's program).
  */
 #ifndef RTBENCH_WL_FMA_H
 #define RTBENCH_WL_FMA_H
@@ -47,15 +65,22 @@
 #include "workload.h"
 
 enum { WL_FMA_TABLE = 5000, WL_FMA_CLASSES = 8, WL_FMA_PAGE = 4096 };
+/* The burst program's burst length B, uniform in [MIN, MAX] blocks. */
+enum { WL_FMA_BURST_MIN = 50, WL_FMA_BURST_MAX = 500 };
 
 typedef enum wl_fma_sizes { WL_FMA_UNIFORM = 0, WL_FMA_EXACT = 1 } wl_fma_sizes_t;
-typedef enum wl_fma_release { WL_FMA_RELEASE_INDEX = 0, WL_FMA_RELEASE_LIVE = 1 } wl_fma_release_t;
+/* How blocks are released: the article's test (by index, by live block) or the burst program. */
+typedef enum wl_fma_release {
+    WL_FMA_RELEASE_INDEX = 0,
+    WL_FMA_RELEASE_LIVE = 1,
+    WL_FMA_BURST = 2
+} wl_fma_release_t;
 
 /* Table 1: the class limits (bytes) and the percentage of requests of each. */
 extern const uint32_t wl_fma_class_size[WL_FMA_CLASSES];
 extern const uint32_t wl_fma_class_percent[WL_FMA_CLASSES];
 
-/* "uniform" or "exact"; "index" or "live". */
+/* "uniform" or "exact"; "index", "live" or "burst". */
 const char *wl_fma_sizes_name(wl_fma_sizes_t sizes);
 const char *wl_fma_release_name(wl_fma_release_t release);
 
@@ -67,12 +92,28 @@ typedef struct wl_fma_info {
     size_t overflow_frees; /* frees made by those overflows */
     size_t max_live;       /* most blocks tracked at once (<= WL_FMA_TABLE) */
     size_t per_class[WL_FMA_CLASSES]; /* mallocs per size class */
+    size_t bursts; /* burst program: phases begun (the last one may be cut short) */
 } wl_fma_info_t;
 
+/* One phase of the burst program, as drawn (wl_fma_burst's record). */
+typedef struct wl_fma_phase {
+    size_t op;        /* index in t->ops of the phase's first op (its first malloc or overflow) */
+    uint32_t cls;     /* the size class (index into wl_fma_class_size) */
+    uint32_t blocks;  /* B, the burst length drawn (the run may stop before B are requested) */
+    uint32_t earlier; /* E, blocks live when the phase began */
+    uint32_t release; /* R, earlier blocks to release during the phase (<= E) */
+} wl_fma_phase_t;
+
 /* The article's run of `allocations` allocations (>= 1) from `seed` (0 is replaced by 1), blocks
- * released as `release` says. Fills t (t->peak_live: the most requested bytes live at once) and,
- * when info is not NULL, *info. Returns false when out of memory or allocations is 0. */
+ * released as `release` says (WL_FMA_BURST: the burst program, as wl_fma_burst without a record).
+ * Fills t (t->peak_live: the most requested bytes live at once) and, when info is not NULL, *info.
+ * Returns false when out of memory or allocations is 0. */
 bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_release_t release,
             uint64_t seed, wl_fma_info_t *info);
+
+/* The burst program (beyond the article; above): as wl_fma, and the first `cap` phases recorded in
+ * phases[] when phases is not NULL (info->bursts says how many there were). */
+bool wl_fma_burst(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, uint64_t seed,
+                  wl_fma_info_t *info, wl_fma_phase_t *phases, size_t cap);
 
 #endif /* RTBENCH_WL_FMA_H */

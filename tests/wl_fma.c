@@ -9,7 +9,14 @@
  *     wl_fma.h: a random index, nothing when empty), none in 1,000;
  *   - release by live block (the comparison reading): the same consistency, no overflow;
  *   - sizes: exact = the class sizes; uniform = within (previous class, class], every class used,
- *     the class frequencies of Table 1 within 1 percentage point over 60,000 requests.
+ *     the class frequencies of Table 1 within 1 percentage point over 60,000 requests;
+ *   - the burst program (beyond the article; wl_fma_burst): same seed, same trace, another seed
+ *     another, a shorter run a prefix of a longer one, exact and uniform the same ops, wl_fma with
+ *     WL_FMA_BURST the same trace; the table's consistency as above; every phase as recorded: its
+ *     mallocs exactly B (the last phase at most B) of its one class, B in [50, 500], E the blocks
+ *     live when it began, its frees R (<= E) blocks allocated before it, none of its own; over
+ *     20 seeds the phases' classes follow Table 1 (within 3 points), B covers [50, 500] (mean
+ *     within 10 of 275).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -191,9 +198,144 @@ static bool test_traces(void)
     return true;
 }
 
+static bool test_burst_determinism(void)
+{
+    wl_trace_t a, b, c, s, e, w;
+    TL_REQUIRE(wl_fma_burst(&a, 20000, WL_FMA_UNIFORM, 7, NULL, NULL, 0) &&
+                   wl_fma_burst(&b, 20000, WL_FMA_UNIFORM, 7, NULL, NULL, 0) &&
+                   wl_fma_burst(&c, 20000, WL_FMA_UNIFORM, 8, NULL, NULL, 0) &&
+                   wl_fma_burst(&s, 1000, WL_FMA_UNIFORM, 7, NULL, NULL, 0) &&
+                   wl_fma_burst(&e, 20000, WL_FMA_EXACT, 7, NULL, NULL, 0) &&
+                   wl_fma(&w, 20000, WL_FMA_UNIFORM, WL_FMA_BURST, 7, NULL),
+               "burst traces generated");
+    TL_CHECK(a.nops == b.nops && same_ops(&a, &b, a.nops), "bursts: same seed, same trace");
+    TL_CHECK(a.nops != c.nops || !same_ops(&a, &c, a.nops), "bursts: another seed, another trace");
+    TL_CHECK(s.nops < a.nops && same_ops(&s, &a, s.nops),
+             "bursts: the 1,000 run is a prefix of the 20,000 run");
+    TL_CHECK(w.nops == a.nops && same_ops(&w, &a, a.nops),
+             "bursts: wl_fma(WL_FMA_BURST) is wl_fma_burst");
+    bool same_but_sizes = e.nops == a.nops;
+    for (size_t i = 0; same_but_sizes && i < a.nops; i++) {
+        same_but_sizes = a.ops[i].kind == e.ops[i].kind && a.ops[i].slot == e.ops[i].slot &&
+                         (a.ops[i].kind == WL_FREE || class_of(a.ops[i].size) == e.ops[i].size);
+    }
+    TL_CHECK(same_but_sizes, "bursts: exact and uniform sizes, the same ops");
+    wl_trace_t z;
+    TL_CHECK(!wl_fma_burst(&z, 0, WL_FMA_UNIFORM, 7, NULL, NULL, 0),
+             "bursts: 0 allocations refused");
+    wl_release(&a), wl_release(&b), wl_release(&c), wl_release(&s), wl_release(&e), wl_release(&w);
+    return true;
+}
+
+/* Every phase of a burst trace against its record: the mallocs between its first op and the next
+ * phase's are B (the last phase: at most B) of its class; its frees are of blocks allocated before
+ * it began, R of them unless an overflow took the earlier blocks (then R - misses). */
+static bool check_phases(const wl_trace_t *t, const wl_fma_info_t *info, const wl_fma_phase_t *ph,
+                         size_t nph)
+{
+    /* born[s]: the phase that allocated the block in entry s, + 1 (0: empty) */
+    size_t *born = calloc(WL_FMA_TABLE, sizeof *born);
+    TL_REQUIRE(born != NULL, "memory");
+    size_t live = 0, bad_class = 0, bad_len = 0, bad_free = 0, bad_earlier = 0, bad_count = 0;
+    size_t overflow_frees = 0;
+    for (size_t p = 0; p < nph; p++) {
+        size_t end = p + 1u < nph ? ph[p + 1u].op : t->nops;
+        bad_earlier += ph[p].earlier != live;
+        bad_len += ph[p].blocks < WL_FMA_BURST_MIN || ph[p].blocks > WL_FMA_BURST_MAX;
+        bad_count += ph[p].release > ph[p].earlier;
+        size_t mallocs = 0, frees = 0;
+        for (size_t i = ph[p].op; i < end; i++) {
+            const wl_op_t *op = &t->ops[i];
+            if (op->kind == WL_MALLOC) {
+                bad_class += class_of(op->size) != wl_fma_class_size[ph[p].cls];
+                born[op->slot] = p + 1u;
+                live++;
+                mallocs++;
+            } else if (live == WL_FMA_TABLE && op->slot == 0 && i + WL_FMA_TABLE <= end) {
+                /* an overflow (check_trace checks its shape): the table emptied */
+                memset(born, 0, WL_FMA_TABLE * sizeof *born);
+                overflow_frees += WL_FMA_TABLE;
+                live = 0;
+                i += WL_FMA_TABLE - 1u;
+            } else {
+                bad_free += born[op->slot] == 0 || born[op->slot] == p + 1u;
+                born[op->slot] = 0;
+                live--;
+                frees++;
+            }
+        }
+        bool last = p + 1u == nph;
+        bad_len += last ? mallocs > ph[p].blocks : mallocs != ph[p].blocks;
+        bad_count += !last && info->overflows == 0 && frees != ph[p].release;
+    }
+    TL_CHECK(bad_len == 0, "%zu phases whose burst length is off (B in [%d, %d])", bad_len,
+             WL_FMA_BURST_MIN, WL_FMA_BURST_MAX);
+    TL_CHECK(bad_class == 0, "%zu mallocs outside their phase's class", bad_class);
+    TL_CHECK(bad_free == 0, "%zu frees of a block not allocated before the phase", bad_free);
+    TL_CHECK(bad_earlier == 0, "%zu phases whose E is not the live count", bad_earlier);
+    TL_CHECK(bad_count == 0, "%zu phases whose release count is off", bad_count);
+    TL_CHECK(overflow_frees == info->overflow_frees, "bursts: overflow frees");
+    free(born);
+    return true;
+}
+
+static bool test_bursts(void)
+{
+    static const size_t lengths[] = {1000, 60000};
+    enum { CAP = 2000 };
+    wl_fma_phase_t *ph = malloc(CAP * sizeof *ph);
+    TL_REQUIRE(ph != NULL, "memory");
+    size_t phases = 0, per_class[WL_FMA_CLASSES] = {0}, max_live = 0;
+    uint32_t bmin = UINT32_MAX, bmax = 0;
+    double bsum = 0.0;
+    for (int mode = 0; mode < 2; mode++) {
+        for (size_t k = 0; k < 2; k++) {
+            for (uint64_t seed = 1; seed <= 20; seed++) {
+                wl_trace_t t;
+                wl_fma_info_t info;
+                TL_REQUIRE(wl_fma_burst(&t, lengths[k], (wl_fma_sizes_t)mode, seed, &info, ph, CAP),
+                           "burst trace");
+                TL_REQUIRE(info.bursts <= CAP, "phases recorded");
+                check_trace(&t, &info, lengths[k], (wl_fma_sizes_t)mode);
+                check_phases(&t, &info, ph, info.bursts);
+                max_live = info.max_live > max_live ? info.max_live : max_live;
+                if (lengths[k] == 60000 && mode == WL_FMA_UNIFORM) {
+                    for (size_t p = 0; p + 1u < info.bursts; p++) { /* the last may be cut short */
+                        per_class[ph[p].cls]++;
+                        bmin = ph[p].blocks < bmin ? ph[p].blocks : bmin;
+                        bmax = ph[p].blocks > bmax ? ph[p].blocks : bmax;
+                        bsum += ph[p].blocks;
+                        phases++;
+                    }
+                }
+                wl_release(&t);
+            }
+        }
+    }
+    TL_REQUIRE(phases > 1000, "%zu phases", phases);
+    double mean = bsum / (double)phases;
+    TL_CHECK(bmin < WL_FMA_BURST_MIN + 10 && bmax > WL_FMA_BURST_MAX - 10 && mean > 265.0 &&
+                 mean < 285.0,
+             "burst lengths %u..%u, mean %.1f, want [50, 500], mean 275", bmin, bmax, mean);
+    for (unsigned c = 0; c < WL_FMA_CLASSES; c++) {
+        double pct = 100.0 * (double)per_class[c] / (double)phases;
+        double want = (double)wl_fma_class_percent[c];
+        TL_CHECK(pct > want - 3.0 && pct < want + 3.0,
+                 "bursts of %u bytes: %.2f %% of phases, want %.0f", wl_fma_class_size[c], pct,
+                 want);
+    }
+    printf("bursts, 60,000 allocations, seeds 1..20: %zu phases, B %u..%u (mean %.1f), most live "
+           "%zu\n",
+           phases, bmin, bmax, mean, max_live);
+    free(ph);
+    return true;
+}
+
 int main(void)
 {
     test_determinism();
     test_traces();
+    test_burst_determinism();
+    test_bursts();
     return tl_summary("wl_fma");
 }
