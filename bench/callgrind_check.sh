@@ -34,7 +34,7 @@ command -v valgrind >/dev/null || { echo "callgrind_check: valgrind is not insta
 if [ $# -gt 0 ]; then
     ALLOCS=("$@")
 else
-    mapfile -t ALLOCS < <("$RTBENCH" list | awk '/^allocators:/{a=1; next} /^(unavailable|experiments)/{a=0} a{print $1}')
+    mapfile -t ALLOCS < <("$RTBENCH" list | awk '/^allocators:/{a=1; next} /^(unavailable|experiments|multi-thread)/{a=0} a{print $1}')
 fi
 
 # Debian's jemalloc, dlopen()ed by rtbench, needs room in the static TLS block; rtbench would
