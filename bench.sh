@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench.sh -- the benchmark command: build, measure, report.
 #
-#   ./bench.sh                 quick scale (about 5-8 minutes on 2 cores)
+#   ./bench.sh                 quick scale (about 50 minutes on 2 cores)
 #   ./bench.sh --scale full    larger instruction-count samples and mem_frag repetitions
 #   ./bench.sh --alloc tlsf,glibc,noop     any `rtbench run` option is passed through
+#   ./bench.sh --no-rt         skip the stellwag study's second pass with SCHED_FIFO threads
 #
 # 1. Installs what is missing on Debian/Ubuntu (cmake gcc valgrind python3-matplotlib, and the
 #    system peers jemalloc and mimalloc: libjemalloc-dev libmimalloc-dev; apt-get, sudo unless root;
@@ -12,8 +13,10 @@
 #    libatomic-ops-dev (AO_malloc, linked statically for the stellwag experiment; without it
 #    aomalloc is listed unavailable).
 # 2. Builds Release with -O2 -DNDEBUG in build/bench (library and benchmark alike).
-# 3. Runs `rtbench run all` (table to stdout and results/rtbench.txt; CSVs to results/); every
-#    experiment of `rtbench list`, the FMA 1998 study (fma*.csv) included.
+# 3. Runs `rtbench run all --rt` (table to stdout and results/rtbench.txt; CSVs to results/); every
+#    experiment of `rtbench list`, the FMA 1998 study (fma*.csv) included; --rt repeats the
+#    stellwag study with SCHED_FIFO threads and locked memory where permitted (root or
+#    CAP_SYS_NICE; otherwise rtbench says so and skips that pass).
 # 4. Runs bench/callgrind_check.sh: exact instructions per call over every call of churn.
 # 5. Runs tools/footprint.sh --csv: .text/.data/.bss per allocator and control-block sizes for
 #    Cortex-M4 at -Os (results/footprint*.csv). Needs arm-none-eabi-gcc (gcc-arm-none-eabi, installed
@@ -99,8 +102,13 @@ esac
 
 # --- 3. measure --------------------------------------------------------------------------------
 mkdir -p "$RESULTS"
+RT_FLAG=(--rt)
+ARGS=()
+for arg in "$@"; do
+    if [ "$arg" = "--no-rt" ]; then RT_FLAG=(); else ARGS+=("$arg"); fi
+done
 rc=0
-"$RTBENCH" run all --csv "$RESULTS" "$@" | tee "$RESULTS/rtbench.txt" || rc=$?
+"$RTBENCH" run all --csv "$RESULTS" "${RT_FLAG[@]}" "${ARGS[@]}" | tee "$RESULTS/rtbench.txt" || rc=$?
 if [ "$rc" -ne 0 ]; then
     echo "bench.sh: rtbench stopped (status $rc); writing the report of what was measured" >&2
 fi
