@@ -2,12 +2,13 @@
 # builds and runs two small consumers against the installed files only:
 #   1. a CMake project:  find_package(rtalloc 0.1 REQUIRED COMPONENTS core drivers)
 #                        target_link_libraries(... rtalloc::drivers rtalloc::rtalloc)
+#   3. with C++ (-DCXX=ON): a C++17 CMake project against rtalloc::fma_new and rtalloc/pmr.hpp
 #   2. a plain compile:  cc main.c $(pkg-config --cflags --libs rtalloc-drivers), and the core
 #                        alone with $(pkg-config --cflags --libs rtalloc)  (skipped without
 #                        pkg-config)
 #
 # cmake -DBUILD_DIR=... -DWORK_DIR=... -DC_COMPILER=... [-DC_FLAGS=...] [-DEMULATOR=...]
-#       [-DCONFIG=...] -DDRIVERS=ON|OFF -P PackageTest.cmake
+#       [-DCONFIG=...] -DDRIVERS=ON|OFF [-DCXX=ON -DCXX_COMPILER=...] -P PackageTest.cmake
 cmake_minimum_required(VERSION 3.16)
 
 foreach(var BUILD_DIR WORK_DIR C_COMPILER)
@@ -96,6 +97,62 @@ run(${CMAKE_COMMAND} -S ${WORK_DIR}/consumer -B ${WORK_DIR}/consumer-build
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-build)
 run(${emulator} ${WORK_DIR}/consumer-build/consumer)
 message(STATUS "find_package consumer: ${run_output}")
+
+# 3. C++: the pmr adapters over a registry heap, and the region behind operator new
+if(CXX AND DRIVERS)
+    file(MAKE_DIRECTORY ${WORK_DIR}/consumer-cxx)
+    file(WRITE ${WORK_DIR}/consumer-cxx/main.cpp [=[
+#include <cstdio>
+#include <vector>
+#include <rtalloc/fma_new.hpp>
+#include <rtalloc/pmr.hpp>
+
+int main()
+{
+    rtalloc::heap_resource tlsf(rt_registry_find("tlsf"), std::size_t{1} << 20);
+    std::pmr::vector<int> v(&tlsf);
+    for (int i = 0; i < 10000; i++) {
+        v.push_back(i);
+    }
+    if (v[9999] != 9999) {
+        return 1;
+    }
+    rt_heap_policy = rt_heappolicy{std::size_t{1} << 20, RT_FMA_PRIVATE, 0, false, nullptr};
+    void *p = rtalloc::fma_new_allocate(100, 16);
+    if (p == nullptr || !rt_fma_region_contains(rtalloc::new_region(), p)) {
+        return 2;
+    }
+    rtalloc::fma_new_release(p);
+    std::printf("rtalloc C++ consumer: ok\n");
+    return 0;
+}
+]=])
+    file(WRITE ${WORK_DIR}/consumer-cxx/CMakeLists.txt "
+cmake_minimum_required(VERSION 3.16)
+project(rtalloc_consumer_cxx LANGUAGES C CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(rtalloc 0.1 REQUIRED COMPONENTS core drivers fma_new)
+add_executable(consumer_cxx main.cpp)
+target_link_libraries(consumer_cxx PRIVATE rtalloc::fma_new rtalloc::drivers rtalloc::rtalloc)
+")
+    # Clang links its sanitizer runtimes statically and whole, operator new/delete included:
+    # with AddressSanitizer the consumer takes the shared runtime, so that fma_new's operators
+    # interpose (as drivers/CMakeLists.txt does in the build tree).
+    set(cxx_link "")
+    if(CXX_COMPILER MATCHES "clang" AND C_FLAGS MATCHES "-fsanitize=[^ ]*address")
+        execute_process(COMMAND ${CXX_COMPILER} -print-resource-dir
+            OUTPUT_VARIABLE resource_dir OUTPUT_STRIP_TRAILING_WHITESPACE)
+        set(cxx_link "-shared-libsan -Wl,-rpath,${resource_dir}/lib/linux")
+    endif()
+    run(${CMAKE_COMMAND} -S ${WORK_DIR}/consumer-cxx -B ${WORK_DIR}/consumer-cxx-build
+        -DCMAKE_C_COMPILER=${C_COMPILER} "-DCMAKE_C_FLAGS=${C_FLAGS}"
+        -DCMAKE_CXX_COMPILER=${CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${C_FLAGS}"
+        "-DCMAKE_EXE_LINKER_FLAGS=${cxx_link}"
+        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+    run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-cxx-build)
+    run(${emulator} ${WORK_DIR}/consumer-cxx-build/consumer_cxx)
+    message(STATUS "C++ consumer: ${run_output}")
+endif()
 
 # 2. pkg-config
 find_program(PKG_CONFIG_EXECUTABLE NAMES pkg-config pkgconf)
