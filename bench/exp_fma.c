@@ -315,6 +315,23 @@ static void on_progress(void *context, double done)
     bench_progress("fma", p->alloc, p->phase, done);
 }
 
+/* Splits the measured per-op cycles in st->c0 into st->ms (mallocs) and st->fs (frees). */
+static void split_cycles(fma_state_t *st, const wl_trace_t *t, size_t *nm, size_t *nf)
+{
+    *nm = 0;
+    *nf = 0;
+    for (size_t i = 0; i < t->nops; i++) {
+        if (st->c0[i] == DRV_NOT_MEASURED) {
+            continue;
+        }
+        if (t->ops[i].kind == WL_MALLOC) {
+            st->ms[(*nm)++] = st->c0[i];
+        } else {
+            st->fs[(*nf)++] = st->c0[i];
+        }
+    }
+}
+
 static void fma_measure(fma_state_t *st, drv_instance_t *in, int mode, size_t li, fma_row_t *row,
                         double base, double span)
 {
@@ -339,17 +356,8 @@ static void fma_measure(fma_state_t *st, drv_instance_t *in, int mode, size_t li
     }
     mt_min_into(st->c0, st->c1, t->nops);
     row->failures = o0.failures > o1.failures ? o0.failures : o1.failures;
-    size_t nm = 0, nf = 0;
-    for (size_t i = 0; i < t->nops; i++) {
-        if (st->c0[i] == DRV_NOT_MEASURED) {
-            continue;
-        }
-        if (t->ops[i].kind == WL_MALLOC) {
-            st->ms[nm++] = st->c0[i];
-        } else {
-            st->fs[nf++] = st->c0[i];
-        }
-    }
+    size_t nm, nf;
+    split_cycles(st, t, &nm, &nf);
     row->calls = nm + nf;
     mt_summarize_u32(st->ms, nm, &row->m, NULL);
     mt_summarize_u32(st->fs, nf, &row->f, NULL);
@@ -387,56 +395,15 @@ static void fma_measure(fma_state_t *st, drv_instance_t *in, int mode, size_t li
     row->interrupted = drv_stop != 0;
 }
 
-/* Quantile levels of fma_cdf.csv: every 0.5 %, then the tail in finer steps (as churn_cdf.csv). */
-static size_t cdf_levels(double *q, size_t cap)
-{
-    size_t n = 0;
-    for (int i = 0; i <= 198 && n < cap; i++) {
-        q[n++] = (double)i * 0.5;
-    }
-    for (int i = 991; i <= 999 && n < cap; i++) {
-        q[n++] = (double)i / 10.0;
-    }
-    for (int i = 9991; i <= 9999 && n < cap; i++) {
-        q[n++] = (double)i / 100.0;
-    }
-    if (n < cap) {
-        q[n++] = 100.0;
-    }
-    return n;
-}
-
-static void write_cdf(FILE *f, const char *alloc, const char *op, const uint32_t *sorted, size_t n)
-{
-    if (f == NULL || n == 0) {
-        return;
-    }
-    double q[256];
-    size_t nq = cdf_levels(q, 256);
-    for (size_t i = 0; i < nq; i++) {
-        uint32_t v = q[i] <= 0.0 ? sorted[0] : mt_percentile(sorted, n, q[i]);
-        fprintf(f, "%s,%s,%.2f,%u\n", alloc, op, q[i], v);
-    }
-}
-
 /* The per-op cycles of the last timed pair are still in c0: the CDF of the 60,000 run. */
 static void fma_cdf_rows(fma_state_t *st, FILE *cdf, const char *alloc, const wl_trace_t *t)
 {
-    size_t nm = 0, nf = 0;
-    for (size_t i = 0; i < t->nops; i++) {
-        if (st->c0[i] == DRV_NOT_MEASURED) {
-            continue;
-        }
-        if (t->ops[i].kind == WL_MALLOC) {
-            st->ms[nm++] = st->c0[i];
-        } else {
-            st->fs[nf++] = st->c0[i];
-        }
-    }
+    size_t nm, nf;
+    split_cycles(st, t, &nm, &nf);
     mt_sort_u32(st->ms, nm);
-    write_cdf(cdf, alloc, "malloc", st->ms, nm);
+    mt_write_cdf(cdf, alloc, "malloc", st->ms, nm);
     mt_sort_u32(st->fs, nf);
-    write_cdf(cdf, alloc, "free", st->fs, nf);
+    mt_write_cdf(cdf, alloc, "free", st->fs, nf);
 }
 
 /* --- (2b) instructions per call --------------------------------------------------------------------- */

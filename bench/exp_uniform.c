@@ -76,38 +76,6 @@ static void loop_ns_per_op(drv_instance_t *in, drv_instance_t *ref, const wl_tra
     *ref_ns = ref != NULL ? (double)ref_best / (double)t->nops : 0.0;
 }
 
-/* Quantile levels of the CDF file: every 0.5 % and the tail in finer steps. */
-static size_t cdf_levels(double *q, size_t cap)
-{
-    size_t n = 0;
-    for (int i = 0; i <= 198 && n < cap; i++) {
-        q[n++] = (double)i * 0.5;
-    }
-    for (int i = 991; i <= 999 && n < cap; i++) {
-        q[n++] = (double)i / 10.0;
-    }
-    for (int i = 9991; i <= 9999 && n < cap; i++) {
-        q[n++] = (double)i / 100.0;
-    }
-    if (n < cap) {
-        q[n++] = 100.0;
-    }
-    return n;
-}
-
-static void write_cdf(FILE *f, const char *alloc, const char *op, const uint32_t *sorted, size_t n)
-{
-    if (f == NULL || n == 0) {
-        return;
-    }
-    double q[256];
-    size_t nq = cdf_levels(q, 256);
-    for (size_t i = 0; i < nq; i++) {
-        uint32_t v = q[i] <= 0.0 ? sorted[0] : mt_percentile(sorted, n, q[i]);
-        fprintf(f, "%s,%s,%.2f,%u\n", alloc, op, q[i], v);
-    }
-}
-
 static void write_raw(const bench_ctx_t *ctx, const wl_trace_t *t, const char *alloc, const uint32_t *c1,
                       const uint32_t *c2, const uint32_t *p, size_t done, bool two_runs)
 {
@@ -262,9 +230,9 @@ static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
         double pmean = nm != 0 ? psum / (double)nm : 0.0;
         mt_summary_t sm, sf;
         mt_summarize_u32(ms, nm, &sm, sorted);
-        write_cdf(cdf, a->name, "malloc", sorted, nm);
+        mt_write_cdf(cdf, a->name, "malloc", sorted, nm);
         mt_summarize_u32(fs, nf, &sf, sorted);
-        write_cdf(cdf, a->name, "free", sorted, nf);
+        mt_write_cdf(cdf, a->name, "free", sorted, nf);
         bool interrupted = !two || loop == 0.0;
         double ratio = ref > 0.0 && loop > 0.0 ? loop / ref : 0.0;
 

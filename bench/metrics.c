@@ -129,3 +129,26 @@ void mt_min_into(uint32_t *dst, const uint32_t *src, size_t n)
         dst[i] = src[i] < dst[i] ? src[i] : dst[i];
     }
 }
+
+void mt_write_cdf(FILE *f, const char *alloc, const char *op, const uint32_t *sorted, size_t n)
+{
+    if (f == NULL || n == 0) {
+        return;
+    }
+    double q[256];
+    size_t nq = 0;
+    for (int i = 0; i <= 198; i++) {
+        q[nq++] = (double)i * 0.5;
+    }
+    for (int i = 991; i <= 999; i++) {
+        q[nq++] = (double)i / 10.0;
+    }
+    for (int i = 9991; i <= 9999; i++) {
+        q[nq++] = (double)i / 100.0;
+    }
+    q[nq++] = 100.0;
+    for (size_t i = 0; i < nq; i++) {
+        uint32_t v = q[i] <= 0.0 ? sorted[0] : mt_percentile(sorted, n, q[i]);
+        fprintf(f, "%s,%s,%.2f,%u\n", alloc, op, q[i], v);
+    }
+}

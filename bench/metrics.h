@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct mt_summary {
     size_t n;
@@ -32,5 +33,10 @@ void mt_sort_u32(uint32_t *v, size_t n);
 
 /* dst[i] = min(dst[i], src[i]): Masmano's minimum of two identical runs. */
 void mt_min_into(uint32_t *dst, const uint32_t *src, size_t n);
+
+/* Writes the CDF of sorted[0..n) to f as CSV rows "<alloc>,<op>,<percentile>,<value>": every
+ * 0.5 %, then 99.1..99.9 by 0.1 and 99.91..99.99 by 0.01, then 100 (the minimum at 0). Nothing
+ * when f is NULL or n == 0. The format of churn_cdf.csv, small_cdf.csv and fma_cdf.csv. */
+void mt_write_cdf(FILE *f, const char *alloc, const char *op, const uint32_t *sorted, size_t n);
 
 #endif /* RTBENCH_METRICS_H */

@@ -94,9 +94,16 @@ static void table_free(fma_table_t *tb)
 
 /* The trace's ops (every free empties an entry some earlier malloc filled: at most one free per
  * malloc) and the table, empty; t zeroed. False when out of memory. */
-static bool trace_open(wl_trace_t *t, size_t allocations, uint64_t seed, fma_table_t *tb)
+/* Opens a trace of `allocations` mallocs (false, with *t empty, for 0 or out of memory) and its
+ * table; zeroes *in. */
+static bool trace_open(wl_trace_t *t, size_t allocations, uint64_t seed, fma_table_t *tb,
+                       wl_fma_info_t *in)
 {
+    memset(in, 0, sizeof *in);
     memset(t, 0, sizeof *t);
+    if (allocations == 0) {
+        return false;
+    }
     t->ops = malloc(2u * allocations * sizeof *t->ops);
     *tb = (fma_table_t){calloc(WL_FMA_TABLE, sizeof(uint32_t)),
                         malloc(WL_FMA_TABLE * sizeof(uint32_t)),
@@ -170,13 +177,8 @@ bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_rele
     }
     wl_fma_info_t local;
     wl_fma_info_t *in = info != NULL ? info : &local;
-    memset(in, 0, sizeof *in);
     fma_table_t tb;
-    if (allocations == 0) {
-        memset(t, 0, sizeof *t);
-        return false;
-    }
-    if (!trace_open(t, allocations, seed, &tb)) {
+    if (!trace_open(t, allocations, seed, &tb, in)) {
         return false;
     }
     snprintf(t->name, sizeof t->name, "fma");
@@ -223,13 +225,8 @@ bool wl_fma_burst(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, uint6
 {
     wl_fma_info_t local;
     wl_fma_info_t *in = info != NULL ? info : &local;
-    memset(in, 0, sizeof *in);
     fma_table_t tb;
-    if (allocations == 0) {
-        memset(t, 0, sizeof *t);
-        return false;
-    }
-    if (!trace_open(t, allocations, seed, &tb)) {
+    if (!trace_open(t, allocations, seed, &tb, in)) {
         return false;
     }
     snprintf(t->name, sizeof t->name, "fma-burst");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cxxcheck.hpp"
+#include "fma_segment.h"
 #include "rtalloc/fma_new.hpp"
 
 namespace {
@@ -32,19 +33,6 @@ std::size_t used_blocks()
 
 bool in_region(const void *p) { return rt_fma_region_contains(rtalloc::new_region(), p); }
 
-bool segment_exists(const char *key)
-{
-    char name[256];
-    if (!rt_fma_region_name(key, name, sizeof name)) {
-        return false;
-    }
-    int fd = shm_open(name, O_RDONLY, 0);
-    if (fd >= 0) {
-        close(fd);
-        return true;
-    }
-    return errno != ENOENT;
-}
 
 void test_entry_points()
 {

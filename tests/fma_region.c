@@ -37,6 +37,7 @@
 
 #include "rtalloc/fma_region.h"
 #include "testlib.h"
+#include "fma_segment.h"
 
 #define MiB ((size_t)1 << 20)
 #define CHILD_SKIP 77
@@ -48,19 +49,6 @@ static void make_key(char *buf, size_t n, const char *what)
     (void)snprintf(buf, n, "t%ld-%s", (long)getpid(), what);
 }
 
-static bool segment_exists(const char *key)
-{
-    char name[256];
-    if (!rt_fma_region_name(key, name, sizeof name)) {
-        return false;
-    }
-    int fd = shm_open(name, O_RDONLY, 0);
-    if (fd >= 0) {
-        (void)close(fd);
-        return true;
-    }
-    return errno != ENOENT;
-}
 
 /* Runs fn(arg) in a forked child; returns its exit status (or 128 + signal). */
 static int run_child(int (*fn)(void *), void *arg)

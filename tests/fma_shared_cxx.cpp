@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cxxcheck.hpp"
+#include "fma_segment.h"
 #include "rtalloc/fma_region.h"
 
 namespace {
@@ -73,19 +74,6 @@ const void *vptr(const void *object)
     return v;
 }
 
-bool segment_exists(const char *key)
-{
-    char name[256];
-    if (!rt_fma_region_name(key, name, sizeof name)) {
-        return false;
-    }
-    int fd = shm_open(name, O_RDONLY, 0);
-    if (fd >= 0) {
-        close(fd);
-        return true;
-    }
-    return errno != ENOENT;
-}
 
 int wait_status(pid_t pid)
 {
