@@ -18,6 +18,7 @@
  *                              block frees normally. Not tested: a size that spans exactly the
  *                              following blocks (a header forged consistent with both neighbours,
  *                              which heap.h states no O(1) check can see)
+ *   set_lock of half a pair    -> BAD_HOOKS, the hooks unchanged
  *   calloc overflow            -> OVERFLOW;  bad alignment 0, 3, 24, SIZE_MAX -> BAD_ALIGNMENT
  *   larger than the heap       -> TOO_LARGE; realloc / usable_size of a bad pointer: reported
  *   boundaries                 SIZE_MAX and just below, SIZE_MAX/2, 0xFFFFFFFF: NULL, no wrap;
@@ -551,6 +552,59 @@ static bool buffer_at(tl_buffer_t *b, size_t size, size_t mis, size_t page)
 }
 
 /* Exactly min_buffer works at every address; one byte less fails at some address. */
+/* --- lock hooks ------------------------------------------------------------------------------- */
+
+static unsigned long hook_locks, hook_unlocks;
+static uintptr_t count_lock(void *context)
+{
+    (void)context;
+    hook_locks++;
+    return 0;
+}
+static void count_unlock(void *context, uintptr_t token)
+{
+    (void)context;
+    (void)token;
+    hook_unlocks++;
+}
+
+/* set_lock with a lock and no unlock (or the reverse) -> BAD_HOOKS, and the hooks stay as they
+ * were: none, then the full pair. */
+static void case_half_hooks(const rt_allocator_t *d)
+{
+    if (d->set_lock == NULL) {
+        return; /* lock-free allocators take no hooks */
+    }
+    tl_inst_t x;
+    if (!tl_inst_open(&x, d, HEAP, 0)) {
+        tl_inst_close(&x, false);
+        return;
+    }
+    rt_stats_t s = snap(&x);
+    d->set_lock(x.h, count_lock, NULL, NULL);
+    refused(&x, &s, RT_ERR_BAD_HOOKS, RT_ERR_BAD_HOOKS, RET_VOID, "set_lock(lock, NULL)");
+    s = snap(&x);
+    d->set_lock(x.h, NULL, count_unlock, NULL);
+    refused(&x, &s, RT_ERR_BAD_HOOKS, RT_ERR_BAD_HOOKS, RET_VOID, "set_lock(NULL, unlock)");
+    hook_locks = hook_unlocks = 0;
+    d->free(x.h, d->malloc(x.h, 64));
+    TL_CHECK(hook_locks == 0u && hook_unlocks == 0u, "%s: a refused half pair was installed (%lu locks, %lu unlocks)",
+             d->name, hook_locks, hook_unlocks);
+    d->set_lock(x.h, count_lock, count_unlock, NULL);
+    d->free(x.h, d->malloc(x.h, 64));
+    TL_CHECK(hook_locks >= 2u && hook_locks == hook_unlocks, "%s: the full pair: %lu locks, %lu unlocks", d->name,
+             hook_locks, hook_unlocks);
+    s = snap(&x);
+    d->set_lock(x.h, count_lock, NULL, NULL);
+    refused(&x, &s, RT_ERR_BAD_HOOKS, RT_ERR_BAD_HOOKS, RET_VOID, "set_lock(lock, NULL) over a pair");
+    unsigned long locks = hook_locks;
+    d->free(x.h, d->malloc(x.h, 64));
+    TL_CHECK(hook_locks > locks && hook_locks == hook_unlocks, "%s: the pair was not kept after a refused half",
+             d->name);
+    d->set_lock(x.h, NULL, NULL, NULL);
+    tl_inst_close(&x, true);
+}
+
 static void case_min_buffer(const rt_allocator_t *d)
 {
     if (!TL_CHECK(d->min_buffer != NULL, "%s: no min_buffer", d->name)) {
@@ -630,6 +684,7 @@ int main(int argc, char **argv)
         case_too_large(d);
         case_largest_free(d);
         case_min_buffer(d);
+        case_half_hooks(d);
         printf("%-9s %s\n", d->name, tl_state.failed > failed ? "FAILED" : "ok");
     }
     return tl_summary("badinput");

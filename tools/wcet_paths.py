@@ -27,8 +27,8 @@ The hook calls are identified by what their register holds: on every path from t
 entry (through register copies) it must be a word load at HOOK_LOCK_OFFSET / HOOK_UNLOCK_OFFSET,
 the offsets of rt_heap_t's hooks.lock / hooks.unlock on both 32-bit targets; the unlock may be a
 tail call through a register (bx r3 / jr a5).
-ASSUMPTION: hooks.unlock is non-NULL whenever hooks.lock is (rt_heap_set_lock is given a pair, as
-the study does); the branches that skip the unlock call when the pointer loaded from its field is
+hooks.unlock is non-NULL whenever hooks.lock is: rt_hooks_set_lock installs both or neither (a half
+pair is refused with RT_ERR_BAD_HOOKS, tests/badinput.c); so the branches that skip the unlock call when the pointer loaded from its field is
 NULL are dropped (with -v, listed). Everything else is taken from the code: the bound holds for any
 heap contents and any arguments, on the ELF given (it is not a property of the source: rebuild,
 rerun).
@@ -531,9 +531,9 @@ def analyse(elf, entries, verbose):
         if len(locks) != 1 or not unlocks:
             raise Refuse("%s: %d lock calls, %d unlock calls" % (wf, len(locks), len(unlocks)))
         lk = locks[0]
-        # ASSUMPTION: hooks.unlock is set whenever hooks.lock is (rt_heap_set_lock is given a pair,
-        # as the study does). The inlined rt_hooks_unlock tests the pointer for NULL before the
-        # call; that skip edge is infeasible under the assumption and dropped (a NULL unlock hook
+        # hooks.unlock is set whenever hooks.lock is (rt_hooks_set_lock installs both or neither;
+        # a half pair is refused with RT_ERR_BAD_HOOKS). The inlined rt_hooks_unlock tests the pointer for NULL before the
+        # call; that skip edge is infeasible and dropped (a NULL unlock hook
         # would leave interrupts masked for good: there is no stretch to bound).
         for m, tgt in sorted(unlock_null_tests(arch, insns, succ).items()):
             if tgt != m + 1:

@@ -29,7 +29,8 @@ typedef enum rt_error_kind {
     RT_ERR_OVERFLOW,        /* calloc: count * size overflows size_t */
     RT_ERR_BAD_ALIGNMENT,   /* aligned allocation: alignment is zero or not a power of two */
     RT_ERR_TOO_LARGE,       /* the request can never fit: larger than the heap's largest block */
-    RT_ERR_BAD_POOL         /* create/add_pool: buffer too small, too many pools, or overlapping */
+    RT_ERR_BAD_POOL,        /* create/add_pool: buffer too small, too many pools, or overlapping */
+    RT_ERR_BAD_HOOKS        /* set_lock: a lock hook without its unlock hook, or the reverse */
 } rt_error_kind_t;
 
 /* One report. `message` is a static English sentence; `pointer` the argument at fault (or

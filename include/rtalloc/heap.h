@@ -190,7 +190,9 @@ void rt_heap_walk(rt_heap_t *heap, rt_walk_fn fn, void *context);
 /* Installs the error handler (NULL: count only). */
 void rt_heap_set_handler(rt_heap_t *heap, rt_error_handler_t handler, void *context);
 
-/* Installs lock hooks (both NULL: no locking). Not itself locked: call before sharing the heap. */
+/* Installs lock hooks (both NULL: no locking). A lock without its unlock, or the reverse, is
+ * refused (RT_ERR_BAD_HOOKS; the hooks stay as they were). Not itself locked: call before
+ * sharing the heap. */
 void rt_heap_set_lock(rt_heap_t *heap, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
 
 rt_index_t rt_heap_index(const rt_heap_t *heap);

@@ -14,6 +14,7 @@ const char *rt_error_message(rt_error_kind_t kind)
     case RT_ERR_BAD_ALIGNMENT: return "alignment is not a power of two";
     case RT_ERR_TOO_LARGE: return "request is larger than the allocator's largest block";
     case RT_ERR_BAD_POOL: return "buffer too small, overlapping, or no pool slot left";
+    case RT_ERR_BAD_HOOKS: return "a lock hook needs its unlock hook (both or neither)";
     case RT_ERR_NONE: break;
     }
     return "no error";
@@ -60,6 +61,12 @@ void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *conte
 
 void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
 {
+    /* Both or neither: a lock without its unlock would leave the allocator locked (interrupts
+     * masked) for ever, and every masked stretch ends at the unlock hook by construction. */
+    if ((lock == NULL) != (unlock == NULL)) {
+        rt_hooks_report(k, false, RT_ERR_BAD_HOOKS, "set_lock", NULL, 0);
+        return;
+    }
     k->lock = lock;
     k->unlock = unlock;
     k->lock_context = context;
