@@ -37,6 +37,22 @@
 #define RT_ASSERT(x) ((x) ? (void)0 : __builtin_trap())
 #endif
 
+/* Hardening level: how much redundancy the allocators keep in their metadata so that an
+ * application's write past (or before) its block, into the allocator's metadata, is detected
+ * before the allocator acts on it (SPEC 3). Every level still detects bad pointers and double
+ * frees in O(1); the levels differ in what an overflow into metadata can do.
+ *   0: the checks of the original designs only. An overflow into metadata may go undetected
+ *      and corrupt the heap (the allocators of the papers as written). Smallest and fastest.
+ *   1: (default) metadata integrity in O(1): every header, footer and link the allocator reads
+ *      from memory the application can reach is verified before it is acted on (tagged headers,
+ *      safe unlinking, links checked against their neighbours); any corruption of one to several
+ *      bytes next to a block is detected and reported, the call refused.
+ *   2: level 1 plus checks that cost more per call (each allocator's header says which).
+ * README's guarantees table states, per allocator, what each level detects and costs. */
+#ifndef RT_HARDENING
+#define RT_HARDENING 1
+#endif
+
 /* Alignment of every pointer a heap returns (a power of two >= 8 and >= the word size).
  * Default: two machine words = 16 bytes on 64-bit, 8 bytes on 32-bit (alignof(max_align_t)
  * on the usual ABIs of both). */
