@@ -163,8 +163,9 @@ static void one_index(rt_index_t idx)
             continue;
         }
         size_t overhead = best - LARGEST;
-        TL_CHECK(overhead >= control + sizeof(size_t) &&
-                     overhead <= control + (size_t)RT_HEAP_ALIGN - 1u + (size_t)RT_HEAP_ALIGN + sizeof(size_t),
+        TL_CHECK(overhead >= control + sizeof(size_t) + 2u * RT_HEAP_POOL_GUARD &&
+                     overhead <= control + (size_t)RT_HEAP_ALIGN - 1u + (size_t)RT_HEAP_ALIGN + sizeof(size_t) +
+                                     2u * RT_HEAP_POOL_GUARD,
                  "%s +%zu: exact pool = largest block + %zu (control %zu): outside heap.h's sizing rule", name, mis[k],
                  overhead, control);
         if (k == 0u) {

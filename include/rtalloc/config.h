@@ -53,6 +53,12 @@
 #define RT_HARDENING 1
 #endif
 
+/* Mixed with each heap's address into the key of its header tags (RT_HARDENING >= 1). A build
+ * may set its own (e.g. from a device serial number at build time); any value works. */
+#ifndef RT_HEAP_KEY_SEED
+#define RT_HEAP_KEY_SEED 0x5DEECE66Dull
+#endif
+
 /* Alignment of every pointer a heap returns (a power of two >= 8 and >= the word size).
  * Default: two machine words = 16 bytes on 64-bit, 8 bytes on 32-bit (alignof(max_align_t)
  * on the usual ABIs of both). */
@@ -61,10 +67,20 @@
 #endif
 
 /* Every block of a boundary-tag heap (header included) is smaller than 2^RT_HEAP_MAX_BLOCK_LOG2
- * bytes; larger pools are used up to that size. It sizes the TLSF and half-fit tables, so a
- * small embedded heap saves RAM by lowering it. Default: 2^40 (1 TiB) on 64-bit, 2^31 on 32-bit. */
+ * bytes; larger pools are used up to that size (add pools for more). It sizes the TLSF and
+ * half-fit tables, so a small embedded heap saves RAM by lowering it. With RT_HARDENING >= 1 the
+ * header word's bits above it hold the header's tag (src/heap/block.h), so it must be a multiple
+ * of 8 with at least 8 bits left: default 2^32 (4 GiB) on 64-bit (up to 48 allowed: 40 costs two
+ * instructions per header check), 2^24 (16 MiB) on 32-bit. With RT_HARDENING 0: 2^40 (1 TiB) on
+ * 64-bit, 2^31 on 32-bit. */
 #ifndef RT_HEAP_MAX_BLOCK_LOG2
+#if RT_HARDENING >= 1
 #if UINTPTR_MAX > 0xFFFFFFFFu
+#define RT_HEAP_MAX_BLOCK_LOG2 32
+#else
+#define RT_HEAP_MAX_BLOCK_LOG2 24
+#endif
+#elif UINTPTR_MAX > 0xFFFFFFFFu
 #define RT_HEAP_MAX_BLOCK_LOG2 40
 #else
 #define RT_HEAP_MAX_BLOCK_LOG2 31

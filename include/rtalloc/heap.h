@@ -28,7 +28,8 @@
  *   alignment of every pointer      8                   16
  *   block sizes                     multiples of A (TLSF and tlsf32 also round the request up
  *                                   to the start of its second-level slot: < 1/16 resp. 1/32)
- *   largest block (default)         2^31 - 8            2^40 - 16   (RT_HEAP_MAX_BLOCK_LOG2)
+ *   largest block (default)         2^24 - 8            2^32 - 16   (RT_HEAP_MAX_BLOCK_LOG2;
+ *                                   with RT_HARDENING 0: 2^31 - 8 and 2^40 - 16)
  *   largest request                 largest block - W for seglist, firstfit, bestfit; for
  *                                   tlsf/tlsf32 the start of the largest block's slot - W (the
  *                                   search rounds up), for halffit the power of two <= the
@@ -39,7 +40,8 @@
  * predecessor -- the "prev" link lives in the free predecessor, so used blocks pay one word.
  *
  * Sizing rule: a buffer of B bytes holds the control structure (rt_heap_control_size), up to
- * A - 1 bytes of alignment slack, one word of end sentinel, and blocks. n live requests of
+ * A - 1 bytes of alignment slack, one word of end sentinel, the pool's guard zones
+ * (2 * RT_HEAP_POOL_GUARD bytes: 32 with RT_HARDENING >= 1, else 0), and blocks. n live requests of
  * payload s_i fit in the worst case of fragmentation only if the heap is larger than their sum;
  * a practical rule: B >= control + 2 * sum(round_up(s_i + W, A)) for the O(1) indexes
  * (Masmano 2006 measured TLSF's fragmentation factor at 10-15%).
@@ -53,6 +55,25 @@
  * and its two neighbours, reported through the heap's error handler, and the call changes
  * nothing. (A block header forged exactly by user data, consistent with both neighbours, is the
  * one case the O(1) check cannot see; RT_DEBUG >= 2 adds an exact O(blocks) membership check.)
+ *
+ * Hardening (RT_HARDENING, rtalloc/config.h; default 1). An application's write past the end or
+ * before the start of its block lands in metadata: the next block's header, a free neighbour's
+ * links or footer, its own header. At level 1 none of it is acted on unverified:
+ *   - every header word carries a tag (src/heap/block.h): a change of any one byte of a header,
+ *     of any value, is detected deterministically, several bytes with probability 1 - 2^-T
+ *     (T = 32 on 64-bit, 8 on 32-bit);
+ *   - a block the facade will treat as free proves it: tagged free header, footer equal to its
+ *     size, and membership of its list (its pprev slot points at it, its next points back):
+ *     safe unlinking, so no link is written through before both are verified, and no link is
+ *     followed that does not lie inside the heap;
+ *   - the walking indexes (seglist, firstfit, bestfit) check each block before reading it;
+ *   - each pool is fenced by RT_HEAP_POOL_GUARD bytes on both sides (checked by rt_heap_check).
+ * A corruption met by free or realloc is reported (RT_ERR_CORRUPTED for a neighbour, BAD_POINTER
+ * for the block's own header) and the call refused; met by malloc/memalign, reported and NULL
+ * (the damaged block stays in its list, never handed out: requests that reach it keep failing
+ * until the application stops). The cost: a tag check per header read (4 instructions on x86-64),
+ * a tag computation per header written, four compares per unlink; figures in README. Level 0:
+ * the checks above the hardening paragraph only.
  */
 #ifndef RTALLOC_HEAP_H
 #define RTALLOC_HEAP_H
@@ -76,6 +97,11 @@ typedef enum rt_index {
 } rt_index_t;
 
 #define RT_HEAP_WORD ((size_t)sizeof(size_t))
+#if RT_HARDENING >= 1
+#define RT_HEAP_POOL_GUARD ((size_t)16u) /* bytes fenced off before and after each pool */
+#else
+#define RT_HEAP_POOL_GUARD ((size_t)0u)
+#endif
 #define RT_HEAP_OVERHEAD RT_HEAP_WORD
 #define RT_HEAP_MIN_BLOCK ((4u * RT_HEAP_WORD + RT_HEAP_ALIGN - 1u) & ~((size_t)RT_HEAP_ALIGN - 1u))
 #define RT_HEAP_LARGEST_BLOCK (((size_t)1 << RT_HEAP_MAX_BLOCK_LOG2) - (size_t)RT_HEAP_ALIGN)

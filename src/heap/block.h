@@ -21,6 +21,20 @@
  *   bit 2 MARK       set only transiently by the integrity check
  * A header that coalescing swallowed is overwritten with STALE (FREE, size 0), so a later free
  * of that pointer is recognised as a double free rather than trusted.
+ *
+ * Hardening (RT_HARDENING >= 1): the header word is tagged. Its low D = RT_HEAP_MAX_BLOCK_LOG2
+ * bits hold size | flags (the "data"); its high T = 8W - D bits hold
+ *     tag = fold_T(data) XOR key          (key: per heap, never 0 in its low T bits)
+ * where fold_T XORs the data's T-bit chunks together. fold is linear and every byte of the data
+ * lands in its own byte of the tag (T is a multiple of 8 and D <= 4T), so any change confined to
+ * one byte of the header -- a bit flip, a 0x00 or 0xFF or any other byte written over it -- breaks
+ * the tag: detected, deterministically. A run of several corrupted bytes escapes with probability
+ * 2^-T (2^-32 on 64-bit with the default D = 32, 2^-8 on 32-bit with D = 24). An all-zero word
+ * never verifies (the key is nonzero). Flags change by XOR of the flag and its image in the tag
+ * (BLK_TOGGLE), so a flag update costs what it did. The tag is a check against accident (an
+ * overflow, a stale pointer), not a MAC: an application that reads one of its headers can learn
+ * the key; the link checks of the facade still keep such a forger's writes inside the heap.
+ * At RT_HARDENING 0 the tag is empty (T = 0 bits used, key ignored) and the verbs are as before.
  */
 #ifndef RT_HEAP_BLOCK_H
 #define RT_HEAP_BLOCK_H
@@ -54,6 +68,49 @@ _Static_assert(RT_HEAP_MIN_BLOCK >= 4 * sizeof(size_t), "free block must hold he
 _Static_assert(RT_HEAP_MAX_BLOCK_LOG2 >= 12 && RT_HEAP_MAX_BLOCK_LOG2 <= 8 * sizeof(size_t) - 1,
                "RT_HEAP_MAX_BLOCK_LOG2 out of range");
 
+/* --- tagged header words (see the top of this file) ------------------------------------------ */
+#if SIZE_MAX > 0xFFFFFFFFu
+#define BLK_WORD_BITS 64
+#else
+#define BLK_WORD_BITS 32
+#endif
+_Static_assert(BLK_WORD_BITS == 8 * sizeof(size_t), "size_t's width");
+#if RT_HARDENING >= 1
+#define BLK_DATA_BITS (RT_HEAP_MAX_BLOCK_LOG2)
+#define BLK_TAG_BITS (BLK_WORD_BITS - BLK_DATA_BITS)
+#define BLK_DATA_MASK ((((size_t)1) << BLK_DATA_BITS) - 1u)
+_Static_assert(RT_HEAP_MAX_BLOCK_LOG2 % 8 == 0 && RT_HEAP_MAX_BLOCK_LOG2 >= 16 &&
+                   RT_HEAP_MAX_BLOCK_LOG2 <= 8 * sizeof(size_t) - 8 &&
+                   RT_HEAP_MAX_BLOCK_LOG2 <= 4 * (8 * sizeof(size_t) - RT_HEAP_MAX_BLOCK_LOG2),
+               "RT_HARDENING >= 1: RT_HEAP_MAX_BLOCK_LOG2 must be a multiple of 8 in [16, 24] on 32-bit, "
+               "[16, 48] on 64-bit (the header's tag takes the bits above it)");
+/* XOR of the T-bit chunks of x < 2^D, in the low T bits (higher bits: don't care). */
+static inline size_t blk_fold(size_t x)
+{
+#if BLK_DATA_BITS > 2u * BLK_TAG_BITS
+    x ^= x >> (2 * BLK_TAG_BITS);
+#endif
+#if BLK_DATA_BITS > BLK_TAG_BITS
+    x ^= x >> BLK_TAG_BITS;
+#endif
+    return x;
+}
+/* The header word for `data` (size | flags). */
+static inline size_t blk_enc(size_t key, size_t data) { return data | ((blk_fold(data) ^ key) << BLK_DATA_BITS); }
+/* True iff `head` carries the tag of its data. */
+static inline bool blk_head_ok(size_t key, size_t head)
+{
+    return (((head >> BLK_DATA_BITS) ^ blk_fold(head & BLK_DATA_MASK) ^ key) & (~(size_t)0 >> BLK_DATA_BITS)) == 0u;
+}
+/* XOR this to flip one flag (bit < 8) and its image in the tag. */
+#define BLK_TOGGLE(flag) ((size_t)(flag) | ((size_t)(flag) << BLK_DATA_BITS))
+#else
+#define BLK_DATA_MASK (~(size_t)0)
+static inline size_t blk_enc(size_t key, size_t data) { return (void)key, data; }
+static inline bool blk_head_ok(size_t key, size_t head) { return (void)key, (void)head, true; }
+#define BLK_TOGGLE(flag) ((size_t)(flag))
+#endif
+
 /* The hot-path helpers are inlined whatever the compiler's size heuristics say when optimising
  * for speed; at -Os (firmware) the compiler chooses, and code size wins. */
 #if defined(__OPTIMIZE_SIZE__)
@@ -64,7 +121,10 @@ _Static_assert(RT_HEAP_MAX_BLOCK_LOG2 >= 12 && RT_HEAP_MAX_BLOCK_LOG2 <= 8 * siz
 
 static inline rt_blk *blk_at(void *address) { return (rt_blk *)address; }
 static inline rt_blk *blk_offset(rt_blk *b, size_t bytes) { return blk_at((char *)b + bytes); }
-static inline size_t blk_size(const rt_blk *b) { return b->head & ~BLK_FLAGS; }
+/* Size and flags of a header word (its tag stripped). */
+static inline size_t blk_data(size_t head) { return head & BLK_DATA_MASK; }
+static inline size_t blk_head_size(size_t head) { return head & BLK_DATA_MASK & ~BLK_FLAGS; }
+static inline size_t blk_size(const rt_blk *b) { return blk_head_size(b->head); }
 static inline bool blk_is_free(const rt_blk *b) { return (b->head & BLK_FREE) != 0; }
 static inline bool blk_prev_is_free(const rt_blk *b) { return (b->head & BLK_PREV_FREE) != 0; }
 static inline rt_blk *blk_next(rt_blk *b) { return blk_offset(b, blk_size(b)); }
@@ -80,20 +140,32 @@ static inline void blk_set_footer(rt_blk *b, size_t size)
     ((size_t *)(void *)((char *)b + size))[-1] = size;
 }
 
-/* Turns [b, b + size) into one free block: header, footer, and the successor's PREV_FREE.
- * The predecessor must be used (the caller has merged it otherwise). */
-static inline void blk_make_free(rt_blk *b, size_t size)
+/* Writes b's header: size | flags, tagged. */
+static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = blk_enc(key, data); }
+
+/* Flips PREV_FREE in b's header. The caller knows its state (each call site says). */
+static inline void blk_flip_prev_free(rt_blk *b) { b->head ^= BLK_TOGGLE(BLK_PREV_FREE); }
+
+/* Turns [b, b + size) into one free block: header and footer; and, when set_next is true, sets
+ * the successor's PREV_FREE (false: the successor's PREV_FREE is set already, because a free
+ * block preceded it and was merged into b). The predecessor must be used. */
+static inline void blk_make_free(size_t key, rt_blk *b, size_t size, bool set_next)
 {
-    blk_offset(b, size)->head |= BLK_PREV_FREE;
+    if (set_next) {
+        blk_flip_prev_free(blk_offset(b, size));
+    }
     blk_set_footer(b, size);
-    b->head = size | BLK_FREE; /* last, so the index's read of the size is forwarded */
+    blk_set_head(key, b, size | BLK_FREE); /* last, so the index's read of the size is forwarded */
 }
 
 /* Marks a header swallowed by a merge, so that a second free of it is caught. */
-static inline void blk_make_stale(rt_blk *b) { b->head = BLK_STALE; }
+static inline void blk_make_stale(size_t key, rt_blk *b) { blk_set_head(key, b, BLK_STALE); }
 
-/* The header a free block must have exactly (no PREV_FREE, no MARK). */
-static inline bool blk_is_free_header(const rt_blk *b, size_t size) { return b->head == (size | BLK_FREE); }
+/* The header a free block of `size` bytes must have exactly (tag, no PREV_FREE, no MARK). */
+static inline bool blk_is_free_header(size_t key, const rt_blk *b, size_t size)
+{
+    return b->head == blk_enc(key, size | BLK_FREE);
+}
 
 static inline size_t rt_align_up(size_t x, size_t a) { return (x + a - 1u) & ~(a - 1u); }
 static inline uintptr_t rt_addr_align_up(uintptr_t x, uintptr_t a) { return (x + a - 1u) & ~(a - 1u); }

@@ -14,11 +14,12 @@ static bool ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b
  * block, the heap's pools are full, or the range overlaps the heap. */
 static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
 {
-    if (h->npools >= RT_HEAP_MAX_POOLS || end < start || start > UINTPTR_MAX - 2u * BLK_A) {
+    if (h->npools >= RT_HEAP_MAX_POOLS || end < start || start > UINTPTR_MAX - 2u * BLK_A - RT_HEAP_GUARD ||
+        end - start <= 2u * RT_HEAP_GUARD) {
         return false;
     }
-    uintptr_t first = rt_addr_align_up(start + BLK_W, BLK_A) - BLK_W;
-    uintptr_t aligned_end = end & ~(uintptr_t)(BLK_A - 1u);
+    uintptr_t first = rt_addr_align_up(start + RT_HEAP_GUARD + BLK_W, BLK_A) - BLK_W;
+    uintptr_t aligned_end = (end - RT_HEAP_GUARD) & ~(uintptr_t)(BLK_A - 1u);
     if (aligned_end < first + BLK_W + BLK_MIN) {
         return false;
     }
@@ -26,12 +27,13 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
     if (sentinel - first > RT_HEAP_LARGEST_BLOCK) {
         sentinel = first + RT_HEAP_LARGEST_BLOCK;
     }
-    if (ranges_overlap(first, sentinel + BLK_W, (uintptr_t)h, (uintptr_t)h + h->ops->control_size)) {
+    uintptr_t lo = first - RT_HEAP_GUARD, hi = sentinel + BLK_W + RT_HEAP_GUARD;
+    if (ranges_overlap(lo, hi, (uintptr_t)h, (uintptr_t)h + h->ops->control_size)) {
         return false;
     }
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *p = &h->pools[i];
-        if (ranges_overlap(first, sentinel + BLK_W, (uintptr_t)p->first, (uintptr_t)p->end + BLK_W)) {
+        if (ranges_overlap(lo, hi, (uintptr_t)p->first - RT_HEAP_GUARD, (uintptr_t)p->end + BLK_W + RT_HEAP_GUARD)) {
             return false;
         }
     }
@@ -42,9 +44,18 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
     h->pools[h->npools].end = s;
     h->pools[h->npools].lo = first + 1u;
     h->pools[h->npools].span = sentinel - first - 1u;
+    h->pools[h->npools].words = (sentinel - first) >> HEAP_W_LOG2;
+    if (h->npools == 0u) { /* the control structure and pool 0 are one span (heap_word_ok) */
+        h->span_lo = (uintptr_t)h;
+        h->span_words = (sentinel + BLK_W - (uintptr_t)h) >> HEAP_W_LOG2;
+    }
     h->npools++;
-    s->head = 0; /* size 0, used; blk_make_free sets its PREV_FREE */
-    blk_make_free(b, size);
+    if (RT_HARDENING >= 1) {
+        __builtin_memset((void *)lo, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+        __builtin_memset((void *)(sentinel + BLK_W), RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+    }
+    blk_set_head(h->key, s, 0); /* size 0, used; blk_make_free sets its PREV_FREE */
+    blk_make_free(h->key, b, size, true);
     h->ops->insert(h, b);
     h->capacity += size;
     if (size > h->max_block) {
@@ -52,6 +63,17 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
         h->max_request = h->ops->fit_limit(size) - BLK_W;
     }
     return true;
+}
+
+/* The header tags' key of a heap at `address`: a mix of the address and RT_HEAP_KEY_SEED, odd
+ * (so a zeroed header word never verifies). */
+static size_t heap_key(uintptr_t address)
+{
+    uint64_t x = (uint64_t)address ^ (uint64_t)RT_HEAP_KEY_SEED;
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDull;
+    x ^= x >> 33;
+    return (size_t)x | 1u;
 }
 
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
@@ -68,6 +90,7 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
     rt_heap_t *h = (rt_heap_t *)(void *)base;
     __builtin_memset(h, 0, ops->control_size);
     h->ops = ops;
+    h->key = heap_key(base);
     ops->reset(h);
     if (!pool_add(h, base + ops->control_size, start + size)) {
         return NULL;
@@ -130,18 +153,18 @@ void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *
 
 /* The block after x in a walk of pool, or NULL when x's size is not sane (a corrupted heap: the
  * walks stop there instead of running off the pool). */
-static rt_blk *walk_next(const rt_pool_t *pool, rt_blk *x)
+static rt_blk *walk_next(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *x)
 {
     size_t size = blk_size(x);
-    if (size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > (size_t)((char *)pool->end - (char *)x)) {
+    if (!blk_head_ok(h->key, x->head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > (size_t)((char *)pool->end - (char *)x)) {
         return NULL;
     }
     return blk_offset(x, size);
 }
 
-bool rt_heap_is_block_start(const rt_pool_t *pool, const rt_blk *b)
+bool rt_heap_is_block_start(const rt_heap_t *h, const rt_pool_t *pool, const rt_blk *b)
 {
-    for (rt_blk *x = pool->first; x != NULL && x < pool->end; x = walk_next(pool, x)) {
+    for (rt_blk *x = pool->first; x != NULL && x < pool->end; x = walk_next(h, pool, x)) {
         if (x == b) {
             return true;
         }
@@ -154,10 +177,10 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
     uintptr_t token = heap_lock(h);
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
-        for (rt_blk *b = pool->first; b < pool->end; b = walk_next(pool, b)) {
+        for (rt_blk *b = pool->first; b < pool->end; b = walk_next(h, pool, b)) {
             size_t size = blk_size(b);
             rt_block_info_t info = {blk_payload(b), size - BLK_W, size, !blk_is_free(b)};
-            if (walk_next(pool, b) == NULL || !fn(context, &info)) {
+            if (walk_next(h, pool, b) == NULL || !fn(context, &info)) {
                 heap_unlock(h, token);
                 return;
             }
@@ -190,7 +213,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
         } else if (h->high > first) {
             s->watermark += (size_t)(h->high - first);
         }
-        for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = walk_next(pool, b)) {
+        for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = walk_next(h, pool, b)) {
             if (blk_is_free(b)) {
                 size_t fit = h->ops->fit_limit(blk_size(b)) - BLK_W;
                 s->free_blocks++;
@@ -213,7 +236,7 @@ static bool check_visit(void *context, rt_blk *b)
 {
     check_ctx *c = context;
     const rt_pool_t *pool = heap_pool_of(c->heap, (uintptr_t)b + BLK_W);
-    if (pool == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u ||
+    if (pool == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u || !blk_head_ok(c->heap->key, b->head) ||
         (b->head & (BLK_FREE | BLK_PREV_FREE | BLK_MARK)) != BLK_FREE) {
         return false;
     }
@@ -221,8 +244,40 @@ static bool check_visit(void *context, rt_blk *b)
     if (size < BLK_MIN || size > (size_t)((char *)pool->end - (char *)b)) {
         return false;
     }
-    b->head |= BLK_MARK;
+    b->head ^= BLK_TOGGLE(BLK_MARK); /* set */
     c->indexed++;
+    return true;
+}
+
+/* Index visitor after a failed walk: clears the marks check_visit set on blocks the walk did
+ * not reach. Stops at the first block it cannot trust. */
+static bool unmark_visit(void *context, rt_blk *b)
+{
+    check_ctx *c = context;
+    if (heap_pool_of(c->heap, (uintptr_t)b + BLK_W) == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u ||
+        !blk_head_ok(c->heap->key, b->head)) {
+        return false;
+    }
+    if ((b->head & BLK_MARK) != 0u) {
+        b->head ^= BLK_TOGGLE(BLK_MARK);
+    }
+    return true;
+}
+
+/* The guard bytes around a pool (RT_HEAP_GUARD) are intact. */
+static bool guards_ok(const rt_pool_t *pool)
+{
+#if RT_HARDENING >= 1
+    const unsigned char *lo = (const unsigned char *)pool->first - RT_HEAP_GUARD;
+    const unsigned char *hi = (const unsigned char *)pool->end + BLK_W;
+    for (unsigned i = 0; i < RT_HEAP_GUARD; i++) {
+        if (lo[i] != RT_HEAP_GUARD_BYTE || hi[i] != RT_HEAP_GUARD_BYTE) {
+            return false;
+        }
+    }
+#else
+    (void)pool;
+#endif
     return true;
 }
 
@@ -232,20 +287,28 @@ bool rt_heap_check(rt_heap_t *h)
     check_ctx c = {h, 0};
     bool ok = h->ops->check_index(h, check_visit, &c);
     size_t free_blocks = 0, used_blocks = 0, used = 0, capacity = 0;
+    bool broken = false;
     /* The physical walk runs even after a failure so that it clears every mark. */
     for (unsigned i = 0; i < h->npools; i++) {
         rt_blk *end = h->pools[i].end;
         rt_blk *b = h->pools[i].first;
         bool prev_free = false;
+        if (!guards_ok(&h->pools[i])) {
+            ok = false;
+        }
         while (b < end) {
             size_t head = b->head;
-            size_t size = head & ~BLK_FLAGS;
+            size_t size = blk_head_size(head);
             bool is_free = (head & BLK_FREE) != 0u;
-            if (size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > (size_t)((char *)end - (char *)b)) {
+            if (!blk_head_ok(h->key, head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
+                size > (size_t)((char *)end - (char *)b)) {
                 ok = false;
+                broken = true;
                 break;
             }
-            b->head = head & ~BLK_MARK;
+            if ((head & BLK_MARK) != 0u) {
+                b->head = head ^ BLK_TOGGLE(BLK_MARK);
+            }
             if (((head & BLK_PREV_FREE) != 0u) != prev_free) {
                 ok = false;
             }
@@ -262,10 +325,13 @@ bool rt_heap_check(rt_heap_t *h)
             prev_free = is_free;
             b = blk_offset(b, size);
         }
-        if (b != end || end->head != (prev_free ? BLK_PREV_FREE : 0u)) {
+        if (b != end || end->head != blk_enc(h->key, prev_free ? BLK_PREV_FREE : 0u)) {
             ok = false;
         }
         capacity += (size_t)((char *)end - (char *)h->pools[i].first);
+    }
+    if (broken) { /* blocks past a broken header were not walked: clear their marks */
+        (void)h->ops->check_index(h, unmark_visit, &c);
     }
     if (free_blocks != c.indexed || used != h->used || used_blocks != (size_t)(h->mallocs - h->frees) ||
         capacity != h->capacity) {

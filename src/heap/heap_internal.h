@@ -35,10 +35,22 @@ typedef struct rt_pool {
     uintptr_t span; /* iff a - lo < span (one unsigned compare) */
     rt_blk *first;  /* header of the first block */
     rt_blk *end;    /* the sentinel header */
+    uintptr_t words; /* (end - first) / W: a word at address a lies in [first, end] iff
+                        rotr(a - first, log2 W) <= words (heap_word_ok) */
 } rt_pool_t;
+
+/* Hardening: bytes kept free of metadata before each pool's first block and after its sentinel
+ * (filled with RT_HEAP_GUARD_BYTE, checked by rt_heap_check), so that a write of up to 16 bytes
+ * before the first block or past the last one meets no metadata: neither the control structure
+ * nor anything outside the buffer. */
+#define RT_HEAP_GUARD RT_HEAP_POOL_GUARD
+#define RT_HEAP_GUARD_BYTE 0xA5u
 
 struct rt_heap {
     const rt_heap_ops_t *ops;
+    size_t key;          /* the header tags' key (block.h); nonzero in its low bits */
+    uintptr_t span_lo;   /* the control structure and pool 0 (contiguous): a word at address a */
+    uintptr_t span_words; /* lies in them iff rotr(a - span_lo, log2 W) < span_words */
     size_t max_request;  /* largest malloc that any pool could ever serve */
     size_t used;         /* bytes in used blocks (used blocks: mallocs - frees) */
     uintptr_t high;      /* highest block end ever handed out */
@@ -93,7 +105,68 @@ RT_HOT const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
     return NULL;
 }
 
-bool rt_heap_is_block_start(const rt_pool_t *pool, const rt_blk *b);
+bool rt_heap_is_block_start(const rt_heap_t *h, const rt_pool_t *pool, const rt_blk *b);
+
+/* The index contract's find returns the slot that holds the block it found (a list head, or the
+ * previous block's next), NULL when none fits, or IDX_CORRUPT when a walking index met a block
+ * of its list that fails heap_member. */
+#define IDX_CORRUPT ((rt_blk **)(uintptr_t)BLK_A)
+
+/* --- hardening: which words may be read, and list membership ------------------------------ */
+
+static inline uintptr_t heap_rotr(uintptr_t x, unsigned k)
+{
+    return (x >> k) | (x << ((8u * sizeof(uintptr_t) - k) & (8u * sizeof(uintptr_t) - 1u)));
+}
+#define HEAP_W_LOG2 (sizeof(size_t) == 8u ? 3u : 2u)
+_Static_assert(sizeof(size_t) == 4u || sizeof(size_t) == 8u, "word size");
+
+/* True iff a is a word-aligned address of a word inside the heap: the control structure or a
+ * pool (its sentinel included). One subtract, rotate and compare for pool 0 -- a misaligned a
+ * rotates its low bits to the top and fails the same compare -- then one per further pool
+ * (inline: a call here would cost every caller a stack frame). */
+RT_HOT bool heap_word_ok(const rt_heap_t *h, uintptr_t a)
+{
+    if (__builtin_expect(heap_rotr(a - h->span_lo, HEAP_W_LOG2) < h->span_words, 1)) {
+        return true;
+    }
+    for (unsigned i = 1; i < h->npools; i++) {
+        if (heap_rotr(a - (uintptr_t)h->pools[i].first, HEAP_W_LOG2) <= h->pools[i].words) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* b: a block whose (verified) header says free. True iff it is a member of a list: its pprev is
+ * a word of the heap that points at b, and its next is NULL or a block whose pprev points back
+ * at b->next. Reads only words of the heap, writes nothing: the safe unlinking that lets no
+ * forged link turn a later unlink into a write outside the heap. RT_HARDENING 0: true. */
+RT_HOT bool heap_linked(const rt_heap_t *h, const rt_blk *b)
+{
+    if (RT_HARDENING < 1) {
+        return true;
+    }
+    rt_blk *next = b->next;
+    rt_blk **pprev = b->pprev;
+    if (!heap_word_ok(h, (uintptr_t)pprev) || *pprev != b) {
+        return false;
+    }
+    return next == NULL ||
+           (heap_word_ok(h, (uintptr_t)next + offsetof(rt_blk, pprev)) && next->pprev == &((rt_blk *)(uintptr_t)b)->next);
+}
+
+/* b: reached through `slot` while walking a list (slot = the head, or the previous block's
+ * next). True iff b's fields lie in the heap, its header is a tagged free header and its pprev
+ * is slot: the walk may read its size and follow its next. RT_HARDENING 0: true. */
+RT_HOT bool heap_member(const rt_heap_t *h, const rt_blk *b, rt_blk *const *slot)
+{
+    if (RT_HARDENING < 1) {
+        return true;
+    }
+    return heap_word_ok(h, (uintptr_t)b + offsetof(rt_blk, pprev)) && heap_word_ok(h, (uintptr_t)b) &&
+           blk_head_ok(h->key, b->head) && (b->head & BLK_FREE) != 0u && b->pprev == slot;
+}
 
 /* Header bits that must be clear in a used block's header, beyond FREE: MARK and the size bits
  * below A (A >= 8, so bits 0-2 are the flags). */
@@ -120,36 +193,50 @@ RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
         return RT_ERR_BAD_POINTER;
     }
     rt_blk *b = blk_from_payload(p);
+    size_t key = h->key;
     size_t head = b->head;
-    size_t size = head & ~BLK_FLAGS;
+    size_t size = blk_head_size(head);
     size_t room = (size_t)((char *)pool->end - (char *)b);
+    if (!blk_head_ok(key, head)) { /* not a header: a bad pointer, or a header overwritten */
+        return RT_ERR_BAD_POINTER;
+    }
     if ((head & BLK_FREE) != 0u) {
         /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
          * stale mark a merge left; anything else with bit 0 set is not a header at all. */
-        bool genuine = head == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
+        bool genuine = blk_data(head) == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
                        blk_prev_size(blk_offset(b, size)) == size;
-        return genuine || head == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
+        return genuine || blk_data(head) == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
     }
-    if ((head & BLK_BAD_BITS) != 0u || size < BLK_MIN || size > room) {
+    if ((RT_HARDENING < 1 && (head & BLK_BAD_BITS) != 0u) || size < BLK_MIN || size > room) {
         return RT_ERR_BAD_POINTER;
     }
     rt_blk *next = blk_offset(b, size);
     size_t nhead = next->head;
-    size_t nsize = nhead & ~BLK_FLAGS;
-    /* The successor must look like a header too (a corrupted size lands in payload): flags
-     * clean, and a size that fits the pool -- unless it is the pool's sentinel. */
-    if ((nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u || nsize > room - size ||
+    size_t nsize = blk_head_size(nhead);
+    /* The successor must be a header too (a corrupted size lands in payload): tagged (an
+     * overflow of p's block into it is caught here), flags clean, and a size that fits the
+     * pool -- unless it is the pool's sentinel. */
+    if (!blk_head_ok(key, nhead)) {
+        return RT_ERR_CORRUPTED;
+    }
+    if ((RT_HARDENING < 1 && (nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u) || nsize > room - size ||
         (nsize < BLK_MIN && next != pool->end)) {
-        return RT_ERR_BAD_POINTER;
+        return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
+    }
+    /* A successor the facade will treat as free must prove it: its footer, and its membership
+     * of the index (safe unlinking) -- before free or realloc writes anything. */
+    if (RT_HARDENING >= 1 && (nhead & BLK_FREE) != 0u &&
+        (nsize < BLK_MIN || blk_prev_size(blk_offset(next, nsize)) != nsize || !heap_linked(h, next))) {
+        return RT_ERR_CORRUPTED;
     }
     if ((head & BLK_PREV_FREE) != 0u) {
         size_t psize = blk_prev_size(b);
         if (psize < BLK_MIN || psize > (size_t)((char *)b - (char *)pool->first) ||
-            !blk_is_free_header(blk_prev(b), psize)) {
-            return RT_ERR_BAD_POINTER;
+            !blk_is_free_header(key, blk_prev(b), psize) || !heap_linked(h, blk_prev(b))) {
+            return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
         }
     }
-    if (RT_DEBUG >= 2 && !rt_heap_is_block_start(pool, b)) {
+    if (RT_DEBUG >= 2 && !rt_heap_is_block_start(h, pool, b)) {
         return RT_ERR_BAD_POINTER;
     }
     v->b = b;

@@ -29,7 +29,7 @@ size_t rt_heap_control_size(rt_index_t index)
 size_t rt_heap_min_buffer(rt_index_t index)
 {
     size_t control = rt_heap_control_size(index);
-    return control == 0u ? 0u : BLK_A - 1u + rt_align_up(control + BLK_W, BLK_A) + BLK_MIN;
+    return control == 0u ? 0u : BLK_A - 1u + rt_align_up(control + RT_HEAP_GUARD + BLK_W, BLK_A) + BLK_MIN + RT_HEAP_GUARD;
 }
 
 const char *rt_index_name(rt_index_t index)

@@ -29,17 +29,24 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
     (void)list_unlink(b);
 }
 
-static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
+/* Every block is checked before its size is read or its next followed (heap_member:
+ * IDX_CORRUPT if one fails). */
+static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     size_t need = *size;
-    rt_blk *best = NULL;
+    rt_blk **best = NULL;
     size_t best_size = SIZE_MAX;
     unsigned n = 0;
-    for (rt_blk *b = x->head; b != NULL; b = b->next) {
-        size_t s = blk_size(b);
+    rt_blk **slot = &x->head;
+    for (rt_blk *b = *slot; b != NULL; slot = &b->next, b = b->next) {
         n++;
+        if (!heap_member(h, b, slot)) {
+            *probes = n;
+            return IDX_CORRUPT;
+        }
+        size_t s = blk_size(b);
         if (s >= need && s < best_size) {
-            best = b;
+            best = slot;
             best_size = s;
             if (!FITLIST_BEST || s == need) {
                 break;

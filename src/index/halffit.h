@@ -47,12 +47,13 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
     }
 }
 
-static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
+static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
+    (void)h; /* the facade checks the head it returns (heap_found_ok) */
     unsigned i = rt_log2(*size - 1u) + 1u; /* sizes are >= the smallest block, so r > 1 */
     size_t map = x->map & rt_bits_from(i);
     *probes = 1;
-    return map != 0u ? x->heads[RT_CTZ(map)] : NULL;
+    return map != 0u ? &x->heads[RT_CTZ(map)] : NULL;
 }
 
 static inline size_t idx_fit_limit(size_t size) { return (size_t)1u << rt_log2(size); }

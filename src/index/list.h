@@ -10,7 +10,7 @@
 #ifndef RT_INDEX_LIST_H
 #define RT_INDEX_LIST_H
 
-#include "heap/block.h"
+#include "heap/heap_internal.h"
 
 static inline void list_push(rt_blk **head, rt_blk *b)
 {

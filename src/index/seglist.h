@@ -59,21 +59,28 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
     }
 }
 
-static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
+/* Walks the class's list; every block is checked before its size is read or its next followed
+ * (heap_member: IDX_CORRUPT if one fails). The head of a higher class is checked by the facade. */
+static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     size_t need = *size;
     unsigned c = seg_class(need - BLK_W);
     unsigned n = 0;
-    for (rt_blk *b = x->heads[c]; b != NULL; b = b->next) {
+    rt_blk **slot = &x->heads[c];
+    for (rt_blk *b = *slot; b != NULL; slot = &b->next, b = b->next) {
         n++;
+        if (!heap_member(h, b, slot)) {
+            *probes = n;
+            return IDX_CORRUPT;
+        }
         if (blk_size(b) >= need) {
             *probes = n;
-            return b;
+            return slot;
         }
     }
     unsigned above = x->map & ~((2u << c) - 1u);
     *probes = n + 1u;
-    return above != 0u ? x->heads[__builtin_ctz(above)] : NULL;
+    return above != 0u ? &x->heads[__builtin_ctz(above)] : NULL;
 }
 
 static inline size_t idx_fit_limit(size_t size) { return size; }

@@ -109,9 +109,10 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
 }
 
 /* *size: the block size needed, rounded up here to its slot boundary (the size the facade then
- * cuts). Returns the head of the first non-empty slot at or above it, or NULL. */
-static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
+ * cuts). Returns the list head (the slot) of the first non-empty slot at or above it, or NULL. */
+static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
+    (void)h; /* the facade checks the head it returns (heap_found_ok) */
     size_t need = *size;
     unsigned fl, sl;
     if (need < TLSF_SMALL) {
@@ -141,7 +142,7 @@ static inline rt_blk *idx_find(idx_t *x, size_t *size, unsigned *probes)
     } else {
         *probes = 1;
     }
-    return x->heads[fl][(unsigned)__builtin_ctz(sl_map)];
+    return &x->heads[fl][(unsigned)__builtin_ctz(sl_map)];
 }
 
 static inline size_t idx_fit_limit(size_t size) { return tlsf_slot_floor(size); }
