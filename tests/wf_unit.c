@@ -136,10 +136,16 @@ static void test_layout(void)
     TL_CHECK(rt_wf_usable_size(w, p) == 948u, "layout: usable_size %zu", rt_wf_usable_size(w, p));
     size_t root = first + 14u;
     TL_CHECK(rt_wf_is_chunk(w, root) && rt_wf_counter(w, root) == 0, "layout: the 15th node is the chunk's root");
-    /* the chunk's last word is its root's counter: the 4 bytes after data + 948 + 4 (canary) */
-    int32_t word;
+    /* the chunk's last word is its root's counter: the 4 bytes after data + 948 + 4 (canary); at
+     * RT_HARDENING >= 1 the word holds the counter's code, so it is found by changing it */
+    uint32_t word, changed;
     memcpy(&word, p + 948 + 4, 4);
-    TL_CHECK(word == 0 && (unsigned char *)p + 948 + 8 == tree + (root + 1u) * 64u,
+    changed = word ^ 1u;
+    memcpy(p + 948 + 4, &changed, 4);
+    int moved = rt_wf_counter(w, root);
+    memcpy(p + 948 + 4, &word, 4);
+    TL_CHECK((RT_HARDENING >= 1 || word == 0u) && moved != 0 && rt_wf_counter(w, root) == 0 &&
+                 (unsigned char *)p + 948 + 8 == tree + (root + 1u) * 64u,
              "layout: counter in the chunk's last word");
     memset(p, 0xEE, 948); /* the whole usable area is the caller's */
     TL_CHECK(rt_wf_check(w), "layout: writing all 948 bytes keeps the tree intact");
@@ -472,6 +478,448 @@ static void test_bad_input(void)
     TL_CHECK(rt_wf_check(w), "control chunk intact");
 }
 
+/* --- the registry's seven variants ---------------------------------------------------------------- */
+
+typedef struct wf_variant {
+    const char *name;
+    size_t node;
+    unsigned flags;
+} wf_variant_t;
+
+static const wf_variant_t variants[] = {
+    {"wf", 64, 0},
+    {"wf32", 32, 0},
+    {"wf128", 128, 0},
+    {"wf256", 256, 0},
+    {"wf_ro", 64, RT_WF_READONLY_DESCENT},
+    {"wf_lazy", 64, RT_WF_LAZY_REINIT},
+    {"wf_hint", 64, RT_WF_HINTS | RT_WF_LAZY_REINIT},
+};
+#define NVARIANTS (sizeof variants / sizeof variants[0])
+
+/* --- a block is the pointer the allocator returned (issue 12, class 4) ------------------------------ */
+
+/* The call just made was refused: exactly one report, the counters and the counts unchanged. */
+static bool refused_any(rt_wf_t *w, tl_recorder_t *rec, const snapshot_t *before, const char *what, const void *q)
+{
+    size_t changed = 0;
+    for (size_t i = 0; i < before->n; i++) {
+        changed += rt_wf_counter(w, i) != before->counter[i];
+    }
+    rt_stats_t s;
+    rt_wf_stats(w, &s);
+    bool ok = TL_CHECK(rec->count == 1u && rec->last != RT_ERR_NONE && changed == 0u && s.frees == before->s.frees &&
+                           s.mallocs == before->s.mallocs && s.used_bytes == before->s.used_bytes,
+                       "%s(%p): %lu reports (%s), %zu counters changed", what, q, rec->count, tl_kind_name(rec->last),
+                       changed);
+    tl_recorder_reset(rec);
+    return ok;
+}
+
+/* Every pointer near a memalign block other than the one returned -- its chunk's data start
+ * among them -- is refused by free, realloc and usable_size, and the block stays its owner's. */
+static void interior_sweep(rt_wf_t *w, tl_recorder_t *rec, unsigned char *m, size_t n, size_t align, const char *name)
+{
+    unsigned char *lo = m >= tree + align + 8u ? m - align - 8u : tree + 4u;
+    unsigned long bad = 0;
+    snapshot_t sn;
+    for (unsigned char *q = lo; q < m + 64; q += 4) {
+        if (q == m) {
+            continue;
+        }
+        take(w, &sn);
+        rt_wf_free(w, q);
+        bad += !refused_any(w, rec, &sn, "free", q);
+        take(w, &sn);
+        bad += !TL_CHECK(rt_wf_usable_size(w, q) == 0u, "%s: usable_size of an interior pointer", name);
+        bad += !refused_any(w, rec, &sn, "usable_size", q);
+        take(w, &sn);
+        bad += !TL_CHECK(rt_wf_realloc(w, q, 10) == NULL, "%s: realloc of an interior pointer", name);
+        rec->count = rec->count > 0u ? rec->count : 0u;
+        /* realloc's refusal counts a failure too: compare what matters */
+        size_t changed = 0;
+        for (size_t i = 0; i < sn.n; i++) {
+            changed += rt_wf_counter(w, i) != sn.counter[i];
+        }
+        bad += !TL_CHECK(rec->count == 1u && changed == 0u, "%s: realloc(%p) %lu reports, %zu counters changed", name,
+                         (void *)q, rec->count, changed);
+        tl_recorder_reset(rec);
+    }
+    bad += !TL_CHECK(tl_verify(m, n, align) == n && rt_wf_usable_size(w, m) >= n && rec->count == 0u,
+                     "%s: the memalign block intact and its own", name);
+    TL_CHECK(bad == 0u, "%s: memalign(%zu, %zu): %lu interior pointers accepted", name, align, n, bad);
+}
+
+static void test_interior(void)
+{
+    static const size_t aligns[] = {8, 16, 32, 64, 128, 256, 1024};
+    static const size_t sizes[] = {1, 20, 100, 700};
+    for (size_t v = 0; v < NVARIANTS; v++) {
+        const wf_variant_t *va = &variants[v];
+        rt_wf_t *w = split(9, va->node, va->flags);
+        if (!TL_CHECK(w != NULL, "interior %s: create", va->name)) {
+            continue;
+        }
+        tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
+        rt_wf_set_handler(w, tl_record, &rec);
+        for (size_t a = 0; a < sizeof aligns / sizeof aligns[0]; a++) {
+            for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                unsigned char *m = rt_wf_memalign(w, aligns[a], sizes[z]);
+                if (!TL_CHECK(m != NULL && (uintptr_t)m % aligns[a] == 0u, "%s: memalign(%zu, %zu)", va->name,
+                              aligns[a], sizes[z])) {
+                    continue;
+                }
+                tl_fill(m, sizes[z], aligns[a]);
+                interior_sweep(w, &rec, m, sizes[z], aligns[a], va->name);
+                rt_wf_free(w, m);
+                TL_CHECK(rec.count == 0u, "%s: the owner's free of memalign(%zu, %zu) reported %s", va->name, aligns[a],
+                         sizes[z], tl_kind_name(rec.last));
+                tl_recorder_reset(&rec);
+            }
+        }
+        /* a stale pointer at the data start of a chunk that memalign reused: q, freed, then the
+         * same chunk (leftmost of its height) taken by memalign(64, 100) */
+        snapshot_t sn;
+        unsigned char *q = rt_wf_malloc(w, 100 + 64 - 4);
+        rt_wf_free(w, q);
+        unsigned char *m = rt_wf_memalign(w, 64, 100);
+        if (TL_CHECK(q != NULL && m != NULL && q < m && m < q + 64, "%s: memalign reuses the freed chunk", va->name)) {
+            tl_fill(m, 100, 9);
+            take(w, &sn);
+            rt_wf_free(w, q);
+            refused_any(w, &rec, &sn, "stale free", q);
+            take(w, &sn);
+            TL_CHECK(rt_wf_usable_size(w, q) == 0u, "%s: usable_size(stale)", va->name);
+            refused_any(w, &rec, &sn, "stale usable_size", q);
+            TL_CHECK(rt_wf_realloc(w, q, 10) == NULL && rec.count == 1u, "%s: realloc(stale) refused", va->name);
+            tl_recorder_reset(&rec);
+            TL_CHECK(tl_verify(m, 100, 9) == 100u && rt_wf_usable_size(w, m) >= 100u, "%s: the reuser's block intact",
+                     va->name);
+            rt_wf_free(w, m);
+            TL_CHECK(rec.count == 0u, "%s: the reuser's free reported %s", va->name, tl_kind_name(rec.last));
+            tl_recorder_reset(&rec);
+        }
+        /* the other way round: an old memalign pointer into a chunk reused by malloc, then by a
+         * memalign of another alignment */
+        unsigned char *m1 = rt_wf_memalign(w, 32, 130);
+        rt_wf_free(w, m1);
+        unsigned char *p = rt_wf_malloc(w, 130 + 32 - 4);
+        if (TL_CHECK(m1 != NULL && p != NULL && p < m1 && m1 < p + 32, "%s: malloc reuses the memalign chunk",
+                     va->name)) {
+            take(w, &sn);
+            rt_wf_free(w, m1);
+            refused_any(w, &rec, &sn, "stale memalign free", m1);
+            rt_wf_free(w, p);
+            TL_CHECK(rec.count == 0u, "%s: the reuser's free reported", va->name);
+            tl_recorder_reset(&rec);
+        }
+        unsigned char *m2 = rt_wf_memalign(w, 8, 150);
+        rt_wf_free(w, m2);
+        unsigned char *m3 = rt_wf_memalign(w, 64, 94);
+        if (TL_CHECK(m2 != NULL && m3 != NULL && m2 != m3, "%s: memalign reuses a memalign chunk", va->name)) {
+            take(w, &sn);
+            rt_wf_free(w, m2);
+            refused_any(w, &rec, &sn, "stale memalign free after memalign", m2);
+            rt_wf_free(w, m3);
+            TL_CHECK(rec.count == 0u, "%s: the reuser's free reported", va->name);
+            tl_recorder_reset(&rec);
+        }
+        TL_CHECK(rt_wf_check(w) && rec.count == 0u, "%s: intact after the interior pointers", va->name);
+        rt_stats_t st;
+        rt_wf_stats(w, &st);
+        TL_CHECK(st.used_blocks == 0u && st.used_bytes == 0u, "%s: every block freed by its owner", va->name);
+    }
+}
+
+/* --- an overflow into the metadata (issue 12; SPEC 3) -----------------------------------------------
+ *
+ * For every variant, chunk heights 0..2 (the request fills the chunk's usable bytes), victims at
+ * three positions (so that the nodes before and after are a live neighbour's root, an internal
+ * node, a neighbour's first node or a parent), with the other chunks live or freed: one byte at
+ * 1..16 past the end or 1..16 before the start of the victim's usable area becomes each single
+ * bit flip, 0x00, 0xFF and four random bytes. Then free of the victim, of every other block,
+ * mallocs of several heights until the tree is full, reallocs, free of everything, the same
+ * again, and check. Pass: no two live blocks overlap (shadow list; a block whose free was refused
+ * stays live), every block's data intact, the guard zones around the tree untouched, no fault,
+ * and the corruption reported -- by the victim's own free when it hit its length word, canary or
+ * counter (that free refused); by the end when it hit the previous node's counter, a live
+ * neighbour's canary or a live neighbour's length word (the leaves are allocated first after the
+ * frees, so every free node's counter is passed by a malloc before anything else reuses it).
+ * Bytes that are no metadata the allocator will act on (a free node's padding in the variants
+ * that never read it, a free chunk's stale length word, node bytes no one reads, a neighbour's
+ * data) need no report, but the same safety. */
+
+#define OV_GUARD 256u
+#define OV_MAXLIVE 512u
+static unsigned char ov_arena[OV_GUARD + (64u << 10) + OV_GUARD] __attribute__((aligned(4096)));
+
+typedef struct ov_block {
+    unsigned char *p;
+    size_t n;
+    uint64_t id;
+} ov_block_t;
+
+typedef struct ov_state {
+    rt_wf_t *w;
+    tl_recorder_t rec;
+    ov_block_t live[OV_MAXLIVE];
+    size_t nlive;
+    unsigned char *lo, *hi; /* the tree */
+    const unsigned char *hit; /* the corrupted byte (not checked in data) */
+    uint64_t next_id;
+    uint64_t frees; /* stats.frees as last seen */
+    unsigned long overlaps, outside, damaged;
+} ov_state_t;
+
+static size_t ov_verify(const ov_state_t *st, const ov_block_t *b)
+{
+    for (size_t j = 0; j < b->n; j++) {
+        if (b->p + j != st->hit && b->p[j] != tl_pattern_byte(b->id, j)) {
+            return j;
+        }
+    }
+    return b->n;
+}
+
+/* A block malloc, realloc or memalign just returned: inside the tree, overlapping no live one. */
+static void ov_add(ov_state_t *st, unsigned char *p, size_t n)
+{
+    if (p < st->lo || p + n > st->hi) {
+        st->outside++;
+        return;
+    }
+    for (size_t i = 0; i < st->nlive; i++) {
+        const ov_block_t *b = &st->live[i];
+        if (p < b->p + b->n && b->p < p + n) {
+            st->overlaps++;
+            return;
+        }
+    }
+    if (st->nlive < OV_MAXLIVE) {
+        ov_block_t *b = &st->live[st->nlive++];
+        *b = (ov_block_t){p, n, st->next_id++};
+        tl_fill(p, n, b->id);
+    }
+}
+
+/* Frees live block i; false (and the block stays live) when the free was refused -- it did not
+ * count as a free (a free may also complete and report damage it met elsewhere). */
+static bool ov_free(ov_state_t *st, size_t i)
+{
+    ov_block_t *b = &st->live[i];
+    st->damaged += ov_verify(st, b) != b->n;
+    unsigned long reports = st->rec.count;
+    rt_wf_free(st->w, b->p);
+    if (st->rec.count == reports) {
+        st->frees++;
+    } else {
+        rt_stats_t now;
+        rt_wf_stats(st->w, &now);
+        bool done = now.frees != st->frees;
+        st->frees = now.frees;
+        if (!done) {
+            return false;
+        }
+    }
+    *b = st->live[--st->nlive];
+    return true;
+}
+
+static void ov_free_all(ov_state_t *st)
+{
+    for (size_t i = st->nlive; i-- > 0u;) { /* from the end: a refused block keeps its slot */
+        ov_free(st, i);
+    }
+}
+
+static void ov_fill_up(ov_state_t *st, size_t node, unsigned top, tl_rng_t *r)
+{
+    unsigned fails = 0;
+    for (unsigned it = 0; it < 600u && fails < 12u && st->nlive < OV_MAXLIVE; it++) {
+        unsigned s = (unsigned)tl_range(r, 0, top);
+        size_t lo = s == 0u ? 1u : rt_wf_usable(node, s - 1u) + 1u;
+        size_t n = tl_range(r, lo, rt_wf_usable(node, s));
+        unsigned char *p = rt_wf_malloc(st->w, n);
+        if (p == NULL) {
+            fails++;
+            continue;
+        }
+        ov_add(st, p, n);
+    }
+}
+
+static void ov_reallocs(ov_state_t *st, tl_rng_t *r)
+{
+    for (unsigned k = 0; k < 4u && st->nlive > 0u; k++) {
+        size_t i = tl_range(r, 0, st->nlive - 1u);
+        ov_block_t b = st->live[i];
+        size_t n = tl_chance(r, 50) ? b.n / 2u + 1u : b.n * 2u + 1u;
+        st->damaged += ov_verify(st, &b) != b.n;
+        unsigned char *q = rt_wf_realloc(st->w, b.p, n);
+        if (q == NULL) {
+            continue; /* refused or out of memory: the old block stays */
+        }
+        size_t keep = b.n < n ? b.n : n;
+        for (size_t j = 0; j < keep; j++) {
+            if (b.p + j != st->hit && q[j] != tl_pattern_byte(b.id, j)) {
+                st->damaged++;
+                break;
+            }
+        }
+        st->live[i] = st->live[--st->nlive];
+        ov_add(st, q, n);
+    }
+    rt_stats_t now;
+    rt_wf_stats(st->w, &now); /* a moving realloc counts a free */
+    st->frees = now.frees;
+}
+
+typedef struct ov_tally {
+    unsigned long cases, unchanged, reported, silent_ok, missed, unsafe;
+} ov_tally_t;
+
+/* One case. where > 0: the byte `where` past the end of the usable area; < 0: before the start. */
+static void ov_case(const wf_variant_t *va, unsigned s, unsigned victim, bool neighbours_live, int where, unsigned vk,
+                    ov_tally_t *tally)
+{
+    static ov_state_t st;
+    unsigned height = s + 4u;
+    size_t bytes = (((size_t)2 << height) - 1u) * va->node;
+    unsigned char *treep = ov_arena + OV_GUARD;
+    memset(ov_arena, 0xA5, OV_GUARD);
+    memset(treep + bytes, 0xA5, OV_GUARD);
+    rt_wf_config_t cfg = {va->node, va->flags};
+    memset(&st, 0, sizeof st);
+    st.w = rt_wf_create_split(control, treep, bytes, &cfg);
+    if (!TL_CHECK(st.w != NULL, "overflow %s: create", va->name)) {
+        return;
+    }
+    rt_wf_set_handler(st.w, tl_record, &st.rec);
+    st.lo = treep;
+    st.hi = treep + bytes;
+    st.next_id = 1;
+    size_t usable = rt_wf_usable(va->node, s);
+    for (unsigned k = 0; k < 8u; k++) {
+        unsigned char *p = rt_wf_malloc(st.w, usable);
+        if (!TL_CHECK(p != NULL, "overflow %s: set-up malloc", va->name)) {
+            return;
+        }
+        ov_add(&st, p, usable);
+    }
+    unsigned char *vp = st.live[victim].p;
+    if (!neighbours_live) {
+        for (size_t i = st.nlive; i-- > 0u;) {
+            if (st.live[i].p != vp) {
+                ov_free(&st, i);
+            }
+        }
+    }
+    /* the node after the victim's root starts the next chunk when the victim is a left child */
+    bool next_is_live_first = neighbours_live && (victim % 2u) == 0u;
+    unsigned char *at = where > 0 ? vp + usable + (size_t)where - 1u : vp - (size_t)(-where);
+    unsigned char old = *at;
+    unsigned char value;
+    tl_rng_t r = tl_rng_seed(0xC0FFEEu ^ ((uint64_t)vk << 8) ^ ((uint64_t)(where + 32) << 16) ^ ((uint64_t)s << 24) ^
+                             ((uint64_t)victim << 28) ^ ((uint64_t)neighbours_live << 31));
+    if (vk < 8u) {
+        value = (unsigned char)(old ^ (1u << vk));
+    } else if (vk == 8u) {
+        value = 0x00;
+    } else if (vk == 9u) {
+        value = 0xFF;
+    } else {
+        value = (unsigned char)tl_next(&r);
+    }
+    tally->cases++;
+    if (value == old) {
+        tally->unchanged++;
+        return;
+    }
+    *at = value;
+    st.hit = at;
+    tl_recorder_reset(&st.rec);
+
+    /* the victim's own free first */
+    size_t vi = 0;
+    while (st.live[vi].p != vp) {
+        vi++;
+    }
+    bool own = (where < 0 && where >= -4) || (where > 0 && where <= 8);
+    bool freed = ov_free(&st, vi);
+    unsigned long at_free = st.rec.count;
+    ov_free_all(&st);
+    ov_fill_up(&st, va->node, 0u, &r); /* leaves first: every free node's counter is passed */
+    ov_fill_up(&st, va->node, s + 1u, &r);
+    ov_reallocs(&st, &r);
+    ov_free_all(&st);
+    ov_fill_up(&st, va->node, s + 2u, &r);
+    ov_free_all(&st);
+    bool hints = (va->flags & RT_WF_HINTS) != 0u;
+    rt_wf_check_ex(st.w, hints ? RT_WF_CHECK_HINTS : 0u);
+    size_t guard_bad = 0;
+    for (size_t j = 0; j < OV_GUARD; j++) {
+        guard_bad += ov_arena[j] != 0xA5u || treep[bytes + j] != 0xA5u;
+    }
+    /* the node before the victim is a live neighbour's root when the victim is a right child */
+    bool prev_is_live_root = neighbours_live && (victim % 2u) == 1u;
+    bool must = own || (where >= -8 && where <= -5) || (where >= -12 && where <= -9 && prev_is_live_root) ||
+                (where >= 9 && where <= 12 && next_is_live_first);
+    bool safe = st.overlaps == 0u && st.outside == 0u && guard_bad == 0u && st.damaged == 0u;
+    bool ok_report = own ? (!freed && at_free > 0u) : (!must || st.rec.count > 0u);
+    if (!safe) {
+        tally->unsafe++;
+    }
+    if (!ok_report) {
+        tally->missed++;
+    }
+    if (st.rec.count > 0u) {
+        tally->reported++;
+    } else {
+        tally->silent_ok++;
+    }
+    if (!safe || !ok_report) {
+        TL_CHECK(false,
+                 "overflow %s: height %u, victim %u, neighbours %s, byte %s%d, 0x%02x -> 0x%02x: %lu overlaps, %lu "
+                 "outside, %zu guard bytes, %lu blocks damaged, %lu reports (%lu at the victim's free, freed %d)",
+                 va->name, s, victim, neighbours_live ? "live" : "free", where > 0 ? "+" : "", where, old, value,
+                 st.overlaps, st.outside, guard_bad, st.damaged, st.rec.count, at_free, (int)freed);
+    }
+}
+
+static void test_overflow(void)
+{
+    if (RT_HARDENING < 1) {
+        tl_skip("overflow: RT_HARDENING 0 keeps the paper's unprotected metadata");
+        return;
+    }
+    ov_tally_t all = {0, 0, 0, 0, 0, 0};
+    for (size_t v = 0; v < NVARIANTS; v++) {
+        ov_tally_t t = {0, 0, 0, 0, 0, 0};
+        for (unsigned s = 0; s <= 2u; s++) {
+            for (unsigned victim = 1; victim <= 3u; victim++) {
+                for (int live = 0; live < 2; live++) {
+                    for (int where = -16; where <= 16; where++) {
+                        if (where == 0) {
+                            continue;
+                        }
+                        for (unsigned vk = 0; vk < 14u; vk++) {
+                            ov_case(&variants[v], s, victim, live != 0, where, vk, &t);
+                        }
+                    }
+                }
+            }
+        }
+        printf("overflow  %-8s %lu cases (%lu leave the byte as it was): %lu reported, %lu silent on bytes no one "
+               "acts on, %lu missed, %lu unsafe\n",
+               variants[v].name, t.cases, t.unchanged, t.reported, t.silent_ok, t.missed, t.unsafe);
+        all.cases += t.cases;
+        all.missed += t.missed;
+        all.unsafe += t.unsafe;
+    }
+    TL_CHECK(all.missed == 0u && all.unsafe == 0u, "overflow: %lu of %lu cases missed, %lu unsafe", all.missed,
+             all.cases, all.unsafe);
+}
+
 /* --- configuration ------------------------------------------------------------------------------- */
 
 static void test_config(void)
@@ -513,6 +961,8 @@ int main(void)
     test_traces();
     test_same_places();
     test_bad_input();
+    test_interior();
+    test_overflow();
     test_config();
     return tl_summary("wf_unit");
 }

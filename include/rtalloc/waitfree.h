@@ -62,7 +62,9 @@
  *                                    nodes = RMW = H - s + 1, the direct path (+ 2 nodes per
  *                                    pristine node initialised with RT_WF_LAZY_REINIT)
  *   malloc, RT_WF_READONLY_DESCENT   nodes <= (2^(H-s+1) - 1) + 2^(H-s) (H-s+1)  (reads, then one
- *                                    claim walk per candidate); RMW <= 3 * 2^(H-s) (H-s+1)
+ *                                    claim walk per candidate); RMW <= 3 * 2^(H-s) (H-s+1);
+ *                                    RT_HARDENING >= 1: + one more walk (H-s+1 nodes, 3 (H-s+1)
+ *                                    RMW) that verifies the first counter read out of range
  *   malloc, RT_WF_LAZY_REINIT        the variant's bound + per pristine node passed: its 2
  *                                    children written (nodes at most x3; no extra RMW)
  *   free                             nodes = k + H - s, RMW = H - s + 1 (eager re-initialisation)
@@ -72,21 +74,45 @@
  *   realloc  malloc + copy + free at worst; calloc  malloc + memset; memalign  malloc of
  *   size + alignment - 4; usable_size, max_request, last_probes O(1) + O(H) pointer validation
  *   stats, walk O(blocks * H); check O(N)
- * Pointer validation (free, realloc, usable_size) is O(H) arithmetic and three word reads.
+ * Pointer validation (free, realloc, usable_size) is O(H) arithmetic and at most five word reads
+ * (length word, root counter and canary; offset word and record of a memalign pointer). At
+ * RT_HARDENING >= 1 free (and a moving realloc) first reads the counter -- with RT_WF_HINTS also
+ * the padding -- of each of the H - s ancestors it will increment (the nodes the release visits
+ * anyway; not counted again in trace.nodes).
  * Stack: the paper's try_allocate recurses H - s + 1 deep (RT_WF_READONLY_DESCENT is iterative
  * with two arrays of RT_WF_MAX_HEIGHT + 2 entries); release re-initialises recursively, s deep.
  *
- * Counters are 32-bit (atomic_int; lock-free on Cortex-M3/M4, RV32A, x86): a tree has at most
- * 2^RT_WF_MAX_HEIGHT leaves, and (calls inside the allocator at once) * 2^(H-1) must stay below
- * 2^31 (a failed decrement subtracts for a moment; H = 19, a 64 MiB tree of 64-byte nodes, allows
- * 4095 concurrent calls).
+ * Counters are 32-bit words (atomic_uint; lock-free on Cortex-M3/M4, RV32A, x86): a tree has at
+ * most 2^RT_WF_MAX_HEIGHT leaves, and (calls inside the allocator at once) * 2^(H-1) must stay
+ * below 2^31 (a failed decrement subtracts for a moment; H = 19, a 64 MiB tree of 64-byte nodes,
+ * allows 4095 concurrent calls). At RT_HARDENING >= 1 a counter of height h is trusted only in
+ * [-2^(h+10), 2^h], so at most 1024 calls may be failing a decrement at one node at once (more
+ * would be reported as damage).
  *
  * Bad input (SPEC 3) through the error handler, the operation refused and the tree untouched:
- * a pointer outside the tree (FOREIGN_POINTER), not at a chunk's data start or with a length word
- * whose check bits do not match (BAD_POINTER), a chunk whose length word says freed
- * (DOUBLE_FREE), a live chunk whose canary or counter is wrong (CORRUPTED: an overrun of the
+ * a pointer outside the tree (FOREIGN_POINTER); a pointer that is not the one malloc or memalign
+ * returned for a live chunk -- not at a chunk's data start, a length word whose check bits do not
+ * match, the data start of a memalign chunk, a memalign pointer whose offset word and the
+ * chunk's record of it disagree (BAD_POINTER); a chunk whose length word says freed
+ * (DOUBLE_FREE); a live chunk whose canary or counter is wrong (CORRUPTED: an overrun of the
  * chunk's last bytes; refused, the chunk stays allocated). A stale pointer into memory that a
- * later chunk reuses is caught by the check bits unless the caller's data forges them.
+ * later chunk reuses is caught by the check bits and the record unless the caller's data forges
+ * them. So each block is identified by the pointer it was handed out at, in O(1).
+ *
+ * Overflows into the metadata (RT_HARDENING >= 1, the default; SPEC 3). Within 16 bytes of a
+ * block lie its length word, its root's canary and counter, the previous node's counter and
+ * padding, and the next node's length word. Every counter word holds an arithmetic code of its
+ * value, and every free node's padding a keyed copy of its payload, checked by every call that
+ * acts on them: any one-byte change of such a word, of any value, is detected (several bytes of
+ * any value: all but about 2^(h+1) / 2^32 of them, h the node's height); length words and
+ * canaries are checked by free as above. A malloc that meets damaged metadata gives back what it
+ * holds and is refused (CORRUPTED); a free or realloc whose chunk or ancestors are damaged is
+ * refused before it changes anything. Nothing is acted on before it is checked, so an overflow
+ * never makes the tree hand out memory that overlaps a live block, write outside the tree, or
+ * fault; the damaged subtree may be lost to later requests (rt_wf_check reports it). Usable
+ * sizes, the node layout and the step bounds are the same at every level (the only extra step:
+ * the read-only descent's verification walk above). RT_HARDENING 0: the paper's counters and
+ * paddings (a write into a counter can make the tree hand out a live block again).
  *
  * RT_DEBUG >= 1 adds internal assertions; unlike the locked allocators there is no full check
  * after every call at RT_DEBUG >= 2 (other calls may be half-way through: only rt_wf_check at a
@@ -190,7 +216,9 @@ void rt_wf_free_ex(rt_wf_t *wf, void *ptr, rt_wf_trace_t *trace);
 void *rt_wf_realloc(rt_wf_t *wf, void *ptr, size_t size);
 void *rt_wf_calloc(rt_wf_t *wf, size_t count, size_t size);
 /* alignment <= 4: malloc. Larger: a chunk of size + alignment - 4 bytes, the pointer moved to the
- * alignment inside it; a tagged offset word before the pointer leads free back to the chunk. */
+ * alignment inside it; a keyed offset word before the pointer leads free back to the chunk, whose
+ * length word is marked "aligned" and whose data-start word records the offset: free, realloc and
+ * usable_size then accept exactly this pointer (never the chunk's data start). */
 void *rt_wf_memalign(rt_wf_t *wf, size_t alignment, size_t size);
 /* Usable bytes from ptr to the end of its chunk's data; 0 (reported) for a bad pointer. */
 size_t rt_wf_usable_size(rt_wf_t *wf, void *ptr);

@@ -31,10 +31,46 @@
  * (u32, second-to-last word) and `counter` (i32, last word). The padding word of a live chunk's
  * root is its canary; of a free node it holds our hints (RT_WF_HINTS) and the pristine flag
  * (RT_WF_LAZY_REINIT); the baseline leaves it alone. The length word is a tag: 001 in bits 0-2,
- * the height in bits 3-7, the state in bits 8-9 (allocated, freed, control) and 22 check bits
- * hashed from the node's index, the height, the state and the instance, so a pointer whose first
- * node does not start a chunk of that height, a freed chunk and a word overwritten by the caller
- * are told apart.
+ * the height in bits 3-7, the state in bits 8-10 (allocated, allocated by memalign, freed,
+ * control) and 21 check bits hashed from the node's index, the height, the state and the
+ * instance, so a pointer whose first node does not start a chunk of that height, a freed chunk
+ * and a word overwritten by the caller are told apart.
+ *
+ * A block is identified by the pointer malloc or memalign returned, never by its chunk alone: a
+ * memalign chunk's length word says so (state ALIGNED) and its data-start word records the
+ * returned pointer's offset o (keyed), beside the keyed offset word at pointer - 4 that leads free
+ * from the pointer back to the chunk (the same word when o = 4). free, realloc and usable_size
+ * accept the data start of an ALLOC chunk, and of an ALIGNED chunk exactly the pointer whose
+ * offset word and record agree: the chunk start of an aligned block, a stale pointer to the data
+ * start of a chunk a later memalign reused, or any other interior pointer is refused.
+ *
+ * Hardening (RT_HARDENING >= 1; SPEC 3: the application's overflow is bad input). The in-band
+ * metadata within 16 bytes of a block's data are: before it, its own length word and the previous
+ * node's counter and padding (the root of the subtree just left of the chunk: free, internal or a
+ * live neighbour's root); after it, its root's canary and counter and the next node's length word.
+ * Length words and canaries are checked by every free (tags, keyed). A counter is read and
+ * trusted by every malloc that passes, so each counter word holds an arithmetic code of its value
+ * (an AN code): word = WF_CB + c * WF_CK (mod 2^32), c = (word - WF_CB) * WF_CKINV, and every
+ * value read (the old value of each decrement, the new value of each increment, the root's value
+ * at free) must lie in the node's range [-2^(h+10), 2^h]. Fetch-and-add of +-S * WF_CK keeps the
+ * code (it is linear), so the algorithm and its step counts are unchanged. WF_CKINV is chosen so
+ * that any change of one byte of a counter word moves the decoded value by at least 1.52 * 2^23:
+ * a one-byte write (any value, any byte) into a counter can never make it larger and still in
+ * range for h <= 23 (the only change that could let a malloc into used memory), and is out of
+ * range below for h <= 13; WF_CB makes the words of one repeated byte (0x00, 0xFF, ...) decode
+ * beyond +-2^25. Several bytes of any value pass with probability about 2^(h+1) / 2^32. The
+ * padding word of a free node (hints and the pristine flag, read by the lazy and hint variants)
+ * carries its 16-bit payload twice, the copy keyed by the node's index, so any change inside one
+ * half is seen; a live root's canary is never a valid free padding. A malloc that meets a
+ * counter or padding out of its code undoes what it holds and is refused (CORRUPTED) -- the
+ * read-only descent, whose reads may race with a new chunk's data, first verifies such a value
+ * under decrements of its path (wf_verify); a free or moving realloc first checks the counters
+ * (and hints) of the ancestors it will increment (wf_path_intact) and is refused if one is out of
+ * its code. Should damage appear during a free after that (a concurrent write), the free
+ * completes, rewrites a damaged hint and reports. Nothing is trusted before it is checked, so an
+ * overflow can make a call fail or leak the damaged subtree, but never hand out memory that
+ * overlaps a live block. At RT_HARDENING 0 the three constants are 1, 1, 0 and the checks
+ * compile away: the paper's words.
  *
  * The variants (rtalloc/waitfree.h): read-only descent (wf_find, wf_claim), lazy
  * re-initialisation (wf_unpristine), hints (wf_try's order, wf_hints_*). Bounds as in the header;
@@ -69,8 +105,8 @@
 
 /* --- layout assumptions ----------------------------------------------------------------------- */
 
-_Static_assert(sizeof(int) == 4, "counters are 32-bit atomic_int");
-_Static_assert(sizeof(atomic_int) == sizeof(int) && sizeof(atomic_uint) == sizeof(unsigned),
+_Static_assert(sizeof(int) == 4 && sizeof(unsigned) == 4, "counters are 32-bit atomic_uint words");
+_Static_assert(sizeof(atomic_uint) == sizeof(unsigned),
                "an atomic counter must have the size of the node word it lives in");
 _Static_assert(RT_WF_MAX_HEIGHT >= 2 && RT_WF_MAX_HEIGHT <= 28, "RT_WF_MAX_HEIGHT out of range");
 _Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have the same width");
@@ -95,16 +131,36 @@ _Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have th
 #define WF_MIN_NODE 16u
 #define WF_MAX_NODE 4096u
 
-/* Length-word states. 0 is none of them, so a zeroed word never validates. */
+/* Length-word states. 0 is none of them, so a zeroed word never validates. ALIGNED: allocated by
+ * memalign, the returned pointer is not the data start (its offset is recorded there). */
 #define WF_ST_ALLOC 1u
 #define WF_ST_FREED 2u
 #define WF_ST_CTRL 3u
+#define WF_ST_ALIGNED 4u
 
-/* Padding word of a free node: hint per side (1 + height of the largest wholly free subtree on
- * that side, 0: none) and the pristine flag. */
-#define WF_HINT_L(p) ((unsigned)((p) & 0xFFu))
-#define WF_HINT_R(p) ((unsigned)(((p) >> 8) & 0xFFu))
-#define WF_PRISTINE 0x10000u
+/* Padding word of a free node, its payload in bits 0-15: hint per side (1 + height of the largest
+ * wholly free subtree on that side, 0: none; at most 29) and the pristine flag. RT_HARDENING >= 1
+ * keeps a keyed copy of the payload in bits 16-31 (wf_pad_enc). */
+#define WF_HINT_L(p) ((unsigned)((p) & 0x7Fu))
+#define WF_HINT_R(p) ((unsigned)(((p) >> 8) & 0x7Fu))
+#define WF_PRISTINE 0x80u
+#define WF_PAD_PAYLOAD 0xFFFFu
+
+/* The counter code (header comment): word = WF_CB + c * WF_CK, c = (word - WF_CB) * WF_CKINV
+ * (mod 2^32; WF_CK * WF_CKINV = 1). WF_CKINV: every one-byte change of a word moves c by at least
+ * 12,789,504 (> 2^23) in either direction (found by search over odd multipliers: for every byte
+ * position k and every byte difference d, |d 2^(8k) WF_CKINV| mod 2^32, signed). WF_CB: the 256
+ * words of one repeated byte decode beyond +-2^25. */
+#if RT_HARDENING >= 1
+#define WF_CK 0xB85434BDu
+#define WF_CKINV 0x0A826695u
+#define WF_CB 0x21636369u
+#else
+#define WF_CK 1u
+#define WF_CKINV 1u
+#define WF_CB 0u
+#endif
+_Static_assert((uint32_t)(WF_CK * WF_CKINV) == 1u, "WF_CKINV is the inverse of WF_CK");
 
 struct rt_wf {
     uintptr_t base;          /* node 0 (aligned to min(B, 64)) */
@@ -135,6 +191,24 @@ static inline int wf_leaves(unsigned h) { return (int)(1u << (h & 31u)); } /* h 
 static inline unsigned wf_log2_floor(size_t x) { return 8u * (unsigned)sizeof(size_t) - 1u - RT_CLZ(x); }
 static inline size_t wf_subtree(unsigned h) { return wf_pow2(h + 1u) - 1u; } /* nodes below and at (h) */
 
+/* Two's complement reading of a 32-bit word (no implementation-defined conversion). */
+static inline int wf_s32(uint32_t x) { return x <= (uint32_t)INT_MAX ? (int)x : -(int)(~x) - 1; }
+/* The counter code: the word of value c, the value of a word, the word-delta of an amount. */
+static inline uint32_t wf_enc(int c) { return WF_CB + (uint32_t)c * WF_CK; }
+static inline int wf_dec(uint32_t word) { return wf_s32((uint32_t)((word - WF_CB) * WF_CKINV)); }
+static inline uint32_t wf_delta(int amount) { return (uint32_t)amount * WF_CK; }
+
+/* The range a counter of height h can hold (eq. 3): at most its leaves; below 0 only while failed
+ * decrements pass (each of at most 2^h), bounded at 2^(h+10) -- up to 1024 calls failing at one
+ * node at once. Always true at RT_HARDENING 0. */
+static inline bool wf_ctr_ok(int c, unsigned h)
+{
+    if (RT_HARDENING < 1) {
+        return true;
+    }
+    return c <= (int)(1u << (h & 31u)) && (h + 10u >= 31u || c >= -(int)(1u << (h + 10u)));
+}
+
 static inline uint32_t wf_mix(uint32_t x) /* murmur3's finaliser: every input bit moves every output bit */
 {
     x ^= x >> 16;
@@ -146,20 +220,44 @@ static inline uint32_t wf_mix(uint32_t x) /* murmur3's finaliser: every input bi
 }
 
 /* Length word: bits 0-2 = 001 (so setting a low bit never leaves a valid word valid), 3-7 the
- * height, 8-9 the state, 10-31 check bits. */
+ * height, 8-10 the state, 11-31 check bits. */
 #define WF_LEN_FIXED 1u
 #define WF_LEN_HEIGHT(len) (((len) >> 3) & 31u)
-#define WF_LEN_STATE(len) (((len) >> 8) & 3u)
+#define WF_LEN_STATE(len) (((len) >> 8) & 7u)
 
 static inline uint32_t wf_tag(const rt_wf_t *w, size_t i, unsigned h, unsigned state)
 {
-    uint32_t x = wf_mix(((uint32_t)i * 0x9E3779B1u) ^ w->seed ^ ((uint32_t)h << 24) ^ ((uint32_t)state << 30));
-    return (x & ~(uint32_t)0x3FFu) | ((uint32_t)state << 8) | ((uint32_t)h << 3) | WF_LEN_FIXED;
+    uint32_t x = wf_mix(((uint32_t)i * 0x9E3779B1u) ^ w->seed ^ ((uint32_t)h << 24) ^ ((uint32_t)state << 29));
+    return (x & ~(uint32_t)0x7FFu) | ((uint32_t)state << 8) | ((uint32_t)h << 3) | WF_LEN_FIXED;
 }
 
+/* Padding word of a free node (RT_HARDENING >= 1): the payload and, in bits 16-31, the payload
+ * xor a key of the node's index -- a change confined to either half never validates. */
+static inline uint32_t wf_pad_key(const rt_wf_t *w, size_t i)
+{
+    return (((uint32_t)i * 0x9E3779B1u) ^ w->seed) >> 16;
+}
+static inline uint32_t wf_pad_enc(const rt_wf_t *w, size_t i, uint32_t payload)
+{
+    if (RT_HARDENING < 1) {
+        return payload;
+    }
+    return payload | ((payload ^ wf_pad_key(w, i)) << 16);
+}
+static inline bool wf_pad_valid(const rt_wf_t *w, size_t i, uint32_t pad)
+{
+    return RT_HARDENING < 1 || (pad >> 16) == ((pad ^ wf_pad_key(w, i)) & WF_PAD_PAYLOAD);
+}
+
+/* Canary of a live chunk's root: keyed, and never a valid free padding (a live root is never
+ * taken for a free node, even with a damaged counter). */
 static inline uint32_t wf_canary(const rt_wf_t *w, size_t i)
 {
-    return wf_mix(((uint32_t)i * 0x2545F491u) ^ w->seed ^ 0xA5C3E1F7u);
+    uint32_t c = wf_mix(((uint32_t)i * 0x2545F491u) ^ w->seed ^ 0xA5C3E1F7u);
+    if (RT_HARDENING >= 1 && wf_pad_valid(w, i, c)) {
+        c ^= 0x10000u;
+    }
+    return c;
 }
 
 /* Key of the offset word memalign leaves before an aligned pointer at byte offset `off`. */
@@ -168,7 +266,7 @@ static inline uint32_t wf_offset_key(const rt_wf_t *w, size_t off)
     return wf_mix((uint32_t)(off >> 2) ^ w->seed ^ 0x6A09E667u);
 }
 
-/* Padding of a free internal node of height h >= 1 whose subtree is wholly free. */
+/* Padding payload of a free internal node of height h >= 1 whose subtree is wholly free. */
 static inline uint32_t wf_allfree(unsigned h) { return h == 0u ? 0u : (uint32_t)h | ((uint32_t)h << 8); }
 static inline unsigned wf_hint_max(uint32_t pad)
 {
@@ -186,15 +284,24 @@ static inline unsigned wf_hint_side(uint32_t pad, unsigned s)
 
 static inline uint32_t wf_hint_set(uint32_t pad, unsigned side, unsigned f)
 {
-    return side == 0u ? (pad & ~(uint32_t)0xFFu) | f : (pad & ~(uint32_t)0xFF00u) | ((uint32_t)f << 8);
+    return side == 0u ? (pad & ~(uint32_t)0x7Fu) | f : (pad & ~(uint32_t)0x7F00u) | ((uint32_t)f << 8);
 }
 
 /* --- node access: the only code that computes node addresses ------------------------------------ */
 
 static inline unsigned char *wf_node(const rt_wf_t *w, size_t i) { return (unsigned char *)(w->base + (i << w->node_log2)); }
-static inline atomic_int *wf_counter(const rt_wf_t *w, size_t i)
+static inline atomic_uint *wf_counter(const rt_wf_t *w, size_t i)
 {
-    return (atomic_int *)(void *)(wf_node(w, i) + w->node_size - 4u);
+    return (atomic_uint *)(void *)(wf_node(w, i) + w->node_size - 4u);
+}
+/* Value of node i's counter (relaxed; for inspection and quiescent walks). */
+static inline int wf_ctr_peek(const rt_wf_t *w, size_t i)
+{
+    return wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
+}
+static inline void wf_ctr_set(const rt_wf_t *w, size_t i, int value)
+{
+    atomic_store_explicit(wf_counter(w, i), wf_enc(value), memory_order_relaxed);
 }
 static inline atomic_uint *wf_pad(const rt_wf_t *w, size_t i)
 {
@@ -208,22 +315,10 @@ static inline uint32_t wf_pad_load(const rt_wf_t *w, size_t i)
     RT_WF_STEP(w, WF_STEP_READ, i);
     return atomic_load_explicit(wf_pad(w, i), memory_order_acquire);
 }
-static inline void wf_pad_store(const rt_wf_t *w, size_t i, uint32_t v)
+/* Stores the padding of a free node: its payload, coded (wf_pad_enc). */
+static inline void wf_pad_store(const rt_wf_t *w, size_t i, uint32_t payload)
 {
-    atomic_store_explicit(wf_pad(w, i), v, memory_order_relaxed);
-}
-
-/* Rewrites one side of node i's hint (we hold a decrement on i, or our leaves still keep it from
- * being allocated): re-read just before, and stored only when it changes, so that overlapping
- * calls rarely overwrite each other's side with a stale copy. Returns the new word. */
-static inline uint32_t wf_hint_update(const rt_wf_t *w, size_t i, unsigned side, unsigned f)
-{
-    uint32_t old = atomic_load_explicit(wf_pad(w, i), memory_order_relaxed);
-    uint32_t pad = wf_hint_set(old, side, f);
-    if (pad != old) {
-        wf_pad_store(w, i, pad);
-    }
-    return pad;
+    atomic_store_explicit(wf_pad(w, i), wf_pad_enc(w, i, payload), memory_order_relaxed);
 }
 
 /* Index of the first node (leftmost leaf) of the subtree rooted at i of height h. */
@@ -272,33 +367,75 @@ typedef struct wf_call {
     unsigned s;       /* the request's height */
     int S;            /* its size in leaves, 2^s */
     rt_wf_trace_t *t; /* never NULL */
+    bool bad;         /* a counter or padding word out of its code was met (RT_HARDENING >= 1) */
 } wf_call_t;
 
-/* The paper's atomic_decr: succeeds iff c >= amount, by two fetch-and-adds. *old receives the
- * value the first one found. */
-static inline bool wf_decr_old(wf_call_t *c, size_t i, int amount, int *old_out)
+/* The paper's atomic_decr on node i of height h: succeeds iff c >= amount, by two fetch-and-adds.
+ * *old receives the value the first one found. A value outside the node's range is damage: the
+ * decrement is undone as a failed one and the call marked bad. */
+static inline bool wf_decr_old(wf_call_t *c, size_t i, unsigned h, int amount, int *old_out)
 {
-    atomic_int *ctr = wf_counter(c->w, i);
+    atomic_uint *ctr = wf_counter(c->w, i);
     RT_WF_STEP(c->w, WF_STEP_DECR, i);
-    int old = atomic_fetch_sub_explicit(ctr, amount, memory_order_acquire);
+    int old = wf_dec(atomic_fetch_sub_explicit(ctr, wf_delta(amount), memory_order_acquire));
     c->t->rmw++;
     *old_out = old;
-    if (old >= amount) {
+    bool ok = wf_ctr_ok(old, h);
+    if (old >= amount && ok) {
         return true;
     }
+    c->bad = c->bad || !ok;
     RT_WF_STEP(c->w, WF_STEP_UNDO, i);
-    atomic_fetch_add_explicit(ctr, amount, memory_order_relaxed);
+    atomic_fetch_add_explicit(ctr, wf_delta(amount), memory_order_relaxed);
     c->t->rmw++;
     return false;
 }
 
-/* The paper's atomic_incr; returns the new value. */
-static inline int wf_incr(wf_call_t *c, size_t i, int amount)
+/* The paper's atomic_incr on node i of height h; returns the new value (checked: out of range
+ * marks the call bad). */
+static inline int wf_incr(wf_call_t *c, size_t i, unsigned h, int amount)
 {
     RT_WF_STEP(c->w, WF_STEP_INCR, i);
-    int old = atomic_fetch_add_explicit(wf_counter(c->w, i), amount, memory_order_release);
+    int now = wf_dec(atomic_fetch_add_explicit(wf_counter(c->w, i), wf_delta(amount), memory_order_release) +
+                     wf_delta(amount));
     c->t->rmw++;
-    return old + amount;
+    if (!wf_ctr_ok(now, h)) {
+        c->bad = true;
+    }
+    return now;
+}
+
+/* Padding of node i, read while we hold a decrement on it (or our leaves keep it from being
+ * allocated), so it is a free node's: a word out of its code is damage (the call marked bad, the
+ * payload taken as 0: not pristine, no hints). */
+static inline uint32_t wf_pad_read(wf_call_t *c, size_t i)
+{
+    uint32_t pad = wf_pad_load(c->w, i);
+    if (!wf_pad_valid(c->w, i, pad)) {
+        c->bad = true;
+        return 0u;
+    }
+    return pad & WF_PAD_PAYLOAD;
+}
+
+/* Rewrites one side of node i's hint (we hold a decrement on i, or our leaves still keep it from
+ * being allocated): re-read just before, and stored only when it changes, so that overlapping
+ * calls rarely overwrite each other's side with a stale copy. A damaged word is reported (bad)
+ * and rewritten whole: the node lies on our path, so it is not pristine, and a hint is only an
+ * order. Returns the new payload. */
+static inline uint32_t wf_hint_update(wf_call_t *c, size_t i, unsigned side, unsigned f)
+{
+    uint32_t raw = atomic_load_explicit(wf_pad(c->w, i), memory_order_relaxed);
+    bool valid = wf_pad_valid(c->w, i, raw);
+    uint32_t old = valid ? raw & WF_PAD_PAYLOAD : 0u;
+    uint32_t pad = wf_hint_set(old, side, f);
+    if (!valid) {
+        c->bad = true;
+    }
+    if (pad != old || !valid) {
+        wf_pad_store(c->w, i, pad);
+    }
+    return pad;
 }
 
 static inline void wf_stat_add(rt_wf_trace_t *t, atomic_size_t *a, size_t v)
@@ -358,11 +495,11 @@ static bool wf_unpristine(wf_call_t *c, unsigned h, size_t i, int old)
     uint32_t child_pad = hc > 0u ? WF_PRISTINE | wf_allfree(hc) : 0u;
     size_t children[2] = {i - wf_pow2(h), i - 1u};
     for (unsigned side = 0; side < 2u; side++) {
-        atomic_store_explicit(wf_counter(w, children[side]), wf_leaves(hc), memory_order_relaxed);
+        wf_ctr_set(w, children[side], wf_leaves(hc));
         wf_pad_store(w, children[side], child_pad);
     }
     c->t->nodes += 2u;
-    atomic_store_explicit(wf_pad(w, i), wf_allfree(h), memory_order_release);
+    atomic_store_explicit(wf_pad(w, i), wf_pad_enc(w, i, wf_allfree(h)), memory_order_release);
     return true;
 }
 
@@ -384,11 +521,16 @@ static size_t wf_try(wf_call_t *c, unsigned h, size_t i, unsigned *f)
         /* a load first: a counter that visibly lacks S costs no RMW, and leaves no transient dip
          * (the two fetch-and-adds of a failed decrement) that would turn other requests away */
         RT_WF_STEP(w, WF_STEP_READ, i);
-        if (atomic_load_explicit(wf_counter(w, i), memory_order_relaxed) < c->S) {
+        int seen = wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
+        if (!wf_ctr_ok(seen, h)) { /* we hold the parent: this is a free node's counter, damaged */
+            c->bad = true;
+            return WF_NONE;
+        }
+        if (seen < c->S) {
             return WF_NONE;
         }
     }
-    if (!wf_decr_old(c, i, c->S, &old)) {
+    if (!wf_decr_old(c, i, h, c->S, &old)) {
         return WF_NONE;
     }
     if (h == c->s) {
@@ -397,12 +539,13 @@ static size_t wf_try(wf_call_t *c, unsigned h, size_t i, unsigned *f)
     }
     unsigned first = 0;
     if ((w->flags & (RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u) {
-        uint32_t pad = wf_pad_load(w, i);
+        uint32_t pad = wf_pad_read(c, i);
+        if ((RT_HARDENING >= 1 && c->bad) ||
+            ((w->flags & RT_WF_LAZY_REINIT) != 0u && (pad & WF_PRISTINE) != 0u && !wf_unpristine(c, h, i, old))) {
+            wf_incr(c, i, h, c->S);
+            return WF_NONE;
+        }
         if ((w->flags & RT_WF_LAZY_REINIT) != 0u && (pad & WF_PRISTINE) != 0u) {
-            if (!wf_unpristine(c, h, i, old)) {
-                wf_incr(c, i, c->S);
-                return WF_NONE;
-            }
             pad = wf_allfree(h);
         }
         if ((w->flags & RT_WF_HINTS) != 0u) {
@@ -416,12 +559,15 @@ static size_t wf_try(wf_call_t *c, unsigned h, size_t i, unsigned *f)
         size_t got = wf_try(c, h - 1u, child, &fc);
         if (got != WF_NONE) {
             if ((w->flags & RT_WF_HINTS) != 0u) {
-                *f = wf_hint_max(wf_hint_update(w, i, side, fc));
+                *f = wf_hint_max(wf_hint_update(c, i, side, fc));
             }
             return got;
         }
+        if (RT_HARDENING >= 1 && c->bad) { /* damage below: back out, the call is refused */
+            break;
+        }
     }
-    wf_incr(c, i, c->S);
+    wf_incr(c, i, h, c->S);
     return WF_NONE;
 }
 
@@ -466,15 +612,18 @@ static bool wf_claim(wf_call_t *c, const size_t *path, const unsigned *path_h, u
     for (unsigned j = 0; j < len; j++) { /* at most H - s + 1 nodes */
         c->t->nodes++;
         int old = 0;
-        bool ok = wf_decr_old(c, path[j], c->S, &old);
-        if (ok && j + 1u < len && (w->flags & RT_WF_LAZY_REINIT) != 0u &&
-            (wf_pad_load(w, path[j]) & WF_PRISTINE) != 0u && !wf_unpristine(c, path_h[j], path[j], old)) {
-            wf_incr(c, path[j], c->S);
-            ok = false;
+        bool ok = wf_decr_old(c, path[j], path_h[j], c->S, &old);
+        if (ok && j + 1u < len && (w->flags & RT_WF_LAZY_REINIT) != 0u) {
+            uint32_t pad = wf_pad_read(c, path[j]);
+            if ((RT_HARDENING >= 1 && c->bad) ||
+                ((pad & WF_PRISTINE) != 0u && !wf_unpristine(c, path_h[j], path[j], old))) {
+                wf_incr(c, path[j], path_h[j], c->S);
+                ok = false;
+            }
         }
         if (!ok) {
             while (j-- > 0u) {
-                wf_incr(c, path[j], c->S);
+                wf_incr(c, path[j], path_h[j], c->S);
             }
             return false;
         }
@@ -486,12 +635,29 @@ static bool wf_claim(wf_call_t *c, const size_t *path, const unsigned *path_h, u
  * the path, bottom-up (RT_WF_HINTS). We hold a decrement on each of them. */
 static void wf_hints_after_claim(wf_call_t *c, const size_t *path, unsigned len)
 {
-    rt_wf_t *w = c->w;
     unsigned f = 0;
     for (unsigned j = len - 1u; j-- > 0u;) {
         unsigned side = path[j + 1u] == path[j] - 1u ? 1u : 0u;
-        f = wf_hint_max(wf_hint_update(w, path[j], side, f));
+        f = wf_hint_max(wf_hint_update(c, path[j], side, f));
     }
+}
+
+/* RT_HARDENING >= 1: node path[len-1] read out of range by wf_find. The path is claimed as
+ * wf_claim would (if an ancestor lacks S the walk stops: nothing is learnt), so the node's own
+ * decrement is checked while we hold its parent -- a value out of range is then damage, not a
+ * race -- and whatever was taken is given back. True iff damage was found (c->bad). At most one
+ * claim walk: H - s + 1 nodes, 3 (H - s + 1) RMWs, once per call. */
+static bool wf_verify(wf_call_t *c, const size_t *path, const unsigned *path_h, unsigned len)
+{
+    if (RT_HARDENING < 1) {
+        return false;
+    }
+    if (wf_claim(c, path, path_h, len)) { /* it read in range after all: give everything back */
+        for (unsigned j = len; j-- > 0u;) {
+            wf_incr(c, path[j], path_h[j], c->S);
+        }
+    }
+    return c->bad;
 }
 
 static size_t wf_find(wf_call_t *c)
@@ -501,21 +667,36 @@ static size_t wf_find(wf_call_t *c)
     size_t path[RT_WF_MAX_HEIGHT + 2];
     unsigned path_h[RT_WF_MAX_HEIGHT + 2];
     unsigned top = 0;
+    bool verified = false;
     st[0] = (wf_frame_t){w->nodes - 1u, w->height, 0u, 0u};
     for (;;) { /* each iteration reads a node or moves the walk; at most 3 N iterations */
         wf_frame_t *fr = &st[top];
         if (fr->state == 0u) {
             c->t->nodes++;
-            int x = (int)wf_peek(w, fr->i, wf_counter(w, fr->i));
+            int x = wf_dec(wf_peek(w, fr->i, wf_counter(w, fr->i)));
             bool candidate = false;
             unsigned len = top + 1u;
-            if (x >= c->S) {
+            if (!wf_ctr_ok(x, fr->h) && !verified) {
+                /* out of range: damage, or a racy read of a new chunk's data. The first time in a
+                 * call it is verified under decrements of the path (wf_verify); after that, and
+                 * when the read was a race, the node is passed over */
+                verified = true;
+                for (unsigned j = 0; j <= top; j++) {
+                    path[j] = st[j].i;
+                    path_h[j] = st[j].h;
+                }
+                if (wf_verify(c, path, path_h, len)) {
+                    return WF_NONE;
+                }
+            }
+            if (x >= c->S && wf_ctr_ok(x, fr->h)) {
                 if (fr->h == c->s) {
                     candidate = true;
                 } else {
                     uint32_t pad = (w->flags & (RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u
                                        ? wf_peek(w, fr->i, wf_pad(w, fr->i))
                                        : 0u;
+                    pad = wf_pad_valid(w, fr->i, pad) ? pad & WF_PAD_PAYLOAD : 0u;
                     if ((w->flags & RT_WF_LAZY_REINIT) != 0u && (pad & WF_PRISTINE) != 0u) {
                         /* wholly free: its leftmost descendant of height s, no more reads */
                         size_t i = fr->i;
@@ -547,6 +728,9 @@ static size_t wf_find(wf_call_t *c)
                     wf_hints_after_claim(c, path, len);
                 }
                 return path[len - 1u];
+            }
+            if (RT_HARDENING >= 1 && c->bad) { /* the claim met damage: refused */
+                return WF_NONE;
             }
             fr->state = 2u; /* nothing (more) here: pop below */
         } else if (fr->state == 1u) {
@@ -590,7 +774,7 @@ static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s)
 {
     size_t first = wf_first(r, s);
     *wf_length(w, first) = wf_tag(w, first, s, WF_ST_ALLOC);
-    wf_pad_store(w, r, wf_canary(w, r));
+    atomic_store_explicit(wf_pad(w, r), wf_canary(w, r), memory_order_relaxed);
     size_t k = wf_subtree(s);
     wf_stat_add(t, &w->mallocs, 1u);
     size_t used = atomic_fetch_add_explicit(&w->used_nodes, k, memory_order_relaxed) + k;
@@ -600,10 +784,11 @@ static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s)
     return wf_node(w, first) + 4u;
 }
 
-/* The request of height s: NULL on failure (counted), else the chunk's data. */
-static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t)
+/* The request of height s: NULL on failure (counted; refused and reported CORRUPTED when the
+ * search met damaged metadata), else the chunk's data. */
+static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t, const char *operation, size_t size)
 {
-    wf_call_t c = {w, s, wf_leaves(s), t};
+    wf_call_t c = {w, s, wf_leaves(s), t, false};
     t->height = s;
     size_t r;
     if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
@@ -614,11 +799,18 @@ static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t)
     }
     atomic_store_explicit(&w->last_nodes, t->nodes, memory_order_relaxed);
     if (r == WF_NONE) {
+        if (RT_HARDENING >= 1 && c.bad) {
+            return wf_refuse(w, RT_ERR_CORRUPTED, operation, NULL, size);
+        }
         wf_stat_add(t, &w->failures, 1u);
         return NULL;
     }
+    if (RT_HARDENING >= 1 && c.bad) { /* a damaged hint met after the claim, rewritten: the chunk is
+                                       * sound */
+        wf_report(w, false, RT_ERR_CORRUPTED, operation, NULL, size);
+    }
     if (RT_DEBUG >= 1) {
-        RT_ASSERT(atomic_load_explicit(wf_counter(w, r), memory_order_relaxed) <= 0);
+        RT_ASSERT(wf_ctr_peek(w, r) <= 0);
     }
     return wf_hand_out(w, t, r, s);
 }
@@ -634,7 +826,7 @@ void *rt_wf_malloc_ex(rt_wf_t *w, size_t size, rt_wf_trace_t *trace)
     if (size > w->max_request) {
         return wf_refuse(w, RT_ERR_TOO_LARGE, "malloc", NULL, size);
     }
-    return wf_alloc(w, wf_height_for(w, size), t);
+    return wf_alloc(w, wf_height_for(w, size), t, "malloc", size);
 }
 
 void *rt_wf_malloc(rt_wf_t *w, size_t size) { return rt_wf_malloc_ex(w, size, NULL); }
@@ -649,8 +841,21 @@ typedef struct wf_chunk {
     unsigned h;
 } wf_chunk_t;
 
-/* RT_ERR_NONE iff ptr is the data start of a live chunk (or a memalign pointer into one). O(H)
- * arithmetic, reads of the length word, the root's counter and its canary. */
+/* The word at byte offset `off` from node 0 (4-aligned, inside the tree). */
+static inline uint32_t *wf_word(const rt_wf_t *w, size_t off) { return (uint32_t *)(void *)(w->base + off); }
+
+/* A memalign chunk whose data start is at byte offset `data` returned data + o: the keyed offset
+ * word before the pointer holds o, and so does the data-start word (its record; the same word
+ * when o = 4). Both are keyed by the offset of the pointer they lead from, so the record at data
+ * is o ^ key(data + 4) whatever o is. */
+static inline uint32_t wf_record(const rt_wf_t *w, size_t data)
+{
+    return *wf_word(w, data) ^ wf_offset_key(w, data + 4u);
+}
+
+/* RT_ERR_NONE iff ptr is the pointer malloc or memalign returned for a live chunk. O(H)
+ * arithmetic; reads of the length word, the record and offset word (memalign), the root's
+ * counter and its canary. */
 static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t *ch)
 {
     uintptr_t p = (uintptr_t)ptr;
@@ -660,14 +865,15 @@ static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t
     }
     size_t off = (size_t)(p - w->base);
     size_t data = off;
+    bool aligned = (off & (w->node_size - 1u)) != 4u;
     ch->offset = 0;
-    if ((off & (w->node_size - 1u)) != 4u) {
+    if (aligned) {
         /* memalign: an aligned pointer (a multiple of 8, never a data start) with a keyed offset
          * word before it */
         if ((p & 7u) != 0u || off < 8u) {
             return RT_ERR_BAD_POINTER;
         }
-        size_t o = (size_t)(*(const uint32_t *)(const void *)(p - 4u) ^ wf_offset_key(w, off));
+        size_t o = (size_t)(*wf_word(w, off - 4u) ^ wf_offset_key(w, off));
         if (o < 4u || (o & 3u) != 0u || o > off - 4u || ((off - o) & (w->node_size - 1u)) != 4u) {
             return RT_ERR_BAD_POINTER;
         }
@@ -683,8 +889,10 @@ static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t
     if (state == WF_ST_FREED) {
         return RT_ERR_DOUBLE_FREE;
     }
-    if (state != WF_ST_ALLOC) {
-        return RT_ERR_BAD_POINTER; /* the control chunk */
+    /* the chunk start of a memalign block, a memalign pointer into a malloc block, the control
+     * chunk: not a pointer the allocator returned */
+    if (state != (aligned ? WF_ST_ALIGNED : WF_ST_ALLOC)) {
+        return RT_ERR_BAD_POINTER;
     }
     size_t root = first + wf_subtree(h) - 1u;
     unsigned rh = 0;
@@ -694,8 +902,12 @@ static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t
     if (ch->offset >= rt_wf_usable(w->node_size, h)) {
         return RT_ERR_BAD_POINTER;
     }
+    if (aligned && wf_record(w, data) != (uint32_t)ch->offset) {
+        return RT_ERR_BAD_POINTER; /* not the pointer memalign returned (or its record damaged) */
+    }
     /* a live chunk's root counter is 0, or below 0 while failed decrements pass through it */
-    if (atomic_load_explicit(wf_counter(w, root), memory_order_relaxed) > 0 ||
+    int x = wf_ctr_peek(w, root);
+    if (x > 0 || !wf_ctr_ok(x, h) ||
         atomic_load_explicit(wf_pad(w, root), memory_order_relaxed) != wf_canary(w, root)) {
         return RT_ERR_CORRUPTED;
     }
@@ -709,7 +921,7 @@ static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t
  * counter to its leaves; hints to "all free". Recursion depth <= h. */
 static void wf_reinit(rt_wf_t *w, unsigned h, size_t i, bool hints)
 {
-    atomic_store_explicit(wf_counter(w, i), wf_leaves(h), memory_order_relaxed);
+    wf_ctr_set(w, i, wf_leaves(h));
     if (hints) {
         wf_pad_store(w, i, wf_allfree(h));
     }
@@ -719,10 +931,36 @@ static void wf_reinit(rt_wf_t *w, unsigned h, size_t i, bool hints)
     }
 }
 
+/* RT_HARDENING >= 1: before a release, the counters (and with hints the paddings) of the H - s
+ * ancestors it will increment are read and checked, so that a free whose path is damaged is
+ * refused before it changes anything (the same nodes the release visits; not counted again). Our
+ * leaves keep every ancestor from being allocated, so each word read is the tree's, never a
+ * chunk's data. O(H - s). */
+static bool wf_path_intact(const rt_wf_t *w, const wf_chunk_t *ch)
+{
+    if (RT_HARDENING < 1) {
+        return true;
+    }
+    unsigned h = ch->h;
+    size_t i = ch->root, k = ch->k;
+    while (h < w->height) { /* H - s iterations */
+        i = (k & 1u) != 0u ? i + 1u : i + wf_pow2(h + 1u);
+        h++;
+        k >>= 1;
+        RT_WF_STEP(w, WF_STEP_READ, i);
+        if (!wf_ctr_ok(wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed)), h) ||
+            ((w->flags & RT_WF_HINTS) != 0u &&
+             !wf_pad_valid(w, i, atomic_load_explicit(wf_pad(w, i), memory_order_relaxed)))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Fig. 4: release of the live chunk ch. We own it until the increment of its root. */
 static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
 {
-    wf_call_t c = {w, ch->h, wf_leaves(ch->h), t};
+    wf_call_t c = {w, ch->h, wf_leaves(ch->h), t, false};
     bool hints = (w->flags & RT_WF_HINTS) != 0u;
     unsigned h = ch->h;
     size_t i = ch->root, k = ch->k;
@@ -740,7 +978,7 @@ static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
         t->nodes += (uint32_t)(wf_subtree(h) - 1u);
     }
     t->nodes++;
-    wf_incr(&c, i, c.S);
+    wf_incr(&c, i, h, c.S);
     unsigned f = h + 1u; /* the chunk is wholly free now */
     while (h < w->height) { /* H - s iterations: one per ancestor */
         unsigned side = (unsigned)(k & 1u);
@@ -752,13 +990,17 @@ static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
         if (hints) {
             /* before the increment: until it, our leaves keep the node from being allocated,
              * so its padding word is still a hint */
-            pad = wf_hint_update(w, i, side, f);
+            pad = wf_hint_update(&c, i, side, f);
         }
-        int now = wf_incr(&c, i, c.S);
+        int now = wf_incr(&c, i, h, c.S);
         f = now == wf_leaves(h) ? h + 1u : wf_hint_max(pad);
     }
     wf_stat_add(t, &w->frees, 1u);
     wf_stat_add(t, &w->used_nodes, (size_t)0 - wf_subtree(ch->h));
+    if (RT_HARDENING >= 1 && c.bad) { /* damage that appeared after wf_path_intact (a concurrent
+                                       * write): the chunk is released, the damage reported */
+        wf_report(w, false, RT_ERR_CORRUPTED, "free", wf_node(w, ch->first) + 4u, 0u);
+    }
 }
 
 void rt_wf_free_ex(rt_wf_t *w, void *ptr, rt_wf_trace_t *trace)
@@ -771,6 +1013,9 @@ void rt_wf_free_ex(rt_wf_t *w, void *ptr, rt_wf_trace_t *trace)
     }
     wf_chunk_t ch;
     rt_error_kind_t error = wf_validate(w, ptr, &ch);
+    if (error == RT_ERR_NONE && !wf_path_intact(w, &ch)) {
+        error = RT_ERR_CORRUPTED;
+    }
     if (error != RT_ERR_NONE) {
         wf_report(w, false, error, "free", ptr, 0u);
         return;
@@ -799,6 +1044,9 @@ void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
     if (error != RT_ERR_NONE) {
         return wf_refuse(w, error, "realloc", ptr, size);
     }
+    if (size > rt_wf_usable(w->node_size, ch.h) - ch.offset && !wf_path_intact(w, &ch)) {
+        return wf_refuse(w, RT_ERR_CORRUPTED, "realloc", ptr, size); /* moving would free into damage */
+    }
     rt_wf_trace_t t;
     __builtin_memset(&t, 0, sizeof t);
     size_t usable = rt_wf_usable(w->node_size, ch.h) - ch.offset;
@@ -807,7 +1055,7 @@ void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
         wf_stat_add(&t, &w->reallocs_in_place, 1u);
         return ptr;
     }
-    void *moved = wf_alloc(w, wf_height_for(w, size), &t);
+    void *moved = wf_alloc(w, wf_height_for(w, size), &t, "realloc", size);
     if (moved == NULL) {
         return NULL; /* out of memory: the old chunk is untouched */
     }
@@ -858,7 +1106,12 @@ void *rt_wf_memalign(rt_wf_t *w, size_t alignment, size_t size)
     }
     uintptr_t p = ((uintptr_t)data + alignment - 1u) & ~(uintptr_t)(alignment - 1u);
     size_t o = (size_t)(p - (uintptr_t)data);
-    *(uint32_t *)(void *)(p - 4u) = (uint32_t)o ^ wf_offset_key(w, (size_t)(p - w->base));
+    size_t at = (size_t)((uintptr_t)data - w->base), first = at >> w->node_log2;
+    /* the record first (the offset word itself when o = 4), then the offset word, then the
+     * length word says ALIGNED: from now on only p frees the chunk, not its data start */
+    *wf_word(w, at) = (uint32_t)o ^ wf_offset_key(w, at + 4u);
+    *wf_word(w, at + o - 4u) = (uint32_t)o ^ wf_offset_key(w, at + o);
+    *wf_length(w, first) = wf_tag(w, first, WF_LEN_HEIGHT(*wf_length(w, first)), WF_ST_ALIGNED);
     return (void *)p;
 }
 
@@ -920,8 +1173,8 @@ size_t rt_wf_min_buffer(const rt_wf_config_t *config)
 /* Every counter to its leaves, every length word to 0, padding per variant. */
 static void wf_init_tree(rt_wf_t *w, unsigned h, size_t i)
 {
-    atomic_init(wf_counter(w, i), wf_leaves(h));
-    atomic_init(wf_pad(w, i), (w->flags & RT_WF_HINTS) != 0u ? wf_allfree(h) : 0u);
+    atomic_init(wf_counter(w, i), wf_enc(wf_leaves(h)));
+    atomic_init(wf_pad(w, i), wf_pad_enc(w, i, (w->flags & RT_WF_HINTS) != 0u ? wf_allfree(h) : 0u));
     *wf_length(w, i) = 0u;
     if (h > 0u) {
         wf_init_tree(w, h - 1u, i - 1u);
@@ -998,16 +1251,16 @@ rt_wf_t *rt_wf_create(void *mem, size_t size, const rt_wf_config_t *config)
     int sc = wf_leaves(hc);
     size_t i = tmp.nodes - 1u;
     for (unsigned h = tmp.height; h > hc; h--) { /* the left spine, H - hc nodes */
-        atomic_fetch_sub_explicit(wf_counter(&tmp, i), sc, memory_order_relaxed);
+        atomic_fetch_sub_explicit(wf_counter(&tmp, i), wf_delta(sc), memory_order_relaxed);
         if ((flags & RT_WF_HINTS) != 0u) {
             /* left side: what the spine below holds (h - 1 when h - 1 > hc: its right half);
              * right side: wholly free */
             unsigned left = h - 1u > hc ? h - 1u : 0u;
-            atomic_store_explicit(wf_pad(&tmp, i), (uint32_t)left | ((uint32_t)h << 8), memory_order_relaxed);
+            wf_pad_store(&tmp, i, (uint32_t)left | ((uint32_t)h << 8));
         }
         i -= wf_pow2(h);
     }
-    atomic_store_explicit(wf_counter(&tmp, rc), 0, memory_order_relaxed);
+    wf_ctr_set(&tmp, rc, 0);
     *wf_length(&tmp, 0) = wf_tag(&tmp, 0, hc, WF_ST_CTRL);
     atomic_store_explicit(wf_pad(&tmp, rc), wf_canary(&tmp, rc), memory_order_relaxed);
     tmp.ctrl_root = rc;
@@ -1054,21 +1307,35 @@ size_t rt_wf_nodes(const rt_wf_t *w) { return w->nodes; }
 size_t rt_wf_node_size(const rt_wf_t *w) { return w->node_size; }
 unsigned rt_wf_flags(const rt_wf_t *w) { return w->flags; }
 unsigned rt_wf_last_probes(const rt_wf_t *w) { return atomic_load_explicit(&w->last_nodes, memory_order_relaxed); }
-int rt_wf_counter(const rt_wf_t *w, size_t index)
-{
-    return atomic_load_explicit(wf_counter(w, index), memory_order_relaxed);
-}
+int rt_wf_counter(const rt_wf_t *w, size_t index) { return wf_ctr_peek(w, index); }
 
 /* Node i (height h) is the root of a live chunk (or of the control chunk). */
 static bool wf_is_chunk_root(const rt_wf_t *w, size_t i, unsigned h, bool *ctrl)
 {
-    if (atomic_load_explicit(wf_counter(w, i), memory_order_relaxed) > 0) {
+    if (wf_ctr_peek(w, i) > 0) {
         return false;
     }
     size_t first = wf_first(i, h);
     uint32_t len = *wf_length(w, first);
     *ctrl = i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL);
-    return *ctrl || len == wf_tag(w, first, h, WF_ST_ALLOC);
+    return *ctrl || len == wf_tag(w, first, h, WF_ST_ALLOC) || len == wf_tag(w, first, h, WF_ST_ALIGNED);
+}
+
+/* Offset of the pointer memalign returned for the live chunk at `first` (height h), from its
+ * record, checked against the offset word it leads to; 0 when the chunk is not an intact
+ * memalign chunk. */
+static size_t wf_aligned_offset(const rt_wf_t *w, size_t first, unsigned h)
+{
+    if (*wf_length(w, first) != wf_tag(w, first, h, WF_ST_ALIGNED)) {
+        return 0u;
+    }
+    size_t data = (first << w->node_log2) + 4u;
+    size_t o = wf_record(w, data);
+    if (o < 4u || (o & 3u) != 0u || o >= rt_wf_usable(w->node_size, h) ||
+        (size_t)(*wf_word(w, data + o - 4u) ^ wf_offset_key(w, data + o)) != o) {
+        return 0u;
+    }
+    return o;
 }
 
 bool rt_wf_is_chunk(const rt_wf_t *w, size_t index)
@@ -1092,8 +1359,10 @@ bool rt_wf_bound(const rt_wf_t *w, size_t size, rt_wf_bound_t *b)
     b->height = s;
     b->path = (uint32_t)path;
     if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
-        b->malloc_nodes = above + cands * path;
-        b->malloc_rmw = 3u * cands * path;
+        /* + one verification walk at RT_HARDENING >= 1 (wf_verify) */
+        uint64_t walks = cands + (RT_HARDENING >= 1 ? 1u : 0u);
+        b->malloc_nodes = above + walks * path;
+        b->malloc_rmw = 3u * walks * path;
     } else {
         b->malloc_nodes = above;
         b->malloc_rmw = 3u * above;
@@ -1121,13 +1390,16 @@ typedef struct wf_checker {
 static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
 {
     rt_wf_t *w = ck->w;
-    int x = atomic_load_explicit(wf_counter(w, i), memory_order_relaxed);
+    int x = wf_ctr_peek(w, i);
     *f = 0;
     if (x <= 0) { /* a chunk's root, or a node whose leaves are all in chunks below */
         size_t first = wf_first(i, h);
         uint32_t len = *wf_length(w, first);
-        if (len == wf_tag(w, first, h, WF_ST_ALLOC) || (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL))) {
-            if (x != 0 || atomic_load_explicit(wf_pad(w, i), memory_order_relaxed) != wf_canary(w, i)) {
+        bool aligned = len == wf_tag(w, first, h, WF_ST_ALIGNED);
+        if (aligned || len == wf_tag(w, first, h, WF_ST_ALLOC) ||
+            (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL))) {
+            if (x != 0 || atomic_load_explicit(wf_pad(w, i), memory_order_relaxed) != wf_canary(w, i) ||
+                (aligned && wf_aligned_offset(w, first, h) == 0u)) {
                 ck->ok = false;
             }
             return wf_pow2(h);
@@ -1137,9 +1409,13 @@ static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
     uint32_t pad = 0;
     if (hints || ((w->flags & RT_WF_LAZY_REINIT) != 0u && h > 0u)) { /* only then is the word needed */
         pad = atomic_load_explicit(wf_pad(w, i), memory_order_relaxed);
+        if (!wf_pad_valid(w, i, pad)) {
+            ck->ok = false;
+        }
+        pad &= WF_PAD_PAYLOAD;
     }
     if ((w->flags & RT_WF_LAZY_REINIT) != 0u && h > 0u && (pad & WF_PRISTINE) != 0u) {
-        if (x != wf_leaves(h) || (hints && (pad & 0xFFFFu) != wf_allfree(h))) {
+        if (x != wf_leaves(h) || (hints && (pad & ~(uint32_t)WF_PRISTINE) != wf_allfree(h))) {
             ck->ok = false;
         }
         *f = h + 1u;
@@ -1157,7 +1433,7 @@ static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
     if (x < 0 || (size_t)x != (size_t)wf_leaves(h) - used) {
         ck->ok = false;
     }
-    if (hints && (WF_HINT_L(pad) != fl || WF_HINT_R(pad) != fr || (pad & ~(uint32_t)0xFFFFu) != 0u)) {
+    if (hints && (WF_HINT_L(pad) != fl || WF_HINT_R(pad) != fr || (pad & ~(uint32_t)0x7F7Fu) != 0u)) {
         ck->ok = false;
     }
     *f = used == 0u ? h + 1u : (fl > fr ? fl : fr);
@@ -1202,14 +1478,14 @@ typedef struct wf_walker {
     size_t largest_free;
 } wf_walker_t;
 
-static void wf_emit(wf_walker_t *wk, size_t first, size_t nodes, size_t size, bool used)
+static void wf_emit(wf_walker_t *wk, size_t first, size_t nodes, size_t size, bool used, size_t offset)
 {
     if (!used) {
         wk->free_blocks++;
         wk->largest_free = size > wk->largest_free ? size : wk->largest_free;
     }
     if (wk->fn != NULL && !wk->stop) {
-        rt_block_info_t info = {wf_node(wk->w, first) + 4u, size, nodes << wk->w->node_log2, used};
+        rt_block_info_t info = {wf_node(wk->w, first) + 4u + offset, size - offset, nodes << wk->w->node_log2, used};
         wk->stop = !wk->fn(wk->context, &info);
     }
 }
@@ -1223,14 +1499,16 @@ static void wf_walk_node(wf_walker_t *wk, unsigned h, size_t i)
         return;
     }
     bool ctrl = false;
-    int x = atomic_load_explicit(wf_counter(w, i), memory_order_relaxed);
+    int x = wf_ctr_peek(w, i);
     if (x == wf_leaves(h)) {
-        wf_emit(wk, wf_first(i, h), wf_subtree(h), rt_wf_usable(w->node_size, h), false);
+        wf_emit(wk, wf_first(i, h), wf_subtree(h), rt_wf_usable(w->node_size, h), false, 0u);
         return;
     }
     if (wf_is_chunk_root(w, i, h, &ctrl)) {
         if (!ctrl) {
-            wf_emit(wk, wf_first(i, h), wf_subtree(h), rt_wf_usable(w->node_size, h), true);
+            /* a memalign block is reported at the pointer memalign returned */
+            wf_emit(wk, wf_first(i, h), wf_subtree(h), rt_wf_usable(w->node_size, h), true,
+                    wf_aligned_offset(w, wf_first(i, h), h));
         }
         return;
     }
@@ -1238,7 +1516,7 @@ static void wf_walk_node(wf_walker_t *wk, unsigned h, size_t i)
         wf_walk_node(wk, h - 1u, i - wf_pow2(h));
         wf_walk_node(wk, h - 1u, i - 1u);
     }
-    wf_emit(wk, i, 1u, 0u, false); /* an internal node above used chunks (or a damaged leaf) */
+    wf_emit(wk, i, 1u, 0u, false, 0u); /* an internal node above used chunks (or a damaged leaf) */
 }
 
 void rt_wf_walk(rt_wf_t *w, rt_walk_fn fn, void *context)
