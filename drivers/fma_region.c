@@ -63,7 +63,7 @@
 #endif
 
 #define REGION_MAGIC 0x414d4652u /* "RFMA" */
-#define REGION_VERSION (0x00010000u | (unsigned)sizeof(void *))
+#define REGION_VERSION (0x00020000u | (unsigned)sizeof(void *)) /* 2: journal, lost_* */
 #define PREFIX "/rtalloc-fma-"
 #define NAME_MAX_LEN (sizeof PREFIX + RT_FMA_KEY_MAX)
 
@@ -85,6 +85,8 @@ typedef struct region_header {
     uint32_t broken;     /* under the lock */
     uint32_t robust;     /* the mutex is robust (no robust futexes: qemu-user, old kernels) */
     uint64_t recoveries; /* under the lock */
+    uint64_t lost_blocks; /* broken: the blocks in use that were lost with the region */
+    uint64_t lost_bytes;
     region_slot_t slots[RT_FMA_REGION_MAX_PROCS];
     pthread_mutex_t mutex;
 } region_header_t;
@@ -370,7 +372,8 @@ static void report(rt_fma_region_t *r, rt_error_kind_t kind, const char *operati
                    const char *message, const void *ptr)
 {
     if (r->handler != NULL) {
-        rt_error_t e = {kind, operation, message, ptr, 0};
+        size_t lost = kind == RT_ERR_CORRUPTED ? (size_t)r->hdr->lost_bytes : 0u;
+        rt_error_t e = {kind, operation, message, ptr, lost};
         r->handler(r->handler_context, &e);
     }
 }
@@ -387,7 +390,7 @@ static int region_lock(rt_fma_region_t *r, bool *corrupt)
     }
     capture_t cap = {0};
     rt_fma_set_handler(r->fma, capture_error, &cap);
-    bool ok = r->hdr->broken == 0u && rt_fma_check(r->fma);
+    bool ok = r->hdr->broken == 0u && rt_fma_recover(r->fma); /* undo the journal, then check */
     rt_fma_set_handler(r->fma, NULL, NULL);
     if (r->shared) {
         (void)table_prune(r->hdr);
@@ -397,6 +400,10 @@ static int region_lock(rt_fma_region_t *r, bool *corrupt)
         (void)pthread_mutex_consistent(&r->hdr->mutex);
         return 0;
     }
+    rt_stats_t st;
+    rt_fma_stats(r->fma, &st); /* read only: what the surviving processes lose */
+    r->hdr->lost_blocks = st.used_blocks;
+    r->hdr->lost_bytes = st.used_bytes;
     r->hdr->broken = 1u;
     *corrupt = true;
     (void)pthread_mutex_unlock(&r->hdr->mutex); /* without consistent: now unrecoverable */
@@ -413,7 +420,8 @@ static bool enter(rt_fma_region_t *r, capture_t *cap, const char *operation, con
     if (rc != 0) {
         if (corrupt) {
             report(r, RT_ERR_CORRUPTED, operation,
-                   "a process died holding the region's lock and left it inconsistent", ptr);
+                   "a process died holding the region's lock and left it corrupted beyond what its journal "
+                   "undoes: the region is broken; size = the bytes of the blocks in use, lost", ptr);
         } else if (rc == ENOTRECOVERABLE) {
             report(r, RT_ERR_CORRUPTED, operation, "the region is broken (see its recovery)", ptr);
         }
@@ -571,8 +579,9 @@ static int header_init(region_header_t *hdr, size_t size, unsigned flags, unsign
 static rt_fma_t *fma_init(region_header_t *hdr, size_t size, unsigned flags, unsigned page_log2)
 {
     size_t avail = size - RT_FMA_REGION_HEADER;
-    rt_fma_t *f = rt_fma_create_ex((unsigned char *)hdr + RT_FMA_REGION_HEADER, avail, page_log2,
-                                   flags & RT_FMA_CORE_FLAGS);
+    /* a shared region keeps the undo journal: a process killed inside a call is rolled back */
+    unsigned core = (flags & RT_FMA_CORE_FLAGS) | ((flags & RT_FMA_SHARED) != 0u ? RT_FMA_JOURNAL : 0u);
+    rt_fma_t *f = rt_fma_create_ex((unsigned char *)hdr + RT_FMA_REGION_HEADER, avail, page_log2, core);
     if (f == NULL) {
         FAIL(EINVAL,
              "rt_fma_create_ex refused %zu bytes with %u-byte pages (needs at least %zu "
@@ -787,7 +796,8 @@ static attach_result_t attach(rt_fma_region_t *r, int fd, const rt_fma_region_co
     r->mapped = true;
     if (corrupt) {
         report(r, RT_ERR_CORRUPTED, "attach",
-               "a process died holding the region's lock and left it inconsistent", NULL);
+               "a process died holding the region's lock and left it corrupted beyond what its journal "
+                   "undoes: the region is broken; size = the bytes of the blocks in use, lost", NULL);
     }
     return ATTACH_OK;
 }
@@ -1168,7 +1178,8 @@ int rt_fma_region_lock(rt_fma_region_t *r)
     int rc = region_lock(r, &corrupt);
     if (corrupt) {
         report(r, RT_ERR_CORRUPTED, "lock",
-               "a process died holding the region's lock and left it inconsistent", NULL);
+               "a process died holding the region's lock and left it corrupted beyond what its journal "
+                   "undoes: the region is broken; size = the bytes of the blocks in use, lost", NULL);
     }
     return rc;
 }
@@ -1201,6 +1212,8 @@ void rt_fma_region_info(rt_fma_region_t *r, rt_fma_region_info_t *info)
     info->attached = r->shared ? table_prune(r->hdr) : 1u;
     info->broken = r->hdr->broken != 0u;
     info->recoveries = r->hdr->recoveries;
+    info->lost_blocks = r->hdr->lost_blocks;
+    info->lost_bytes = r->hdr->lost_bytes;
     info->robust = r->shared && r->hdr->robust != 0u;
     if (rc == 0) {
         region_unlock(r);

@@ -17,6 +17,10 @@
  *   badinput    every bad-input path with a counting handler: kind, refusal, check() afterwards
  *   bsd         BSD never reuses a page for another size: 4 pages (FMA) vs 8 (BSD) on a 32-then-64
  *               trace; on the article's size mix FMA never touches more pages (numbers printed)
+ *   overflow    1..16 bytes past the end / before the start of every live block next to free
+ *               blocks (bit flips, 0x00, 0xFF, random) of every class, FMA and BSD: reported,
+ *               never an overlap or a write outside (RT_HARDENING >= 1)
+ *   journal     RT_FMA_JOURNAL: empty between calls, its high water, a wild record refused
  *   misc        create_ex arguments, control_size, the clamp to 2^32 bytes (64-bit), lock hooks,
  *               walk, position independence (a region copied to another address keeps working)
  */
@@ -671,7 +675,7 @@ static void test_misc(void)
         return;
     }
     TL_CHECK(rt_fma_create_ex(b.mem, b.size, 4, 0) == NULL && rt_fma_create_ex(b.mem, b.size, 17, 0) == NULL &&
-                 rt_fma_create_ex(b.mem, b.size, 12, 2) == NULL,
+                 rt_fma_create_ex(b.mem, b.size, 12, 4) == NULL,
              "create_ex: bad page size or flags accepted");
     for (unsigned l = RT_FMA_PAGE_LOG2_MIN; l <= RT_FMA_PAGE_LOG2_MAX; l++) {
         rt_fma_t *f = rt_fma_create_ex(b.mem, b.size, l, 0);
@@ -756,6 +760,213 @@ static void test_misc(void)
     tl_buffer_free(&r.buf); /* the original was overwritten: no check */
 }
 
+/* --- overflows into the metadata of free blocks (issue 12; RT_HARDENING >= 1) ------------------
+ *
+ * Layout of each case, 4 KiB pages: page 0 a live whole page, page 1 cut for `size` (half its
+ * first blocks live, every other one freed: live blocks next to the entry block, to chained free
+ * blocks and to virgin blocks), page 2 a free page (FMA: on the anchor list, its back link in its
+ * first word; BSD: on the whole-page list, its link at +4), page 3 a live whole page. The region
+ * lies between two guard zones. For every live block of page 1, 1..16 bytes past its end or
+ * before its start are overwritten (each bit of the farthest byte flipped; the run set to 0x00,
+ * 0xFF, or random bytes twice), then malloc / free of every block / malloc / check run. Pass:
+ * no fault, no block outside the pages, no two live blocks overlapping (shadow), guards intact,
+ * and every corruption that rt_fma_check sees is reported RT_ERR_CORRUPTED; none that it does
+ * not see is. */
+
+#define OV_GUARD 4096u
+#define OV_REGION (80u * 1024u)
+#define OV_MAX 64u
+
+typedef struct ov_block {
+    unsigned char *p;
+    size_t n;
+} ov_block_t;
+
+typedef struct ov_state {
+    ov_block_t live[OV_MAX];
+    unsigned count;
+    const unsigned char *lo, *hi; /* the pages */
+    bool bad;
+} ov_state_t;
+
+static unsigned long ov_cases, ov_damaged, ov_by_op, ov_by_check, ov_healed;
+
+static void ov_add(ov_state_t *st, void *p, size_t n, const char *what)
+{
+    if (p == NULL) {
+        return;
+    }
+    const unsigned char *c = p;
+    if (c < st->lo || c + n > st->hi) {
+        st->bad = !TL_CHECK(false, "%s: block %p outside the pages", what, p);
+        return;
+    }
+    for (unsigned i = 0; i < st->count; i++) {
+        if (c < st->live[i].p + st->live[i].n && st->live[i].p < c + n) {
+            st->bad = !TL_CHECK(false, "%s: block %p (%zu) overlaps live %p (%zu)", what, p, n,
+                                (void *)st->live[i].p, st->live[i].n);
+            return;
+        }
+    }
+    if (st->count < OV_MAX) {
+        st->live[st->count++] = (ov_block_t){(unsigned char *)p, n};
+    }
+}
+
+static void ov_case(unsigned flags, size_t size, unsigned target, bool after, unsigned off, unsigned pattern)
+{
+    char what[128];
+    (void)snprintf(what, sizeof what, "%s size %zu target %u %s %u pattern %u", flags != 0u ? "bsd44" : "fma", size,
+                   target, after ? "past the end +" : "before the start -", off, pattern);
+    tl_buffer_t b;
+    if (!TL_CHECK(tl_buffer_new(&b, OV_REGION + 2u * OV_GUARD, 0), "out of memory")) {
+        return;
+    }
+    memset(b.mem, 0xA5, OV_GUARD);
+    memset(b.mem + OV_GUARD + OV_REGION, 0x5A, OV_GUARD);
+    rt_fma_t *f = rt_fma_create_ex(b.mem + OV_GUARD, OV_REGION, 12, flags);
+    tl_recorder_t rec = {0};
+    static ov_state_t st;
+    memset(&st, 0, sizeof st);
+    if (!TL_CHECK(f != NULL, "%s: create", what)) {
+        tl_buffer_free(&b);
+        return;
+    }
+    rt_fma_set_handler(f, tl_record, &rec);
+    st.lo = (const unsigned char *)f + f->pages_off;
+    st.hi = st.lo + ((size_t)f->pages << f->page_log2);
+    ov_add(&st, rt_fma_malloc(f, 4096), 4096, what); /* page 0 */
+    unsigned n = 4096u / (unsigned)size < 8u ? 4096u / (unsigned)size : 8u;
+    ov_block_t cut[8];
+    for (unsigned k = 0; k < n; k++) { /* page 1 */
+        cut[k] = (ov_block_t){rt_fma_malloc(f, size), size};
+    }
+    void *q = rt_fma_malloc(f, 4096);              /* page 2 */
+    ov_add(&st, rt_fma_malloc(f, 4096), 4096, what); /* page 3 */
+    rt_fma_free(f, q);
+    unsigned targets = 0;
+    ov_block_t t = {NULL, 0};
+    for (unsigned k = 0; k < n; k++) {
+        if (k % 2u == 1u || n == 1u) {
+            rt_fma_free(f, cut[k].p);
+        } else {
+            ov_add(&st, cut[k].p, size, what);
+            if (targets++ == target) {
+                t = cut[k];
+            }
+        }
+    }
+    if (t.p == NULL || !TL_CHECK(rec.count == 0u && rt_fma_check(f), "%s: setup", what)) {
+        tl_buffer_free(&b);
+        return;
+    }
+    /* the overwrite */
+    unsigned char *at = after ? t.p + t.n : t.p - off;
+    unsigned char *far = after ? at + off - 1u : at;
+    tl_rng_t g = tl_rng_seed(((uint64_t)off << 32) ^ (uint64_t)pattern ^ ((uint64_t)size << 8) ^ target);
+    if (pattern < 8u) {
+        *far ^= (unsigned char)(1u << pattern);
+    } else {
+        for (unsigned k = 0; k < off; k++) {
+            at[k] = pattern == 8u ? 0x00u : pattern == 9u ? 0xFFu : (unsigned char)tl_next(&g);
+        }
+    }
+    ov_cases++;
+    rt_fma_set_handler(f, NULL, NULL);
+    bool damaged = !rt_fma_check(f); /* the oracle: does the overwrite change what the metadata says? */
+    rt_fma_set_handler(f, tl_record, &rec);
+    ov_damaged += damaged ? 1u : 0u;
+    /* drive the operations that read the neighbours' links */
+    for (unsigned round = 0; round < 2u && !st.bad; round++) {
+        for (unsigned k = 0; k < n + 2u && !st.bad; k++) {
+            ov_add(&st, rt_fma_malloc(f, size), size, what);
+        }
+        for (unsigned i = st.count; i-- > 0u && !st.bad;) {
+            unsigned long before = rec.count;
+            rt_fma_free(f, st.live[i].p);
+            if (rec.count == before) { /* freed (a refused free leaves the block handed out) */
+                st.live[i] = st.live[--st.count];
+            }
+        }
+        ov_add(&st, rt_fma_malloc(f, 4096), 4096, what);
+        ov_add(&st, rt_fma_malloc(f, 2u * 4096u), 2u * 4096u, what);
+    }
+    bool by_op = rec.count != 0u;
+    bool ok = rt_fma_check(f);
+    bool reported = rec.count != 0u;
+    ov_by_op += damaged && by_op ? 1u : 0u;
+    ov_by_check += damaged && !by_op && reported ? 1u : 0u;
+    ov_healed += damaged && !reported ? 1u : 0u;
+    /* a changed link is reported, or was overwritten by the allocator before anything read it
+     * (e.g. the back link of a page that was pushed under it): then the region is consistent */
+    TL_CHECK(!damaged || (reported && rec.last == RT_ERR_CORRUPTED) || ok,
+             "%s: corruption not reported (%lu reports, last %s)", what, rec.count, tl_kind_name(rec.last));
+    TL_CHECK(damaged || (!reported && ok), "%s: reported (%s) but the metadata was intact", what,
+             tl_kind_name(rec.last));
+    bool guards = true;
+    for (size_t k = 0; k < OV_GUARD; k++) {
+        guards = guards && b.mem[k] == 0xA5u && b.mem[OV_GUARD + OV_REGION + k] == 0x5Au;
+    }
+    TL_CHECK(guards, "%s: guard zones intact", what);
+    tl_buffer_free(&b);
+}
+
+static void test_overflow(void)
+{
+    if (RT_HARDENING < 1) {
+        tl_skip("overflow: RT_HARDENING 0 keeps the papers' checks only");
+        return;
+    }
+    if (RT_DEBUG >= 2) { /* the full check after every call asserts: it traps on the overwrite */
+        tl_skip("overflow: RT_DEBUG >= 2 asserts integrity after every call");
+        return;
+    }
+    static const size_t sizes[] = {16, 32, 64, 128, 256, 512, 1024, 2048};
+    for (unsigned bsd = 0; bsd < 2u; bsd++) {
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            unsigned n = 4096u / (unsigned)sizes[s] < 8u ? 4096u / (unsigned)sizes[s] : 8u;
+            unsigned targets = n == 1u ? 1u : (n + 1u) / 2u;
+            for (unsigned t = 0; t < targets; t++) {
+                for (unsigned dir = 0; dir < 2u; dir++) {
+                    for (unsigned off = 1; off <= 16u; off++) {
+                        for (unsigned pat = 0; pat < 12u; pat++) {
+                            ov_case(bsd != 0u ? RT_FMA_BSD44 : 0u, sizes[s], t, dir == 0u, off, pat);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    printf("overflow: %lu cases, %lu changed metadata: %lu reported by an operation, %lu by the final check "
+           "(never read before), %lu overwritten unread by the allocator; no overlap, no write outside\n",
+           ov_cases, ov_damaged, ov_by_op, ov_by_check, ov_healed);
+}
+
+/* A journal that is not what the core writes (a wild store into it) cannot be undone: recover
+ * refuses and reports it; an intact empty journal recovers to a consistent region. */
+static void test_journal(void)
+{
+    region_t r;
+    if (!open_region(&r, 64u * 1024u, 0, 12, RT_FMA_JOURNAL)) {
+        return;
+    }
+    void *p = rt_fma_malloc(r.f, 100);
+    void *q = rt_fma_malloc(r.f, 3u * 4096u);
+    TL_CHECK(p != NULL && q != NULL && r.f->journal_off != 0u && rt_fma_recover(r.f) && r.rec.count == 0u,
+             "journal: recover of a committed region is a no-op");
+    fma_journal_t *j = (fma_journal_t *)(void *)((unsigned char *)r.f + r.f->journal_off);
+    TL_CHECK(j->count == 0u && j->intent == FMA_INTENT_NONE && j->high > 0u && j->high <= 19u,
+             "journal: empty between calls, high water %u <= 19", j->high);
+    j->count = 1;
+    j->undo[0] = (fma_undo_t){r.f->journal_off, 4u, 0u}; /* aims at the journal itself */
+    TL_CHECK(!rt_fma_recover(r.f) && r.rec.last == RT_ERR_CORRUPTED, "journal: a wild record is refused");
+    j->count = 0;
+    tl_recorder_reset(&r.rec);
+    rt_fma_free(r.f, p);
+    rt_fma_free(r.f, q);
+    close_region(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "random") == 0) {
@@ -776,6 +987,8 @@ int main(int argc, char **argv)
     test_badinput(RT_FMA_BSD44);
     test_bsd();
     test_misc();
+    test_journal();
+    test_overflow();
     test_random(1, TL_DEBUG_WALKS || TL_ASAN ? 4u : 40u);
     return tl_summary("fma_unit");
 }

@@ -109,6 +109,23 @@
  * RT_ERR_BAD_ALIGNMENT; a request above max_request: RT_ERR_TOO_LARGE. Out of memory returns NULL
  * without a report.
  *
+ * Overflows into the allocator's in-band metadata (SPEC 3; RT_HARDENING >= 1, the default): the
+ * links an FMA entry block or a BSD free block keeps (count, virgin, chain, prev, next) and a free
+ * page's back link sit next to live blocks. Every such value is checked against the out-of-band
+ * page table, allocated-block map and list heads before it is followed, written through or acted
+ * on (fma.c, "validation of the links"): a link must name a free block of the right class (and
+ * page), an unlinked entry's neighbours must link back to it, a page is united only when the map
+ * says all its blocks are free. A failed check refuses the call with RT_ERR_CORRUPTED before any
+ * store: never an access outside the region, never a block handed out twice. Cost: a few
+ * compares per malloc and free, O(W) map words when a page fills or empties. RT_HARDENING 0: the
+ * article's code, which trusts the links.
+ *
+ * Death of the caller (process-shared regions, rtalloc/fma_region.h): created with RT_FMA_JOURNAL,
+ * the instance logs each store to its metadata in an undo journal after the control block (672
+ * bytes) before making it, and commits each operation with one store; rt_fma_recover undoes an
+ * interrupted one. Runs of pages are taken and freed one page per committed step. Without the
+ * flag, the cost is one predictable branch per store.
+ *
  * Thread/ISR safety: none by itself; rt_fma_set_lock installs hooks called around every call (a
  * mutex, or an interrupt mask on a microcontroller). The hooks and the handler are the only
  * pointers to outside the region stored in it: a region shared between processes must leave
@@ -128,6 +145,8 @@ extern "C" {
 typedef struct rt_fma rt_fma_t;
 
 #define RT_FMA_BSD44 1u /* flag: the BSD 4.4 baseline (no uniting, pages never returned) */
+#define RT_FMA_JOURNAL 2u /* flag: keep an undo journal so that an operation interrupted by the
+                             death of its process can be rolled back (rt_fma_recover) */
 
 #define RT_FMA_MIN_BLOCK 16u           /* smallest block, and the alignment of every block */
 #define RT_FMA_PAGE_LOG2 12u           /* default page: 4 KiB */
@@ -179,6 +198,16 @@ unsigned rt_fma_last_probes(const rt_fma_t *f);
 /* White-box: page table, chain counts, list links, page accounting, free-page list. Reports
  * RT_ERR_CORRUPTED when false. O(P * W + blocks). */
 bool rt_fma_check(rt_fma_t *f);
+/* After the death of a process inside a call on this instance (a process-shared region whose
+ * lock was found abandoned): rolls the interrupted operation back (or, for the free of a run of
+ * pages, forward) from the instance's undo journal (RT_FMA_JOURNAL), then checks the instance.
+ * Returns true iff the instance is consistent; false (reported RT_ERR_CORRUPTED) when the journal
+ * or the instance is damaged beyond what an interrupted operation leaves: corruption. Every
+ * block handed out before the interrupted operation stays handed out and intact; the block the
+ * interrupted malloc was taking stays free; the block the interrupted free was giving back is
+ * free or (interrupted before its first store) still handed out. Without a journal: rt_fma_check.
+ * O(FMA_JOURNAL_CAP + n) for the interrupted operation (n: pages of a run), then check's bound. */
+bool rt_fma_recover(rt_fma_t *f);
 /* Blocks in address order: each free page one free block, each multi-page block one block,
  * each block of a cut page. Under the lock: fn must not call the allocator. */
 void rt_fma_walk(rt_fma_t *f, rt_walk_fn fn, void *ctx);

@@ -47,12 +47,19 @@
  * process attaches, detaches or recovers the lock, so a crashed attacher never keeps the object
  * alive: the last live process to detach removes it. Assumes one pid namespace.
  *
- * Crash while holding the lock. A process that dies holding the region's mutex leaves it
- * EOWNERDEAD for the next locker, which runs rt_fma_check on the FMA instance: consistent =>
- * pthread_mutex_consistent, the request goes on and info.recoveries counts it; inconsistent =>
- * the region is marked broken, the handler gets RT_ERR_CORRUPTED and the mutex is left
- * unrecoverable, so every later request of every process fails (NULL / reported) instead of
- * working on a torn page table. rt_fma_region_down still detaches (and removes the last).
+ * Crash while holding the lock. A process may die at any instruction of any request. The FMA
+ * instance of a shared region keeps an undo journal (RT_FMA_JOURNAL, rtalloc/fma.h): every store
+ * to its metadata is logged first, and each operation (each page of a run of pages) commits with
+ * one store. The process that next takes the mutex gets EOWNERDEAD and runs rt_fma_recover: the
+ * interrupted operation is rolled back (a free of a run of pages is rolled forward), the instance
+ * is checked, pthread_mutex_consistent, the request goes on and info.recoveries counts it. Every
+ * block of every surviving process stays handed out and intact; the dead process's blocks stay
+ * handed out (nobody frees them). Only a region whose journal or metadata is damaged beyond an
+ * interrupted operation (a wild write into the metadata) is marked broken: the handler gets
+ * RT_ERR_CORRUPTED with size = the bytes in use that are lost (info.lost_blocks/lost_bytes) and
+ * the mutex is left unrecoverable, so every later request of every process fails (NULL /
+ * reported) instead of working on a torn page table. rt_fma_region_down still detaches (and
+ * removes the last).
  * Where the kernel keeps no robust futex list for the creator (get_robust_list fails or is
  * empty: qemu-user, very old kernels) it falls back to a plain process-shared mutex and
  * info.robust is false: a holder that dies then leaves the region locked. (Likewise a process
@@ -163,7 +170,9 @@ typedef struct {         /* (no tag: rt_fma_region_info is the function) */
     bool broken;         /* found inconsistent after a crash: every request fails */
     unsigned attached;   /* live processes attached (dead ones dropped first) */
     bool robust;         /* shared: the lock is a robust mutex (see "Crash while holding")*/
-    uint64_t recoveries; /* lock owners found dead with the region consistent */
+    uint64_t recoveries; /* lock owners found dead, their operation rolled back */
+    uint64_t lost_blocks; /* broken: blocks in use when it broke (all lost), and their bytes */
+    uint64_t lost_bytes;
     int refs;            /* this process's references */
 } rt_fma_region_info_t;
 

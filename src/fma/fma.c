@@ -21,9 +21,16 @@
  *   - BSD: list `class` holds exactly the free blocks of the pages of that class.
  * Bounds: see the header.
  *
+ * Interruption (RT_FMA_JOURNAL, fma_internal.h): every store to metadata is FM_SET (an undo
+ * record first when a journal is kept), each operation ends with fm_commit, and the operations
+ * on runs of pages are sequences of one-page steps that each leave every invariant above true.
+ * Hardening (RT_HARDENING >= 1): see "validation of the links" below; checks precede the stores.
+ *
  * Freestanding C11: no libc, no globals; every byte of state lives in the caller's buffer, and
  * every link in it is an offset from the control block.
  */
+#include <stdatomic.h>
+
 #include "fma/fma_internal.h"
 
 #define FM_BITS ((unsigned)(8u * sizeof(size_t)))
@@ -70,8 +77,118 @@ static inline uint32_t fm_nblocks(const rt_fma_t *f, unsigned i) { return (uint3
 static inline size_t fm_bsize(unsigned i) { return (size_t)RT_FMA_MIN_BLOCK << i; }
 
 static inline bool fm_bit_get(const size_t *map, uint32_t j) { return ((map[j / FM_BITS] >> (j % FM_BITS)) & 1u) != 0u; }
-static inline void fm_bit_set(size_t *map, uint32_t j) { map[j / FM_BITS] |= fm_bit(j % FM_BITS); }
-static inline void fm_bit_clear(size_t *map, uint32_t j) { map[j / FM_BITS] &= ~fm_bit(j % FM_BITS); }
+
+/* --- the journal: every store to metadata goes through FM_SET ----------------------------------- */
+
+static inline fma_journal_t *fm_journal(const rt_fma_t *f) { return (fma_journal_t *)fm_at(f, f->journal_off); }
+
+/* Appends the undo record of the `len` bytes at p. The record is written, then counted, then the
+ * caller stores: dying before the count leaves the record ignored and the bytes untouched; after
+ * it, recovery restores the bytes (whether or not they were stored). The signal fences keep the
+ * compiler from moving these stores across each other (a process is stopped at an instruction
+ * boundary, so program order is what another process sees once it holds the lock). */
+static void fm_log_slow(rt_fma_t *f, const void *p, size_t len)
+{
+    fma_journal_t *j = fm_journal(f);
+    uint32_t n = j->count;
+    if (n >= FMA_JOURNAL_CAP) { /* the bound of fm_log was wrong: never write past the journal */
+        RT_ASSERT(n < FMA_JOURNAL_CAP);
+        return;
+    }
+    fma_undo_t *u = &j->undo[n];
+    u->off = fm_ref(f, (uintptr_t)p);
+    u->len = (uint32_t)len;
+    u->old = 0;
+    __builtin_memcpy(&u->old, p, len);
+    atomic_signal_fence(memory_order_seq_cst); /* the record before the count that validates it */
+    RT_FMA_STEP(f);
+    j->count = n + 1u;
+    if (n + 1u > j->high) {
+        j->high = n + 1u;
+    }
+    atomic_signal_fence(memory_order_seq_cst); /* the count before the store it covers */
+}
+
+/* Before a store of metadata. Without a journal: one predictable branch. Records per step
+ * (largest steps, counted from the code below; tests/fma_kill.c measures j->high):
+ *   FMA malloc from a fresh page  page get 5 (anchor unlink 3 + map 1, or lastused 1) + counters
+ *                                 2 + entry 3 + list push 2 + table 1 + free_small 1 + bit 1 +
+ *                                 used 2 = 17
+ *   FMA free emptying a page      chain 2 + count 1 + free_small 2 + bit 1 + list unlink 2 + page
+ *                                 put (map 1, used_pages 1, lastused or anchor push 4, reset 3)
+ *                                 + used 2 = 19
+ *   a run of pages                one page per step: take 5 + table 2 + bit 1 + used 2 <= 10;
+ *                                 drop: table 1 + bit 1 + used 2 + page put 9 <= 13
+ *   BSD cut of a fresh page       page get 5 + table 1 + head 1 + free_small 2 + bit 1 + used 2
+ *                                 = 12; the links written into the fresh page are not logged:
+ *                                 rolled back, the page is free again and its links are
+ *                                 garbage nobody reads (they never touch its first word, the
+ *                                 anchor list's back link, which is logged)
+ * so at most 19 records; FMA_JOURNAL_CAP (40) leaves room. */
+static inline void fm_log(rt_fma_t *f, const void *p, size_t len)
+{
+    if (f->journal_off != 0u) {
+        fm_log_slow(f, p, len);
+    }
+    RT_FMA_STEP(f);
+}
+
+#define FM_SET(f, lv, v)                   \
+    do {                                   \
+        fm_log((f), &(lv), sizeof(lv));    \
+        (lv) = (v);                        \
+    } while (0)
+
+/* A store into a page taken from the free pages in this very step, past its first word: not
+ * logged (see fm_log), but still a step for the tests. */
+#define FM_SET_FRESH(f, lv, v) \
+    do {                       \
+        RT_FMA_STEP(f);        \
+        (lv) = (v);            \
+    } while (0)
+
+/* Ends a step: the region is consistent again. */
+static inline void fm_commit(rt_fma_t *f)
+{
+    if (f->journal_off != 0u) {
+        RT_FMA_STEP(f);
+        atomic_signal_fence(memory_order_seq_cst); /* every store of the step before the commit */
+        fm_journal(f)->count = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+    }
+}
+
+/* Sets (op != NONE, between steps) or clears the intent of a multi-step operation. */
+static void fm_intent(rt_fma_t *f, uint32_t op, uint32_t first, uint32_t pages)
+{
+    if (f->journal_off != 0u) {
+        fma_journal_t *j = fm_journal(f);
+        if (op != FMA_INTENT_NONE) { /* clearing leaves them: they are read until intent is 0 */
+            j->first = first;
+            j->pages = pages;
+        }
+        atomic_signal_fence(memory_order_seq_cst);
+        RT_FMA_STEP(f);
+        j->intent = op;
+        atomic_signal_fence(memory_order_seq_cst);
+    }
+}
+
+static inline void fm_bit_set(rt_fma_t *f, size_t *map, uint32_t j)
+{
+    FM_SET(f, map[j / FM_BITS], map[j / FM_BITS] | fm_bit(j % FM_BITS));
+}
+static inline void fm_bit_clear(rt_fma_t *f, size_t *map, uint32_t j)
+{
+    FM_SET(f, map[j / FM_BITS], map[j / FM_BITS] & ~fm_bit(j % FM_BITS));
+}
+
+/* An error found under the lock (RT_ERR_CORRUPTED), reported by the public function after it. */
+static void *fm_corrupt(rt_fma_t *f)
+{
+    f->pending = (uint32_t)RT_ERR_CORRUPTED;
+    return NULL;
+}
 
 /* --- locking and errors --------------------------------------------------------------------- */
 
@@ -180,13 +297,30 @@ static uint32_t fm_longest_run(const rt_fma_t *f)
 static inline void fm_anchor_push(rt_fma_t *f, uint32_t pg)
 {
     uint32_t *table = fm_table(f);
-    table[pg] = fm_word(f->anchor, FMA_TAG_FREE);
-    *fm_back(f, pg) = FMA_NIL;
+    FM_SET(f, table[pg], fm_word(f->anchor, FMA_TAG_FREE));
+    FM_SET(f, *fm_back(f, pg), FMA_NIL);
     if (f->anchor != FMA_NIL) {
-        *fm_back(f, f->anchor) = pg;
+        FM_SET(f, *fm_back(f, f->anchor), pg);
     }
-    f->anchor = pg;
-    f->free_listed++;
+    FM_SET(f, f->anchor, pg);
+    FM_SET(f, f->free_listed, f->free_listed + 1u);
+}
+
+/* Whether free page pg (< lastused) may be unlinked: its back link -- the first word of a free
+ * page, right after the last block of the page below, so in reach of an overflow -- names the
+ * page whose link names pg (safe unlinking), or NIL when pg is the anchor. The forward link is
+ * in the page table, out of the application's reach. */
+static inline bool fm_anchor_ok(const rt_fma_t *f, uint32_t pg)
+{
+    if (RT_HARDENING < 1) {
+        return true;
+    }
+    const uint32_t *table = fm_table(f);
+    uint32_t prev = *fm_back(f, pg);
+    if (prev == FMA_NIL) {
+        return f->anchor == pg;
+    }
+    return prev < f->lastused && prev != pg && table[prev] == fm_word(pg, FMA_TAG_FREE);
 }
 
 /* Takes free page pg (< lastused) off the anchor list: O(1) through its back link. */
@@ -196,19 +330,20 @@ static inline void fm_anchor_unlink(rt_fma_t *f, uint32_t pg)
     uint32_t next = fm_part(table[pg]);
     uint32_t prev = *fm_back(f, pg);
     if (prev == FMA_NIL) {
-        f->anchor = next;
+        FM_SET(f, f->anchor, next);
     } else {
-        table[prev] = fm_word(next, FMA_TAG_FREE);
+        FM_SET(f, table[prev], fm_word(next, FMA_TAG_FREE));
     }
     if (next != FMA_NIL) {
-        *fm_back(f, next) = prev;
+        FM_SET(f, *fm_back(f, next), prev);
     }
-    f->free_listed--;
+    FM_SET(f, f->free_listed, f->free_listed - 1u);
 }
 
-static inline void fm_pages_taken(rt_fma_t *f, uint32_t n)
+/* Statistics only (not read by rt_fma_check beyond "peak >= now", which a roll-back keeps):
+ * plain stores, not logged. */
+static inline void fm_peaks(rt_fma_t *f)
 {
-    f->used_pages += n;
     if (f->used_pages > f->peak_pages) {
         f->peak_pages = f->used_pages;
     }
@@ -217,58 +352,55 @@ static inline void fm_pages_taken(rt_fma_t *f, uint32_t n)
     }
 }
 
-/* One free page: the anchor's head, else the page at lastused. FMA_NIL when none. O(1). */
+/* Takes free page pg: off the anchor list below lastused, else pg == lastused, raised. */
+static void fm_page_take(rt_fma_t *f, uint32_t pg)
+{
+    if (pg < f->lastused) {
+        fm_anchor_unlink(f, pg);
+    } else {
+        FM_SET(f, f->lastused, pg + 1u);
+    }
+    fm_bit_clear(f, fm_freemap(f), pg);
+    FM_SET(f, f->used_pages, f->used_pages + 1u);
+    fm_peaks(f);
+}
+
+/* One free page: the anchor's head, else the page at lastused. FMA_NIL when none (and
+ * f->pending set when the anchor's back link is corrupted). O(1). */
 static uint32_t fm_page_get(rt_fma_t *f)
 {
     uint32_t pg;
     if (f->anchor != FMA_NIL) {
         pg = f->anchor;
-        fm_anchor_unlink(f, pg);
+        if (!fm_anchor_ok(f, pg)) {
+            (void)fm_corrupt(f);
+            return FMA_NIL;
+        }
     } else if (f->lastused < f->pages) {
-        pg = f->lastused++;
+        pg = f->lastused;
     } else {
         return FMA_NIL;
     }
-    fm_bit_clear(fm_freemap(f), pg);
-    fm_pages_taken(f, 1u);
+    fm_page_take(f, pg);
     return pg;
-}
-
-/* Takes the free run [s, s + n) found by fm_find_run (first fit, so no free page lies between
- * lastused and s, except with an alignment: those are listed first). O(n + gap). */
-static void fm_run_take(rt_fma_t *f, uint32_t s, uint32_t n)
-{
-    while (f->lastused < s) { /* only when an aligned run skipped free pages above lastused */
-        fm_anchor_push(f, f->lastused++);
-    }
-    for (uint32_t pg = s; pg < s + n; pg++) {
-        if (pg < f->lastused) {
-            fm_anchor_unlink(f, pg);
-        }
-        fm_bit_clear(fm_freemap(f), pg);
-    }
-    if (s + n > f->lastused) {
-        f->lastused = s + n;
-    }
-    fm_pages_taken(f, n);
 }
 
 /* Releases page pg (its blocks' bits already 0): the top page lowers lastused, any other goes
  * to the head of the anchor list; with no page in use the region resets. O(1). */
 static void fm_page_put(rt_fma_t *f, uint32_t pg)
 {
-    fm_bit_set(fm_freemap(f), pg);
-    f->used_pages--;
+    fm_bit_set(f, fm_freemap(f), pg);
+    FM_SET(f, f->used_pages, f->used_pages - 1u);
     if (pg + 1u == f->lastused) {
-        f->lastused = pg;
-        fm_table(f)[pg] = fm_word(FMA_NIL, FMA_TAG_FREE);
+        FM_SET(f, f->lastused, pg);
+        FM_SET(f, fm_table(f)[pg], fm_word(FMA_NIL, FMA_TAG_FREE));
     } else {
         fm_anchor_push(f, pg);
     }
     if (f->used_pages == 0u) { /* the article's reinitialisation */
-        f->anchor = FMA_NIL;
-        f->lastused = 0;
-        f->free_listed = 0;
+        FM_SET(f, f->anchor, FMA_NIL);
+        FM_SET(f, f->lastused, 0u);
+        FM_SET(f, f->free_listed, 0u);
     }
 }
 
@@ -277,24 +409,26 @@ static void fm_page_put(rt_fma_t *f, uint32_t pg)
 static inline void fm_list_push(rt_fma_t *f, unsigned i, uint32_t e)
 {
     fma_block_t *b = fm_blk(f, e);
-    b->prev = 0;
-    b->next = f->freelist[i];
-    if (b->next != 0u) {
-        fm_blk(f, b->next)->prev = e;
+    uint32_t next = f->freelist[i];
+    FM_SET(f, b->prev, 0u);
+    FM_SET(f, b->next, next);
+    if (next != 0u) {
+        FM_SET(f, fm_blk(f, next)->prev, e);
     }
-    f->freelist[i] = e;
+    FM_SET(f, f->freelist[i], e);
 }
 
 static inline void fm_list_unlink(rt_fma_t *f, unsigned i, uint32_t e)
 {
     fma_block_t *b = fm_blk(f, e);
-    if (b->prev != 0u) {
-        fm_blk(f, b->prev)->next = b->next;
+    uint32_t prev = b->prev, next = b->next;
+    if (prev != 0u) {
+        FM_SET(f, fm_blk(f, prev)->next, next);
     } else {
-        f->freelist[i] = b->next;
+        FM_SET(f, f->freelist[i], next);
     }
-    if (b->next != 0u) {
-        fm_blk(f, b->next)->prev = b->prev;
+    if (next != 0u) {
+        FM_SET(f, fm_blk(f, next)->prev, prev);
     }
 }
 
@@ -304,12 +438,126 @@ static inline uint32_t fm_index_in_page(const rt_fma_t *f, uint32_t ref, unsigne
     return ((ref - f->pages_off) & (uint32_t)(fm_page(f) - 1u)) >> (FMA_MIN_LOG2 + i);
 }
 
+/* --- validation of the links kept in free blocks (RT_HARDENING >= 1) ---------------------------
+ *
+ * A free block's links (FMA's entry block: count, virgin, chain, prev, next; another free block
+ * of an FMA page or of a BSD list: chain) and a free page's back link lie right next to live
+ * blocks, in reach of an application's overflow. Each value read from there is checked against
+ * what the application cannot reach -- the page table, the allocated-block map and the list
+ * heads -- before it is followed, written through or acted on; a failed check refuses the call
+ * with RT_ERR_CORRUPTED before any store. What the checks guarantee, whatever the bytes:
+ *   - a link followed names a block boundary of a page of the right class (and, for an FMA
+ *     chain, of the same page), inside the region: no access outside it;
+ *   - a block handed out has its bit clear in the allocated-block map: never an overlap (a
+ *     corrupted chain that loops or repeats reaches a block handed out already, and stops there);
+ *   - an entry block is the one its page-table word names, with count and virgin in range and
+ *     consistent with each other, and is unlinked only when both neighbours link back to it;
+ *   - a page is united (released) only when the map says every block of it is free, and its
+ *     entry block handed out last only when the map says every other block is taken: a count
+ *     off by any amount is caught before it frees or leaks a page;
+ *   - a free page is unlinked only when the page its back link names links to it.
+ * Cost: a few compares per malloc and free, O(W) map words when a page fills or empties. */
+
+static inline bool fm_in_class(const rt_fma_t *f, uint32_t ref, unsigned i)
+{
+    size_t bytes = i == f->classes ? fm_page(f) : fm_bsize(i);
+    return ref >= f->pages_off && (size_t)(ref - f->pages_off) < ((size_t)f->pages << f->page_log2) &&
+           ((ref - f->pages_off) & (bytes - 1u)) == 0u;
+}
+
+static inline bool fm_block_free(const rt_fma_t *f, uint32_t ref, unsigned i)
+{
+    return !fm_bit_get(fm_blockmap(f, fm_page_of(f, ref)), i == f->classes ? 0u : fm_index_in_page(f, ref, i));
+}
+
+/* e is the entry block of a page of class i (the page-table word names it). */
+static inline bool fm_is_entry(const rt_fma_t *f, uint32_t e, unsigned i)
+{
+    return fm_in_class(f, e, i) && fm_table(f)[fm_page_of(f, e)] == fm_word(e >> 4, i);
+}
+
+/* The entry block e of class i, and its count and virgin run. */
+static bool fm_entry_ok(const rt_fma_t *f, uint32_t e, unsigned i)
+{
+    if (!fm_is_entry(f, e, i) || !fm_block_free(f, e, i)) {
+        return false;
+    }
+    const fma_block_t *b = fm_blk(f, e);
+    uint32_t n = fm_nblocks(f, i);
+    uint32_t count = b->count, virgin = b->virgin;
+    bool first = ((e - f->pages_off) & (uint32_t)(fm_page(f) - 1u)) == 0u;
+    return count >= 1u && count < n && virgin <= n - 2u && (virgin == 0u || first) &&
+           count >= 1u + virgin + (b->chain != 0u ? 1u : 0u);
+}
+
+/* ref, read from a chain of page pg with entry e, is another free, non-virgin block of it. */
+static bool fm_chain_ok(const rt_fma_t *f, uint32_t ref, unsigned i, uint32_t pg, uint32_t e)
+{
+    if (ref == e || !fm_in_class(f, ref, i) || fm_page_of(f, ref) != pg || !fm_block_free(f, ref, i)) {
+        return false;
+    }
+    uint32_t n = fm_nblocks(f, i);
+    uint32_t j = fm_index_in_page(f, ref, i);
+    return j < n - 1u - fm_blk(f, e)->virgin || j == n - 1u;
+}
+
+/* Safe unlinking: e's neighbours on the list of class i are entry blocks of class i that link
+ * back to e (or e is the head). */
+static bool fm_list_ok(const rt_fma_t *f, unsigned i, uint32_t e)
+{
+    const fma_block_t *b = fm_blk(f, e);
+    uint32_t prev = b->prev, next = b->next;
+    if (prev == 0u ? f->freelist[i] != e
+                   : prev == e || !fm_is_entry(f, prev, i) || fm_blk(f, prev)->next != e) {
+        return false;
+    }
+    return next == 0u || (next != e && fm_is_entry(f, next, i) && fm_blk(f, next)->prev == e);
+}
+
+/* Bits j of word k of a page's map with lo <= j < hi. */
+static size_t fm_word_mask(uint32_t k, uint32_t lo, uint32_t hi)
+{
+    uint32_t first = k * FM_BITS;
+    size_t mask = ~(size_t)0;
+    if (lo > first) {
+        mask &= lo - first >= FM_BITS ? 0u : ~(fm_bit(lo - first) - 1u);
+    }
+    if (hi < first + FM_BITS) {
+        mask &= hi <= first ? 0u : fm_bit(hi - first) - 1u;
+    }
+    return mask;
+}
+
+/* The map of page pg (n blocks) is all `set` except block x, which is !set. O(W). */
+static bool fm_map_all_but(const rt_fma_t *f, uint32_t pg, uint32_t n, uint32_t x, bool set)
+{
+    const size_t *bits = fm_blockmap(f, pg);
+    for (uint32_t k = 0; k < f->words; k++) {
+        size_t mask = fm_word_mask(k, 0u, n);
+        size_t want = set ? mask : 0u;
+        if (x / FM_BITS == k) {
+            want ^= fm_bit(x % FM_BITS);
+        }
+        if ((bits[k] & mask) != want) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* BSD: ref, the head of list i or read from a free block's link, is a free block of a page
+ * of class i. */
+static inline bool fm_bsd_ok(const rt_fma_t *f, uint32_t ref, unsigned i)
+{
+    return fm_in_class(f, ref, i) && fm_table(f)[fm_page_of(f, ref)] == fm_word(0u, i) && fm_block_free(f, ref, i);
+}
+
 /* --- allocation (under the lock) ----------------------------------------------------------------- */
 
 static inline void *fm_handed(rt_fma_t *f, uint32_t ref, size_t bytes)
 {
-    f->used_bytes += bytes;
-    f->used_blocks++;
+    FM_SET(f, f->used_bytes, f->used_bytes + bytes);
+    FM_SET(f, f->used_blocks, f->used_blocks + 1u);
     f->mallocs++;
     if (f->used_bytes > f->peak_used) {
         f->peak_used = f->used_bytes;
@@ -332,41 +580,58 @@ static void *fm_fma_small(rt_fma_t *f, unsigned i)
     uint32_t ref;
     f->last_probes = 1u;
     if (e != 0u) {
+        if (RT_HARDENING >= 1 && !fm_entry_ok(f, e, i)) {
+            return fm_corrupt(f);
+        }
         fma_block_t *entry = fm_blk(f, e);
+        uint32_t pg = fm_page_of(f, e);
         if (entry->count > 1u) {
             if (entry->chain != 0u) {
                 ref = entry->chain;
-                entry->chain = fm_blk(f, ref)->chain;
-            } else { /* the lowest virgin block: n - 1 - virgin */
-                uint32_t pg = fm_page_of(f, e);
+                if (RT_HARDENING >= 1 && !fm_chain_ok(f, ref, i, pg, e)) {
+                    return fm_corrupt(f);
+                }
+                uint32_t next = fm_blk(f, ref)->chain;
+                if (RT_HARDENING >= 1 && next != 0u && (next == ref || !fm_chain_ok(f, next, i, pg, e))) {
+                    return fm_corrupt(f);
+                }
+                FM_SET(f, entry->chain, next);
+            } else { /* the lowest virgin block: n - 1 - virgin (entry_ok: virgin > 0 here) */
                 ref = fm_page_ref(f, pg) + (uint32_t)((size_t)(n - 1u - entry->virgin) << (FMA_MIN_LOG2 + i));
-                entry->virgin--;
+                if (RT_HARDENING >= 1 && !fm_block_free(f, ref, i)) {
+                    return fm_corrupt(f);
+                }
+                FM_SET(f, entry->virgin, (uint16_t)(entry->virgin - 1u));
             }
-            entry->count--;
+            FM_SET(f, entry->count, (uint16_t)(entry->count - 1u));
         } else { /* the entry block is the page's last free block: hand it out */
+            if (RT_HARDENING >= 1 &&
+                (!fm_map_all_but(f, pg, n, fm_index_in_page(f, e, i), true) || !fm_list_ok(f, i, e))) {
+                return fm_corrupt(f);
+            }
             ref = e;
             fm_list_unlink(f, i, e);
-            fm_table(f)[fm_page_of(f, e)] = fm_word(0u, i);
+            FM_SET(f, fm_table(f)[pg], fm_word(0u, i));
         }
-        f->free_small--;
+        FM_SET(f, f->free_small, f->free_small - 1u);
     } else {
         uint32_t pg = fm_page_get(f);
         f->last_probes = 2u;
         if (pg == FMA_NIL) {
-            return fm_fail(f);
+            return f->pending != 0u ? NULL : fm_fail(f);
         }
         /*  [entry: count n-1, virgin n-2][virgin 1] ... [virgin n-2][returned]  */
         uint32_t page = fm_page_ref(f, pg);
         fma_block_t *entry = fm_blk(f, page);
-        entry->count = (uint16_t)(n - 1u);
-        entry->virgin = (uint16_t)(n - 2u);
-        entry->chain = 0;
+        FM_SET(f, entry->count, (uint16_t)(n - 1u)); /* the page's first word: its back link */
+        FM_SET(f, entry->virgin, (uint16_t)(n - 2u));
+        FM_SET_FRESH(f, entry->chain, 0u);
         fm_list_push(f, i, page);
-        fm_table(f)[pg] = fm_word(page >> 4, i);
+        FM_SET(f, fm_table(f)[pg], fm_word(page >> 4, i));
         ref = page + (uint32_t)((size_t)(n - 1u) << (FMA_MIN_LOG2 + i));
-        f->free_small += n - 1u;
+        FM_SET(f, f->free_small, f->free_small + (n - 1u));
     }
-    fm_bit_set(fm_blockmap(f, fm_page_of(f, ref)), fm_index_in_page(f, ref, i));
+    fm_bit_set(f, fm_blockmap(f, fm_page_of(f, ref)), fm_index_in_page(f, ref, i));
     return fm_handed(f, ref, fm_bsize(i));
 }
 
@@ -379,32 +644,111 @@ static void *fm_bsd_bucket(rt_fma_t *f, unsigned i)
         uint32_t pg = fm_page_get(f);
         f->last_probes = 2u;
         if (pg == FMA_NIL) {
-            return fm_fail(f);
+            return f->pending != 0u ? NULL : fm_fail(f);
         }
         uint32_t page = fm_page_ref(f, pg);
-        fm_table(f)[pg] = fm_word(0u, i);
+        FM_SET(f, fm_table(f)[pg], fm_word(0u, i));
         if (i == f->classes) {
-            fm_blk(f, page)->chain = 0;
-            f->freelist[i] = page;
-            f->free_small++;
+            FM_SET_FRESH(f, fm_blk(f, page)->chain, 0u);
+            FM_SET(f, f->freelist[i], page);
+            FM_SET(f, f->free_small, f->free_small + 1u);
         } else {
             uint32_t n = fm_nblocks(f, i);
             uint32_t size = (uint32_t)fm_bsize(i);
             uint32_t next = 0; /* the list is empty: the first block links to nothing */
             for (uint32_t j = 0; j < n; j++) { /* O(page / block): 4.4BSD's cut */
-                fm_blk(f, page + j * size)->chain = next;
+                FM_SET_FRESH(f, fm_blk(f, page + j * size)->chain, next);
                 next = page + j * size;
             }
-            f->freelist[i] = next;
-            f->free_small += n;
+            FM_SET(f, f->freelist[i], next);
+            FM_SET(f, f->free_small, f->free_small + n);
         }
     }
     uint32_t ref = f->freelist[i];
-    f->freelist[i] = fm_blk(f, ref)->chain;
-    f->free_small--;
+    if (RT_HARDENING >= 1 && !fm_bsd_ok(f, ref, i)) {
+        return fm_corrupt(f);
+    }
+    uint32_t next = fm_blk(f, ref)->chain;
+    if (RT_HARDENING >= 1 && next != 0u && (next == ref || !fm_bsd_ok(f, next, i))) {
+        return fm_corrupt(f);
+    }
+    FM_SET(f, f->freelist[i], next);
+    FM_SET(f, f->free_small, f->free_small - 1u);
     uint32_t pg = fm_page_of(f, ref);
-    fm_bit_set(fm_blockmap(f, pg), i == f->classes ? 0u : fm_index_in_page(f, ref, i));
+    fm_bit_set(f, fm_blockmap(f, pg), i == f->classes ? 0u : fm_index_in_page(f, ref, i));
     return fm_handed(f, ref, i == f->classes ? fm_page(f) : fm_bsize(i));
+}
+
+/* --- runs of pages: steps that each leave the region consistent ------------------------------------
+ *
+ * A run grows one page per step ([s, s+j) -> [s, s+j+1): one page is a whole page, two and more a
+ * multi-page block) and is freed one page per step from the top, so that the journal holds one
+ * page's records, whatever the run's length; an intent record names the run (see
+ * fma_internal.h). Without a journal the steps are the same code, uncommitted. */
+
+static void fm_run_grow(rt_fma_t *f, uint32_t s, uint32_t j)
+{
+    uint32_t *table = fm_table(f);
+    fm_page_take(f, s + j);
+    if (j == 0u) {
+        FM_SET(f, table[s], fm_word(0u, f->classes));
+        fm_bit_set(f, fm_blockmap(f, s), 0u);
+        FM_SET(f, f->used_blocks, f->used_blocks + 1u);
+    } else {
+        FM_SET(f, table[s + j], fm_word(j, FMA_TAG_CONT));
+        FM_SET(f, table[s], fm_word(j + 1u, FMA_TAG_MULTI));
+        if (j == 1u) {
+            fm_bit_clear(f, fm_blockmap(f, s), 0u);
+        }
+    }
+    FM_SET(f, f->used_bytes, f->used_bytes + fm_page(f));
+    if (f->used_bytes > f->peak_used) {
+        f->peak_used = f->used_bytes;
+    }
+}
+
+/* [s, s+k) -> [s, s+k-1): its top page is released. */
+static void fm_run_shrink(rt_fma_t *f, uint32_t s, uint32_t k)
+{
+    uint32_t *table = fm_table(f);
+    if (k >= 2u) {
+        if (k == 2u) {
+            FM_SET(f, table[s], fm_word(0u, f->classes));
+            fm_bit_set(f, fm_blockmap(f, s), 0u);
+        } else {
+            FM_SET(f, table[s], fm_word(k - 1u, FMA_TAG_MULTI));
+        }
+    } else {
+        fm_bit_clear(f, fm_blockmap(f, s), 0u);
+        FM_SET(f, f->used_blocks, f->used_blocks - 1u);
+    }
+    FM_SET(f, f->used_bytes, f->used_bytes - fm_page(f));
+    fm_page_put(f, s + k - 1u);
+}
+
+/* Pages of the run at page s (0: s is free), UINT32_MAX when s is no run's first page. */
+static uint32_t fm_run_pages(const rt_fma_t *f, uint32_t s)
+{
+    uint32_t w = fm_table(f)[s];
+    if (fm_tag(w) == FMA_TAG_FREE) {
+        return 0u;
+    }
+    if (w == fm_word(0u, f->classes) && fm_bit_get(fm_blockmap(f, s), 0u)) {
+        return 1u;
+    }
+    if (fm_tag(w) == FMA_TAG_MULTI && fm_part(w) >= 2u && fm_part(w) <= f->lastused - s && s < f->lastused) {
+        return fm_part(w);
+    }
+    return UINT32_MAX;
+}
+
+/* Frees the first k pages of the run at s, top down, one committed step each. */
+static void fm_run_drop(rt_fma_t *f, uint32_t s, uint32_t k)
+{
+    for (; k > 0u; k--) {
+        fm_run_shrink(f, s, k);
+        fm_commit(f);
+    }
 }
 
 /* n pages, aligned to step pages from page s0 (step 1: any). One page is a whole page. */
@@ -416,18 +760,31 @@ static void *fm_run(rt_fma_t *f, uint32_t n, uint32_t s0, uint32_t step)
     if (s >= f->pages) {
         return fm_fail(f);
     }
-    fm_run_take(f, s, n);
-    uint32_t *table = fm_table(f);
-    if (n == 1u) {
-        table[s] = fm_word(0u, f->classes);
-        fm_bit_set(fm_blockmap(f, s), 0u);
-    } else {
-        table[s] = fm_word(n, FMA_TAG_MULTI);
-        for (uint32_t k = 1; k < n; k++) {
-            table[s + k] = fm_word(k, FMA_TAG_CONT);
+    if (RT_HARDENING >= 1) { /* every back link first: no step is taken on a corrupted list */
+        for (uint32_t pg = s; pg < s + n && pg < f->lastused; pg++) {
+            if (!fm_anchor_ok(f, pg)) {
+                return fm_corrupt(f);
+            }
         }
     }
-    return fm_handed(f, fm_page_ref(f, s), (size_t)n << f->page_log2);
+    while (f->lastused < s) { /* only when an aligned run skipped free pages above lastused */
+        fm_anchor_push(f, f->lastused);
+        FM_SET(f, f->lastused, f->lastused + 1u);
+        fm_peaks(f);
+        fm_commit(f);
+    }
+    if (n > 1u) {
+        fm_intent(f, FMA_INTENT_TAKE, s, n);
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        fm_run_grow(f, s, j);
+        fm_commit(f);
+    }
+    if (n > 1u) {
+        fm_intent(f, FMA_INTENT_NONE, 0u, 0u);
+    }
+    f->mallocs++;
+    return fm_at(f, fm_page_ref(f, s));
 }
 
 /* Class of a request of 1 .. page/2 bytes. */
@@ -451,10 +808,10 @@ static void *fm_alloc(rt_fma_t *f, size_t size)
         f->last_probes = 2u;
         uint32_t pg = fm_page_get(f);
         if (pg == FMA_NIL) {
-            return fm_fail(f);
+            return f->pending != 0u ? NULL : fm_fail(f);
         }
-        fm_table(f)[pg] = fm_word(0u, f->classes);
-        fm_bit_set(fm_blockmap(f, pg), 0u);
+        FM_SET(f, fm_table(f)[pg], fm_word(0u, f->classes));
+        fm_bit_set(f, fm_blockmap(f, pg), 0u);
         return fm_handed(f, fm_page_ref(f, pg), page);
     }
     return fm_run(f, (uint32_t)((size + page - 1u) >> f->page_log2), 0u, 1u);
@@ -513,66 +870,129 @@ static rt_error_kind_t fm_locate(const rt_fma_t *f, const void *p, fm_loc_t *loc
 }
 
 /* FMA: append to the entry block (count++), or become the entry block and the head of the size's
- * list; a page whose blocks are all free leaves the list and is released. O(1). */
-static void fm_fma_small_free(rt_fma_t *f, const fm_loc_t *loc)
+ * list; a page whose blocks are all free leaves the list and is released. O(1). Every check
+ * comes before the first store. */
+static rt_error_kind_t fm_fma_small_free(rt_fma_t *f, const fm_loc_t *loc)
 {
     unsigned i = loc->tag;
+    uint32_t n = fm_nblocks(f, i);
     uint32_t *word = &fm_table(f)[loc->page];
     uint32_t e = fm_part(*word) << 4;
+    uint32_t x = fm_index_in_page(f, loc->ref, i);
+    size_t *bits = fm_blockmap(f, loc->page);
     fma_block_t *b = fm_blk(f, loc->ref);
     if (e != 0u) {
         fma_block_t *entry = fm_blk(f, e);
-        b->chain = entry->chain;
-        entry->chain = loc->ref;
-        entry->count++;
-        f->free_small++;
-        if (entry->count == fm_nblocks(f, i)) { /* every block free: the page is united */
+        if (RT_HARDENING >= 1) {
+            if (!fm_entry_ok(f, e, i) || fm_page_of(f, e) != loc->page) {
+                return RT_ERR_CORRUPTED;
+            }
+            if (entry->count + 1u == n && (!fm_map_all_but(f, loc->page, n, x, false) || !fm_list_ok(f, i, e))) {
+                return RT_ERR_CORRUPTED; /* about to unite the page: the map must agree */
+            }
+        }
+        fm_bit_clear(f, bits, x);
+        FM_SET(f, b->chain, entry->chain);
+        FM_SET(f, entry->chain, loc->ref);
+        FM_SET(f, entry->count, (uint16_t)(entry->count + 1u));
+        FM_SET(f, f->free_small, f->free_small + 1u);
+        if (entry->count == n) { /* every block free: the page is united */
             fm_list_unlink(f, i, e);
-            f->free_small -= (size_t)entry->count;
+            FM_SET(f, f->free_small, f->free_small - (size_t)n);
             fm_page_put(f, loc->page);
         }
     } else {
-        b->count = 1;
-        b->virgin = 0;
-        b->chain = 0;
+        fm_bit_clear(f, bits, x);
+        FM_SET(f, b->count, (uint16_t)1u);
+        FM_SET(f, b->virgin, (uint16_t)0u);
+        FM_SET(f, b->chain, 0u);
         fm_list_push(f, i, loc->ref);
-        *word = fm_word(loc->ref >> 4, i);
-        f->free_small++;
+        FM_SET(f, *word, fm_word(loc->ref >> 4, i));
+        FM_SET(f, f->free_small, f->free_small + 1u);
     }
+    return RT_ERR_NONE;
 }
 
-static void fm_release(rt_fma_t *f, const fm_loc_t *loc)
+/* Releases the located block (RT_ERR_CORRUPTED: refused, nothing changed). */
+static rt_error_kind_t fm_release(rt_fma_t *f, const fm_loc_t *loc)
 {
-    f->used_bytes -= loc->size;
-    f->used_blocks--;
-    f->frees++;
-    if (loc->tag == FMA_TAG_MULTI) {
+    if (loc->tag == FMA_TAG_MULTI) { /* a run: one page per step, rolled forward if interrupted */
         uint32_t n = (uint32_t)(loc->size >> f->page_log2);
-        for (uint32_t k = n; k-- > 0u;) { /* top down: a block at the top lowers lastused */
-            fm_page_put(f, loc->page + k);
-        }
-        return;
+        fm_intent(f, FMA_INTENT_DROP, loc->page, n);
+        fm_run_drop(f, loc->page, n);
+        fm_intent(f, FMA_INTENT_NONE, 0u, 0u);
+        f->frees++;
+        return RT_ERR_NONE;
     }
     size_t *bits = fm_blockmap(f, loc->page);
     if (loc->tag == f->classes) {
-        fm_bit_clear(bits, 0u);
+        fm_bit_clear(f, bits, 0u);
         if (fm_bsd(f)) {
-            fm_blk(f, loc->ref)->chain = f->freelist[loc->tag];
-            f->freelist[loc->tag] = loc->ref;
-            f->free_small++;
+            FM_SET(f, fm_blk(f, loc->ref)->chain, f->freelist[loc->tag]);
+            FM_SET(f, f->freelist[loc->tag], loc->ref);
+            FM_SET(f, f->free_small, f->free_small + 1u);
         } else {
             fm_page_put(f, loc->page);
         }
-        return;
-    }
-    fm_bit_clear(bits, fm_index_in_page(f, loc->ref, loc->tag));
-    if (fm_bsd(f)) {
-        fm_blk(f, loc->ref)->chain = f->freelist[loc->tag];
-        f->freelist[loc->tag] = loc->ref;
-        f->free_small++;
+    } else if (fm_bsd(f)) {
+        fm_bit_clear(f, bits, fm_index_in_page(f, loc->ref, loc->tag));
+        FM_SET(f, fm_blk(f, loc->ref)->chain, f->freelist[loc->tag]);
+        FM_SET(f, f->freelist[loc->tag], loc->ref);
+        FM_SET(f, f->free_small, f->free_small + 1u);
     } else {
-        fm_fma_small_free(f, loc);
+        rt_error_kind_t error = fm_fma_small_free(f, loc);
+        if (error != RT_ERR_NONE) {
+            return error;
+        }
     }
+    FM_SET(f, f->used_bytes, f->used_bytes - loc->size);
+    FM_SET(f, f->used_blocks, f->used_blocks - 1u);
+    f->frees++;
+    return RT_ERR_NONE;
+}
+
+/* Rolls back the step the journal holds (restoring its records in reverse: idempotent, so a
+ * recoverer may die too), then completes the intent: a run being taken is given back, a run
+ * being freed is freed. False when the journal itself is not what the core writes. */
+static bool fm_recover_locked(rt_fma_t *f)
+{
+    if (f->journal_off == 0u) {
+        return true;
+    }
+    fma_journal_t *j = fm_journal(f);
+    uint32_t n = j->count;
+    size_t span = f->pages_off + ((size_t)f->pages << f->page_log2);
+    if (n > FMA_JOURNAL_CAP) {
+        return false;
+    }
+    for (uint32_t k = n; k-- > 0u;) {
+        const fma_undo_t *u = &j->undo[k];
+        uint32_t len = u->len;
+        if ((len != 2u && len != 4u && len != 8u) || (u->off & (len - 1u)) != 0u || (size_t)u->off + len > span ||
+            ((size_t)u->off + len > f->journal_off && u->off < f->journal_off + sizeof(fma_journal_t))) {
+            return false;
+        }
+        __builtin_memcpy(fm_at(f, u->off), &u->old, len);
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    j->count = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (n != 0u) {
+        j->recovered++;
+    }
+    f->pending = 0;
+    if (j->intent != FMA_INTENT_NONE) {
+        if (j->intent > FMA_INTENT_DROP || j->first >= f->pages) {
+            return false;
+        }
+        uint32_t k = fm_run_pages(f, j->first);
+        if (k == UINT32_MAX) {
+            return false;
+        }
+        fm_run_drop(f, j->first, k);
+        fm_intent(f, FMA_INTENT_NONE, 0u, 0u);
+    }
+    return true;
 }
 
 /* --- creation ------------------------------------------------------------------------------------ */
@@ -584,13 +1004,19 @@ typedef struct fm_layout {
 
 static inline size_t fm_ctrl_size(void) { return fm_align_up(sizeof(struct rt_fma), FMA_CTRL_ALIGN); }
 
-/* Offsets (from a 16-aligned control block) of the metadata for P pages. P < 2^27. */
-static fm_layout_t fm_layout(uint32_t pages, unsigned page_log2)
+static inline size_t fm_journal_size(bool journal)
+{
+    return journal ? fm_align_up(sizeof(fma_journal_t), FMA_CTRL_ALIGN) : 0u;
+}
+
+/* Offsets (from a 16-aligned control block) of the metadata for P pages. P < 2^27. The journal,
+ * when kept, follows the control block. */
+static fm_layout_t fm_layout(uint32_t pages, unsigned page_log2, bool journal)
 {
     fm_layout_t l;
     size_t bits_per_page = fm_pow2(page_log2 - FMA_MIN_LOG2);
     l.words = (uint32_t)((bits_per_page + FM_BITS - 1u) / FM_BITS);
-    l.table_off = (uint32_t)fm_ctrl_size();
+    l.table_off = (uint32_t)(fm_ctrl_size() + fm_journal_size(journal));
     size_t at = fm_align_up(l.table_off + (size_t)pages * 4u, sizeof(size_t));
     l.freemap_off = (uint32_t)at;
     at += ((size_t)pages + FM_BITS - 1u) / FM_BITS * sizeof(size_t);
@@ -603,7 +1029,7 @@ static fm_layout_t fm_layout(uint32_t pages, unsigned page_log2)
 static size_t fm_min_buffer_for(unsigned page_log2)
 {
     size_t page = fm_pow2(page_log2);
-    size_t meta = fm_layout(1u, page_log2).meta_end;
+    size_t meta = fm_layout(1u, page_log2, false).meta_end;
     /* the control block lands on a multiple of 16, so control + meta ends at a residue = meta
      * (mod 16) of the page: the worst padding to the next page is page - that residue (or
      * page - 16 when it is 0), after up to 15 bytes to align the control block */
@@ -617,17 +1043,17 @@ size_t rt_fma_min_buffer(void) { return fm_min_buffer_for(RT_FMA_PAGE_LOG2); }
  * `end` (end - ctrl <= FMA_SPAN_MAX). 0 when not even one. An estimate from above (ignoring the
  * control block, the alignment and the free-page map's rounding), then down one page at a time:
  * a few steps, as the padding is < a page. */
-static uint32_t fm_fit(uintptr_t ctrl, uintptr_t end, unsigned page_log2, fm_layout_t *l)
+static uint32_t fm_fit(uintptr_t ctrl, uintptr_t end, unsigned page_log2, bool journal, fm_layout_t *l)
 {
     size_t page = fm_pow2(page_log2);
     size_t span = (size_t)(end - ctrl);
-    size_t per_page8 = 8u * (page + 4u + (size_t)fm_layout(1u, page_log2).words * sizeof(size_t)) + 1u;
+    size_t per_page8 = 8u * (page + 4u + (size_t)fm_layout(1u, page_log2, false).words * sizeof(size_t)) + 1u;
     size_t pages = span / per_page8 * 8u + (span % per_page8) * 8u / per_page8;
     if (pages >= FMA_NIL) {
         pages = FMA_NIL - 1u;
     }
     for (; pages > 0u; pages--) {
-        *l = fm_layout((uint32_t)pages, page_log2);
+        *l = fm_layout((uint32_t)pages, page_log2, journal);
         uintptr_t first = fm_align_up(ctrl + l->meta_end, page);
         if (first > ctrl && first <= end && (size_t)(end - first) >> page_log2 >= pages) {
             break;
@@ -642,8 +1068,8 @@ size_t rt_fma_control_size(size_t size, unsigned page_log2)
         return 0;
     }
     fm_layout_t l;
-    uint32_t pages = fm_fit(0u, size > FMA_SPAN_MAX ? FMA_SPAN_MAX : (uintptr_t)size, page_log2, &l);
-    return fm_layout(pages, page_log2).meta_end;
+    uint32_t pages = fm_fit(0u, size > FMA_SPAN_MAX ? FMA_SPAN_MAX : (uintptr_t)size, page_log2, false, &l);
+    return fm_layout(pages, page_log2, false).meta_end;
 }
 
 rt_fma_t *rt_fma_create(void *mem, size_t size) { return rt_fma_create_ex(mem, size, RT_FMA_PAGE_LOG2, 0u); }
@@ -651,7 +1077,7 @@ rt_fma_t *rt_fma_create(void *mem, size_t size) { return rt_fma_create_ex(mem, s
 rt_fma_t *rt_fma_create_ex(void *mem, size_t size, unsigned page_log2, unsigned flags)
 {
     if (mem == NULL || page_log2 < RT_FMA_PAGE_LOG2_MIN || page_log2 > RT_FMA_PAGE_LOG2_MAX ||
-        (flags & ~RT_FMA_BSD44) != 0u) {
+        (flags & ~(RT_FMA_BSD44 | RT_FMA_JOURNAL)) != 0u) {
         return NULL;
     }
     size_t page = fm_pow2(page_log2);
@@ -665,14 +1091,15 @@ rt_fma_t *rt_fma_create_ex(void *mem, size_t size, unsigned page_log2, unsigned 
         end = ctrl + FMA_SPAN_MAX; /* offsets are 32 bits: clamp */
     }
     fm_layout_t l;
-    uint32_t pages = fm_fit(ctrl, end, page_log2, &l);
+    bool journal = (flags & RT_FMA_JOURNAL) != 0u;
+    uint32_t pages = fm_fit(ctrl, end, page_log2, journal, &l);
     if (pages == 0u) {
         return NULL;
     }
     rt_fma_t *f = (rt_fma_t *)ctrl;
     __builtin_memset(f, 0, sizeof *f);
     f->page_log2 = page_log2;
-    f->flags = flags;
+    f->flags = flags & RT_FMA_BSD44;
     f->classes = page_log2 - FMA_MIN_LOG2;
     f->words = l.words;
     f->pages = pages;
@@ -681,6 +1108,10 @@ rt_fma_t *rt_fma_create_ex(void *mem, size_t size, unsigned page_log2, unsigned 
     f->blockmap_off = l.blockmap_off;
     f->pages_off = (uint32_t)(fm_align_up(ctrl + l.meta_end, page) - ctrl);
     f->anchor = FMA_NIL;
+    if (journal) {
+        f->journal_off = (uint32_t)fm_ctrl_size();
+        __builtin_memset(fm_journal(f), 0, sizeof(fma_journal_t));
+    }
     uint32_t *table = fm_table(f);
     for (uint32_t pg = 0; pg < f->pages; pg++) {
         table[pg] = fm_word(FMA_NIL, FMA_TAG_FREE);
@@ -705,6 +1136,17 @@ static void fm_report(rt_fma_t *f, rt_error_kind_t kind, const char *operation, 
     rt_hooks_report(&f->hooks, false, kind, operation, ptr, size);
 }
 
+/* The error a NULL result of an allocation hides (RT_ERR_NONE: out of memory), cleared. */
+static inline rt_error_kind_t fm_take_pending(rt_fma_t *f, const void *p)
+{
+    if (p != NULL || f->pending == 0u) {
+        return RT_ERR_NONE;
+    }
+    rt_error_kind_t error = (rt_error_kind_t)f->pending;
+    f->pending = 0;
+    return error;
+}
+
 void *rt_fma_malloc(rt_fma_t *f, size_t size)
 {
     if (size == 0u) {
@@ -715,9 +1157,11 @@ void *rt_fma_malloc(rt_fma_t *f, size_t size)
     }
     uintptr_t token = fm_lock(f);
     void *p = fm_alloc(f, size);
+    fm_commit(f);
     fm_debug_check(f);
+    rt_error_kind_t error = fm_take_pending(f, p);
     fm_unlock(f, token);
-    return p;
+    return error == RT_ERR_NONE ? p : rt_hooks_refuse(&f->hooks, error, "malloc", NULL, size);
 }
 
 void rt_fma_free(rt_fma_t *f, void *p)
@@ -729,7 +1173,8 @@ void rt_fma_free(rt_fma_t *f, void *p)
     uintptr_t token = fm_lock(f);
     rt_error_kind_t error = fm_locate(f, p, &loc);
     if (error == RT_ERR_NONE) {
-        fm_release(f, &loc);
+        error = fm_release(f, &loc);
+        fm_commit(f);
         fm_debug_check(f);
     }
     fm_unlock(f, token);
@@ -764,16 +1209,27 @@ void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
         return p;
     }
     void *moved = fm_alloc(f, size);
+    fm_commit(f);
+    error = fm_take_pending(f, moved);
     fm_unlock(f, token);
-    if (moved == NULL) {
-        return NULL; /* out of memory: the old block is untouched */
+    if (moved == NULL) { /* out of memory (or corrupted): the old block is untouched */
+        return error == RT_ERR_NONE ? NULL : rt_hooks_refuse(&f->hooks, error, "realloc", p, size);
     }
     __builtin_memcpy(moved, p, loc.size); /* outside the lock: the caller still owns p */
     token = fm_lock(f);
-    fm_release(f, &loc);
+    /* p's links live out of band, in the page table and map: relocated for the release, and if
+     * another thread freed p meanwhile (its bug), refused as a double free */
+    error = fm_locate(f, p, &loc);
+    if (error == RT_ERR_NONE) {
+        error = fm_release(f, &loc);
+        fm_commit(f);
+    }
     f->reallocs++;
     fm_debug_check(f);
     fm_unlock(f, token);
+    if (error != RT_ERR_NONE) {
+        fm_report(f, error, "realloc", p, size);
+    }
     return moved;
 }
 
@@ -812,9 +1268,11 @@ void *rt_fma_memalign(rt_fma_t *f, size_t alignment, size_t size)
         uint32_t step = (uint32_t)(alignment >> f->page_log2);
         p = fm_run(f, (uint32_t)((size + page - 1u) >> f->page_log2), s0, step);
     }
+    fm_commit(f);
     fm_debug_check(f);
+    rt_error_kind_t error = fm_take_pending(f, p);
     fm_unlock(f, token);
-    return p;
+    return error == RT_ERR_NONE ? p : rt_hooks_refuse(&f->hooks, error, "memalign", NULL, size);
 }
 
 size_t rt_fma_usable_size(rt_fma_t *f, void *p)
@@ -872,42 +1330,30 @@ void rt_fma_pages(const rt_fma_t *f, rt_fma_pages_t *out)
 
 /* --- integrity ------------------------------------------------------------------------------------ */
 
-/* Marks (sets the bit of) each of up to `limit` blocks of a chain or list starting at `ref`,
- * which must all be free blocks of class i in pages of class i (and, when `page` != FMA_NIL, in
- * that page). Returns the number marked, or UINT32_MAX when a member is invalid or marked twice
- * (a cycle or a block listed twice); either way *marked is how many bits to clear afterwards. */
-static uint32_t fm_mark_chain(rt_fma_t *f, uint32_t ref, unsigned i, uint32_t page, uint32_t limit, uint32_t *marked)
+/* Walks a chain or list from `ref` (read only: rt_fma_check may be interrupted like any call):
+ * every member must be a free block of class i in a page of class i (and, when `page` !=
+ * FMA_NIL, in that page, not in its virgin run [vlo, n-1)). Returns the members, or UINT32_MAX
+ * when one is invalid or the walk passes `limit` members. A chain that ends within the limit has
+ * no member twice: each block has one link, so a repeated member would repeat for ever. */
+static uint32_t fm_walk_chain(const rt_fma_t *f, uint32_t ref, unsigned i, uint32_t page, uint32_t vlo, uint32_t limit)
 {
     uint32_t count = 0;
-    *marked = 0;
     const uint32_t *table = fm_table(f);
-    uintptr_t first = f->pages_off;
-    size_t bytes = i == f->classes ? fm_page(f) : fm_bsize(i);
+    uint32_t n = i == f->classes ? 1u : fm_nblocks(f, i);
     while (ref != 0u) {
-        if (count == limit || ref < first || ref - first >= ((size_t)f->pages << f->page_log2) ||
-            ((ref - first) & (bytes - 1u)) != 0u) {
+        if (count == limit || !fm_in_class(f, ref, i)) {
             return UINT32_MAX;
         }
         uint32_t pg = fm_page_of(f, ref);
         uint32_t j = i == f->classes ? 0u : fm_index_in_page(f, ref, i);
-        if (fm_tag(table[pg]) != i || (page != FMA_NIL && pg != page) || fm_bit_get(fm_blockmap(f, pg), j)) {
+        if (fm_tag(table[pg]) != i || (page != FMA_NIL && (pg != page || (j >= vlo && j < n - 1u))) ||
+            fm_bit_get(fm_blockmap(f, pg), j)) {
             return UINT32_MAX;
         }
-        fm_bit_set(fm_blockmap(f, pg), j);
-        (*marked)++;
         count++;
         ref = fm_blk(f, ref)->chain;
     }
     return count;
-}
-
-static void fm_unmark_chain(rt_fma_t *f, uint32_t ref, unsigned i, uint32_t marked)
-{
-    while (marked-- > 0u) {
-        uint32_t pg = fm_page_of(f, ref);
-        fm_bit_clear(fm_blockmap(f, pg), i == f->classes ? 0u : fm_index_in_page(f, ref, i));
-        ref = fm_blk(f, ref)->chain;
-    }
 }
 
 /* Bits set in x (Kernighan: one round per set bit; no library call). */
@@ -918,20 +1364,6 @@ static unsigned fm_bitcount(size_t x)
         c++;
     }
     return c;
-}
-
-/* Mask of the bits j of word k with lo <= j < hi (page bit indices). */
-static size_t fm_word_mask(uint32_t k, uint32_t lo, uint32_t hi)
-{
-    uint32_t first = k * FM_BITS;
-    size_t mask = ~(size_t)0;
-    if (lo > first) {
-        mask &= lo - first >= FM_BITS ? 0u : ~(fm_bit(lo - first) - 1u);
-    }
-    if (hi < first + FM_BITS) {
-        mask &= hi <= first ? 0u : fm_bit(hi - first) - 1u;
-    }
-    return mask;
 }
 
 /* Bits set among bits 0 .. n-1 of a page's allocated-block map. O(W). */
@@ -1049,15 +1481,13 @@ static bool fm_check_locked(rt_fma_t *f)
             (v != 0u && e != fm_page_ref(f, pg))) {
             return false;
         }
-        /* the chain: the entry block, then its members, all free blocks of this page */
-        uint32_t marked = 0;
-        uint32_t chain = fm_mark_chain(f, e, tag, pg, entry->count, &marked);
+        /* the chain: the entry block, then its members, distinct free blocks of this page
+         * outside the virgin run; the virgins free; together exactly the free blocks */
+        uint32_t chain = fm_walk_chain(f, e, tag, pg, n - 1u - v, entry->count);
         bool ok = chain != UINT32_MAX && chain + v == entry->count;
-        for (uint32_t j = n - 1u - v; ok && j < n - 1u; j++) { /* virgins: free, not chained */
+        for (uint32_t j = n - 1u - v; ok && j < n - 1u; j++) {
             ok = !fm_bit_get(fm_blockmap(f, pg), j);
         }
-        ok = ok && fm_popcount(f, pg, n) == allocated + chain; /* only virgins unmarked */
-        fm_unmark_chain(f, e, tag, marked);
         if (!ok) {
             return false;
         }
@@ -1066,9 +1496,7 @@ static bool fm_check_locked(rt_fma_t *f)
     /* FMA: each list holds exactly the entry blocks of its class, links symmetric */
     for (unsigned i = 0; i <= f->classes; i++) {
         if (bsd) {
-            uint32_t marked = 0;
-            uint32_t count = fm_mark_chain(f, f->freelist[i], i, FMA_NIL, bsd_free[i], &marked);
-            fm_unmark_chain(f, f->freelist[i], i, marked);
+            uint32_t count = fm_walk_chain(f, f->freelist[i], i, FMA_NIL, 0u, bsd_free[i]);
             if (count != bsd_free[i]) {
                 return false;
             }
@@ -1117,6 +1545,17 @@ bool rt_fma_check(rt_fma_t *f)
     fm_unlock(f, token);
     if (!ok) {
         fm_report(f, RT_ERR_CORRUPTED, "check", NULL, 0u);
+    }
+    return ok;
+}
+
+bool rt_fma_recover(rt_fma_t *f)
+{
+    uintptr_t token = fm_lock(f);
+    bool ok = fm_recover_locked(f) && fm_check_locked(f);
+    fm_unlock(f, token);
+    if (!ok) {
+        fm_report(f, RT_ERR_CORRUPTED, "recover", NULL, 0u);
     }
     return ok;
 }

@@ -18,6 +18,44 @@
 #define FMA_CTRL_ALIGN 16u              /* the control block: its offsets of blocks are x16 */
 #define FMA_SPAN_MAX ((uintptr_t)0xFFFFFFFFu) /* bytes from the control block to the region end */
 
+/* Step hook (tests only): called before every store the core makes to region metadata, between
+ * an undo record and the count that makes it valid, and before every commit -- i.e. at every
+ * point where the death of the calling process leaves a different state. Empty by default; a
+ * test rebuilds the core with RT_CONFIG_HEADER defining it (tests/fma_step_config.h). */
+#ifndef RT_FMA_STEP
+#define RT_FMA_STEP(f) ((void)(f))
+#endif
+
+/* The undo journal of an instance created with RT_FMA_JOURNAL (process-shared regions): before a
+ * store to metadata the core appends (offset, bytes, old value) and counts it; a step ends with
+ * the one store `count = 0` (commit). Recovery (rt_fma_recover) restores the counted records in
+ * reverse, which is idempotent, so a recoverer may die too. Operations on a run of pages (whose
+ * stores grow with the run) are made of steps that each leave the region consistent, under an
+ * intent record that recovery completes: a run being taken is given back (rolled back), a run
+ * being freed is freed to its end (rolled forward). FMA_JOURNAL_CAP bounds the records of one
+ * step (the largest step is counted in fma.c, at fm_log, and measured by tests/fma_kill.c). */
+#define FMA_JOURNAL_CAP 40u
+#define FMA_INTENT_NONE 0u
+#define FMA_INTENT_TAKE 1u /* a run of `pages` pages from `first` is being taken: roll back */
+#define FMA_INTENT_DROP 2u /* the run at `first` is being freed: roll forward */
+
+typedef struct fma_undo {
+    uint32_t off; /* from the control block */
+    uint32_t len; /* 2, 4 or 8 bytes */
+    uint64_t old;
+} fma_undo_t;
+
+typedef struct fma_journal {
+    uint32_t count;  /* valid undo records of the step in progress; 0: committed */
+    uint32_t intent; /* FMA_INTENT_* */
+    uint32_t first;  /* the intent's first page */
+    uint32_t pages;  /* the intent's pages (TAKE) */
+    uint32_t high;   /* most records a step has used (for the tests) */
+    uint32_t recovered; /* steps rolled back by rt_fma_recover */
+    uint32_t pad[2];
+    fma_undo_t undo[FMA_JOURNAL_CAP];
+} fma_journal_t;
+
 /* A free block of a cut page. FMA's entry block uses every field; another free block of an FMA
  * page only `chain`; a free block of a BSD page only `chain` (its freelist link). Offsets from
  * the control block, 0 = none. */
@@ -39,6 +77,8 @@ struct rt_fma {
     uint32_t freemap_off;
     uint32_t blockmap_off;
     uint32_t pages_off;
+    uint32_t journal_off; /* 0: no journal (private instances) */
+    uint32_t pending;     /* an error found under the lock, reported after it (rt_error_kind_t) */
     uint32_t anchor;     /* first page of the free-page list, FMA_NIL when empty */
     uint32_t lastused;   /* pages [lastused, P) are free and unlisted */
     uint32_t touched;    /* high water of lastused */
