@@ -8,11 +8,28 @@
  * parts of the grid outside the buffer are never free), so any buffer size is used whole as a
  * binary decomposition of blocks, and memalign needs no slack.
  *
- * Metadata lies outside the blocks: one byte per smallest block (the order of a block and
- * whether it is free, stored at its first unit), placed at the start of the buffer. A block's
+ * Metadata: one byte per smallest block (the order of a block and whether it is free, stored
+ * at its first unit), out of band at the start of the buffer; and the free lists' two links,
+ * in the first two words of each *free* block (a live block carries no metadata). A block's
  * payload is the whole block: malloc(n) takes the smallest 2^k >= max(n, 2^RT_BUDDY_MIN_LOG2).
- * Overhead: 1/2^RT_BUDDY_MIN_LOG2 of the buffer (1/32 by default) plus the control structure;
- * internal fragmentation up to 50% per block (rounding to a power of two).
+ * Overhead: 1/2^RT_BUDDY_MIN_LOG2 of the buffer (1/32 by default) plus the control structure
+ * (plus a 32-byte guard at RT_HARDENING >= 1); internal fragmentation up to 50% per block
+ * (rounding to a power of two).
+ *
+ * Hardening (RT_HARDENING >= 1, the default): an application's write past the end of its block
+ * (or before its start) into a free neighbour's links is detected when the allocator next reads
+ * that link, or by rt_buddy_check: every link is checked against the out-of-band byte table
+ * (it must name a free block of the list's order) and against its neighbours' back links before
+ * it is followed or written through (safe unlinking over circular lists). The damaged block is
+ * quarantined (never handed out, merged or linked again); a list whose head is damaged is
+ * dropped (its other free blocks stay unlisted until a merge reclaims them); RT_ERR_CORRUPTED
+ * is reported with the damaged block's address, and the call is refused: malloc, calloc,
+ * memalign and realloc return NULL (realloc's old block as it was), free leaves the block
+ * allocated (a retry succeeds: the damaged block is out of the way). The allocator never writes outside its buffer or into a live block, never hands out
+ * memory overlapping a live block and never faults, whatever the links hold. Cost: O(1) more
+ * per link touched (a few loads and compares), so the bounds below keep their form; memory as
+ * above. RT_HARDENING 2 adds nothing here. RT_HARDENING 0 keeps the original unchecked lists
+ * (an overflow into a free block's links can then fault inside malloc or hand out a live block).
  *
  * Bounds (K = log2(largest block / smallest block) <= 8 * sizeof(size_t) - 1 - RT_BUDDY_MIN_LOG2,
  * i.e. 58 on 64-bit and 26 on 32-bit by default):
@@ -20,7 +37,8 @@
  *   free    O(1) validation (the metadata byte tells exactly whether p is a live block start),
  *           then at most K merges: O(K)
  * Bad input is detected exactly (not heuristically): a pointer outside the arena, not at a block
- * start, or of a free block is reported through the handler and ignored.
+ * start, or of a free block is reported through the handler and ignored. check() is
+ * O(n + free blocks) and reports damaged links, quarantined blocks and unlisted free blocks.
  * Thread/ISR safety: as for rtalloc/heap.h (lock hooks around every call).
  */
 #ifndef RTALLOC_BUDDY_H
