@@ -234,7 +234,12 @@ static void case_double_free(const rt_allocator_t *d)
     TL_CHECK(tl_verify(fence, 100, 4) == 100u, "%s: the live block changed", d->name);
     d->free(x.h, fence); /* everything merged now */
     /* reuse the space with another layout (zero-filled, as calloc would), then free a stale pointer */
-    unsigned char *big = d->calloc(x.h, 1, 30000);
+    /* (the sizes are capped by the largest free block: a buddy's largest block in a 64 KiB
+     * buffer depends on the buffer's address modulo its size) */
+    rt_stats_t free_now = snap(&x);
+    size_t big_size = free_now.largest_free < 30000u ? free_now.largest_free : 30000u;
+    size_t wide_size = free_now.largest_free < 20000u ? free_now.largest_free : 20000u;
+    unsigned char *big = d->calloc(x.h, 1, big_size);
     if (TL_CHECK(big != NULL, "%s: calloc after double frees", d->name)) {
         unsigned char *const stale[] = {c, b};
         for (size_t i = 0; i < 2u; i++) {
@@ -249,9 +254,9 @@ static void case_double_free(const rt_allocator_t *d)
         d->free(x.h, big);
     }
     /* a pointer into the middle of a large free block that once held data */
-    unsigned char *wide = d->malloc(x.h, 20000);
-    if (TL_CHECK(wide != NULL, "%s: malloc(20000)", d->name)) {
-        tl_fill(wide, 20000, 6);
+    unsigned char *wide = d->malloc(x.h, wide_size);
+    if (TL_CHECK(wide != NULL && wide_size > 10000u, "%s: malloc(%zu)", d->name, wide_size)) {
+        tl_fill(wide, wide_size, 6);
         d->free(x.h, wide);
         static const size_t offsets[] = {4096, 10000, 512};
         for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {

@@ -72,8 +72,10 @@
  * for the block's own header) and the call refused; met by malloc/memalign, reported and NULL
  * (the damaged block stays in its list, never handed out: requests that reach it keep failing
  * until the application stops). The cost: a tag check per header read (4 instructions on x86-64),
- * a tag computation per header written, four compares per unlink; figures in README. Level 0:
- * the checks above the hardening paragraph only.
+ * a tag computation per header written, four compares per unlink; figures in README. Level 2
+ * adds the boundary tags to every free block a call acts on (its footer equals its size, its
+ * successor's tagged header says PREV_FREE) and checks the tagged header of each list neighbour
+ * before an unlink. Level 0: the checks above the hardening paragraph only.
  */
 #ifndef RTALLOC_HEAP_H
 #define RTALLOC_HEAP_H

@@ -159,8 +159,14 @@ WF_DESCRIPTOR(wf, 64u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE,
 WF_DESCRIPTOR(wf32, 32u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 32-byte nodes (paper 5)");
 WF_DESCRIPTOR(wf128, 128u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 128-byte nodes (paper 5)");
 WF_DESCRIPTOR(wf256, 256u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 256-byte nodes (paper 5)");
+#if RT_HARDENING >= 1 /* a damaged-looking counter is verified by one walk before it is reported */
+#define WF_RO_VERIFY " + one verifying walk of H-s+1"
+#else
+#define WF_RO_VERIFY ""
+#endif
 WF_DESCRIPTOR(wf_ro, 64u, RT_WF_READONLY_DESCENT,
-              "O(2^(H-s) (H-s+1)): <= 2^(H-s+1)-1 reads + one claim walk of H-s+1 per candidate", WF_EAGER_FREE,
+              "O(2^(H-s) (H-s+1)): <= 2^(H-s+1)-1 reads + one claim walk of H-s+1 per candidate" WF_RO_VERIFY,
+              WF_EAGER_FREE,
               "wait-free buddy tree, read-only descent then a claim along the direct path (paper 5)");
 WF_DESCRIPTOR(wf_lazy, 64u, RT_WF_LAZY_REINIT, "O(2^(H-s+1)): <= 3 (2^(H-s+1)-1) nodes (2 children per pristine node)", WF_LAZY_FREE,
               "wait-free buddy tree, lazy re-initialisation on free (paper 5)");

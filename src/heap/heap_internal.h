@@ -153,7 +153,21 @@ RT_HOT bool heap_linked(const rt_heap_t *h, const rt_blk *b)
         return false;
     }
     return next == NULL ||
-           (heap_word_ok(h, (uintptr_t)next + offsetof(rt_blk, pprev)) && next->pprev == &((rt_blk *)(uintptr_t)b)->next);
+           (heap_word_ok(h, (uintptr_t)next + offsetof(rt_blk, pprev)) && next->pprev == &((rt_blk *)(uintptr_t)b)->next &&
+            (RT_HARDENING < 2 || (blk_head_ok(h->key, next->head) && (next->head & BLK_FREE) != 0u)));
+}
+
+/* Level 2 (RT_HARDENING >= 2): a free block of `size` bytes also proves itself by its boundary
+ * tags: its footer equals its size, and its successor's header is tagged and says PREV_FREE.
+ * Three loads and compares more per free block a call acts on. */
+RT_HOT bool heap_free_proven(const rt_heap_t *h, const rt_blk *b, size_t size)
+{
+    const rt_blk *succ = (const rt_blk *)(const void *)((const char *)b + size);
+    if (!heap_word_ok(h, (uintptr_t)succ)) {
+        return false;
+    }
+    size_t shead = succ->head;
+    return blk_prev_size(succ) == size && blk_head_ok(h->key, shead) && (shead & BLK_PREV_FREE) != 0u;
 }
 
 /* b: reached through `slot` while walking a list (slot = the head, or the previous block's
@@ -226,13 +240,15 @@ RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
     /* A successor the facade will treat as free must prove it: its footer, and its membership
      * of the index (safe unlinking) -- before free or realloc writes anything. */
     if (RT_HARDENING >= 1 && (nhead & BLK_FREE) != 0u &&
-        (nsize < BLK_MIN || blk_prev_size(blk_offset(next, nsize)) != nsize || !heap_linked(h, next))) {
+        (nsize < BLK_MIN || blk_prev_size(blk_offset(next, nsize)) != nsize || !heap_linked(h, next) ||
+         (RT_HARDENING >= 2 && !heap_free_proven(h, next, nsize)))) {
         return RT_ERR_CORRUPTED;
     }
     if ((head & BLK_PREV_FREE) != 0u) {
         size_t psize = blk_prev_size(b);
         if (psize < BLK_MIN || psize > (size_t)((char *)b - (char *)pool->first) ||
-            !blk_is_free_header(key, blk_prev(b), psize) || !heap_linked(h, blk_prev(b))) {
+            !blk_is_free_header(key, blk_prev(b), psize) || !heap_linked(h, blk_prev(b)) ||
+            (RT_HARDENING >= 2 && !heap_free_proven(h, blk_prev(b), psize))) {
             return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
         }
     }
