@@ -10,7 +10,8 @@
 #   gcc-release   gcc, Release, 64-bit
 #   clang-debug   clang, Debug, RTALLOC_DEBUG=2 (assertions and full integrity walks)
 #   gcc-asan      gcc, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer
-#   clang-asan    clang, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer
+#   clang-asan    clang, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer, and the
+#                 libFuzzer harness (RTALLOC_FUZZ=ON: ctest 'fuzz', a bounded run; tests/fuzz)
 #   clang-tsan    clang, RelWithDebInfo, ThreadSanitizer (the lock-hook and driver tests)
 #   gcc-m32       gcc, Release, -m32 (benchmark off; tests under qemu-i386 where the kernel
 #                 cannot run 32-bit x86 programs)
@@ -65,7 +66,8 @@ banner() {
 }
 
 # ---- dependencies --------------------------------------------------------------------------
-PACKAGES=(cmake gcc g++ clang gcc-multilib g++-multilib valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi
+# libclang-rt-14-dev: clang 14's sanitizer and libFuzzer runtimes (only recommended by clang-14)
+PACKAGES=(cmake gcc g++ clang libclang-rt-14-dev gcc-multilib g++-multilib valgrind gcc-arm-none-eabi libnewlib-arm-none-eabi
           gcc-riscv64-unknown-elf python3 python3-matplotlib pkg-config qemu-system-arm
           qemu-system-misc)
 
@@ -230,10 +232,12 @@ run_config() {
         gcc-asan | clang-asan)
             local cc=${name%-asan} cxx
             if [ "$cc" = gcc ]; then cxx=g++; else cxx=clang++; fi
+            local fuzz=OFF
+            if [ "$cc" = clang ]; then fuzz=ON; fi
             probe_sanitizer "$cc" "build/test-$name" || return 1
             cmake_config "$name" "$cc" "$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
                 -DRTALLOC_SANITIZE=address,undefined -DRTALLOC_DEBUG= -DCMAKE_C_FLAGS= \
-                -DRTALLOC_BUILD_BENCH=ON
+                -DRTALLOC_BUILD_BENCH=ON -DRTALLOC_FUZZ="$fuzz"
             ;;
         clang-tsan)
             cmake_config "$name" clang clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -1,0 +1,1232 @@
+/*
+ * fuzz_alloc.c -- libFuzzer harness: a byte-coded sequence of operations, hostile ones included,
+ * against ONE allocator of the registry, checked against a shadow model after every operation.
+ *
+ * SPEC section 3 as a fuzz target: an application that overflows its blocks, frees pointers the
+ * heap never returned, or frees twice must never make the allocator write outside its buffer,
+ * hand out memory that overlaps a live block, change a live block's contents, or fault.
+ *
+ * Input (every field one byte unless said; a read past the end yields 0 and ends the run):
+ *   [0] allocator = byte % registry count          [1] heap: bits 0-1 base size (2, 8, 16, 40 KiB,
+ *   at least min_buffer), bits 2-5 misalignment 0..15, bits 6-7 extra bytes (0, 8, 100, 1000)
+ *   then operations, opcode = byte % OP_COUNT:
+ *     MALLOC size16 | FREE idx | REALLOC idx size16 (idx 255: realloc(NULL)) | CALLOC cnt size16 |
+ *     MEMALIGN align size16 | USABLE idx | CHECK |
+ *     CORRUPT idx mode off (off16 when start-relative) bytes...: mode bit 0 base (0 start,
+ *       1 end = p + usable), bits 1-2 value (0 input bytes, 1 xor input byte, 2 0x00, 3 0xFF),
+ *       bits 3-5 N-1 (1..8 bytes); offset -16 .. usable+16 from the start, -16..+16 from the end
+ *     FORGE_FREE / FORGE_REALLOC (+size16) / FORGE_USABLE kind idx off: kind bits 0-2 interior,
+ *       before the start, after the end, stale (freed earlier), foreign (guard zones, static,
+ *       stack, NULL), wild (anywhere in the buffer); bit 3 rounds the offset to the alignment
+ *     REFILL idx: the application rewrites a live block with a new pattern
+ *   size16: bits 14-15 choose tiny (0..63), small (0..1023), medium (0..16383) or a boundary
+ *   (max_request, +1, -k, SIZE_MAX, SIZE_MAX-k, SIZE_MAX/2+1, the buffer size, 0xFFFFFFFF).
+ *
+ * The model: live blocks (pointer, requested size, usable size, alignment, "crafted" when the
+ * input wrote bytes inside it) and a mirror of the buffer holding the expected contents of every
+ * live byte. The buffer sits between two guard zones of GUARD bytes (a pattern, and poisoned
+ * for AddressSanitizer so a write is caught at the instruction).
+ *
+ * Checked after every operation (a failure prints the operation and aborts):
+ *   - guards intact; every live block's contents equal the mirror (so only the input's own writes
+ *     changed them); every pointer returned lies in the buffer, is aligned, and [p, p + usable)
+ *     overlaps no other live block;
+ *   - "clean" runs (no input byte written outside the application's own blocks): no report
+ *     except TOO_LARGE / OVERFLOW / BAD_ALIGNMENT for requests that deserve it, check() passes,
+ *     stats.used_blocks = live blocks, stats.errors = reports, usable_size is stable; a forged
+ *     pointer is reported and refused (free changes nothing, realloc returns NULL, usable 0);
+ *   - "tainted" runs (a CORRUPT op wrote metadata or free memory): reports, refusals and a failing
+ *     check() are allowed, and a reported free or realloc counts as refused (the block stays
+ *     live); everything in the first point still holds.
+ * Not issued (by design, as tests/badinput.c): a forged pointer within 64 bytes of a block
+ * whose bytes the input chose -- a header forged consistent inside the application's own data
+ * is not something an O(1) check can tell from a real one.
+ *
+ * Built two ways: with -fsanitize=fuzzer (LLVMFuzzerTestOneInput) and, with RTFUZZ_MAIN, as a
+ * plain program that replays files or directories (`fuzz_alloc_replay [-v] PATH...`) and writes
+ * the seed corpus (`fuzz_alloc_replay --write-seeds DIR`). In either build RTFUZZ_VERBOSE=1
+ * traces every operation, RTFUZZ_ONLY=<name> runs every input on that allocator, and
+ * RTFUZZ_NO_CORRUPT=1 skips the writes of CORRUPT (clean runs only).
+ */
+#if defined(RTFUZZ_MAIN) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* the replay program reads directories */
+#endif
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtalloc/registry.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RTFUZZ_ASAN 1
+#endif
+#endif
+#if !defined(RTFUZZ_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define RTFUZZ_ASAN 1
+#endif
+#ifdef RTFUZZ_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#define MAX_LIVE 48u
+#define HIST 16u
+#define GUARD 256u
+#define GUARD_BYTE 0xA5u
+#define CRAFT_MARGIN 64u
+#define MAX_HEAP (40u * 1024u + 1000u + 16384u) /* largest base + extra + largest min_buffer */
+
+enum {
+    OP_MALLOC,
+    OP_FREE,
+    OP_REALLOC,
+    OP_CALLOC,
+    OP_MEMALIGN,
+    OP_USABLE,
+    OP_CHECK,
+    OP_CORRUPT,
+    OP_FORGE_FREE,
+    OP_FORGE_REALLOC,
+    OP_FORGE_USABLE,
+    OP_REFILL,
+    OP_COUNT
+};
+
+enum { FORGE_INTERIOR, FORGE_BEFORE, FORGE_AFTER, FORGE_STALE, FORGE_FOREIGN, FORGE_WILD, FORGE_KINDS };
+
+typedef struct fblock {
+    unsigned char *p;
+    size_t n;      /* requested */
+    size_t usable; /* usable_size when it was handed out (>= n) */
+    bool crafted;  /* the input wrote bytes inside [p, p + usable) */
+} fblock_t;
+
+typedef struct fz {
+    const rt_allocator_t *d;
+    void *h;
+    unsigned char *block; /* what malloc returned: [pad][GUARD][mem: size][GUARD] */
+    unsigned char *raw;   /* the first guard zone */
+    unsigned char *mem;
+    size_t size;
+    size_t max_request;
+    unsigned char expect[MAX_HEAP]; /* expected contents of live bytes, at the same offsets */
+    fblock_t live[MAX_LIVE];
+    size_t nlive;
+    unsigned char *hist[HIST]; /* pointers freed earlier (stale) */
+    size_t nhist;
+    size_t hist_at;
+    bool tainted;
+    unsigned long reports; /* handler calls */
+    rt_error_kind_t last_kind;
+    const char *last_op;
+    unsigned long reports_before; /* at the start of the current op */
+    unsigned char fill; /* next pattern seed */
+    const uint8_t *in;
+    size_t len;
+    size_t at;
+    bool eof;
+    unsigned op;
+    const char *what;
+    bool verbose;
+} fz_t;
+
+static fz_t fz_state;
+static unsigned char static_area[256];
+
+/* --- failure and tracing -------------------------------------------------------------------- */
+
+static const char *kind_name(rt_error_kind_t k)
+{
+    switch (k) {
+    case RT_ERR_NONE: return "NONE";
+    case RT_ERR_FOREIGN_POINTER: return "FOREIGN_POINTER";
+    case RT_ERR_BAD_POINTER: return "BAD_POINTER";
+    case RT_ERR_DOUBLE_FREE: return "DOUBLE_FREE";
+    case RT_ERR_CORRUPTED: return "CORRUPTED";
+    case RT_ERR_OVERFLOW: return "OVERFLOW";
+    case RT_ERR_BAD_ALIGNMENT: return "BAD_ALIGNMENT";
+    case RT_ERR_TOO_LARGE: return "TOO_LARGE";
+    case RT_ERR_BAD_POOL: return "BAD_POOL";
+    case RT_ERR_BAD_HOOKS: return "BAD_HOOKS";
+    }
+    return "?";
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3), noreturn))
+#endif
+static void fail(const fz_t *f, const char *fmt, ...);
+
+static void fail(const fz_t *f, const char *fmt, ...)
+{
+    fprintf(stderr, "\nfuzz_alloc: FAIL [%s, heap %zu bytes, op %u %s, %s]: ", f->d != NULL ? f->d->name : "?",
+            f->size, f->op, f->what != NULL ? f->what : "", f->tainted ? "tainted" : "clean");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n  (last report: %s from %s; %lu reports)\n", kind_name(f->last_kind),
+            f->last_op != NULL ? f->last_op : "-", f->reports);
+    fflush(stderr);
+    abort();
+}
+
+#define REQUIRE(f, cond, ...)                                                                      \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fail((f), __VA_ARGS__);                                                                \
+        }                                                                                          \
+    } while (0)
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void trace(const fz_t *f, const char *fmt, ...);
+
+static void trace(const fz_t *f, const char *fmt, ...)
+{
+    if (!f->verbose) {
+        return;
+    }
+    fprintf(stderr, "  op %3u %-8s ", f->op, f->what != NULL ? f->what : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void on_error(void *context, const rt_error_t *e)
+{
+    fz_t *f = context;
+    f->reports++;
+    f->last_kind = e->kind;
+    f->last_op = e->operation;
+    if (f->verbose) {
+        fprintf(stderr, "           report %s from %s (%p)\n", kind_name(e->kind),
+                e->operation != NULL ? e->operation : "?", e->pointer);
+    }
+}
+
+static unsigned long new_reports(const fz_t *f) { return f->reports - f->reports_before; }
+
+/* --- input ---------------------------------------------------------------------------------- */
+
+static unsigned rd8(fz_t *f)
+{
+    if (f->at >= f->len) {
+        f->eof = true;
+        return 0;
+    }
+    return f->in[f->at++];
+}
+
+static unsigned rd16(fz_t *f)
+{
+    unsigned hi = rd8(f);
+    return (hi << 8) | rd8(f);
+}
+
+static size_t rd_size(fz_t *f)
+{
+    unsigned v = rd16(f);
+    unsigned t = v & 0x3FFFu;
+    switch (v >> 14) {
+    case 0: return t & 63u;
+    case 1: return t & 1023u;
+    case 2: return t;
+    default: break;
+    }
+    size_t k = (size_t)(t >> 3);
+    switch (t & 7u) {
+    case 0: return f->max_request;
+    case 1: return f->max_request + 1u;
+    case 2: return f->max_request > k ? f->max_request - k : 0u;
+    case 3: return SIZE_MAX;
+    case 4: return SIZE_MAX - k;
+    case 5: return SIZE_MAX / 2u + 1u;
+    case 6: return f->size;
+    default: return (size_t)0xFFFFFFFFu;
+    }
+}
+
+/* --- the model ------------------------------------------------------------------------------ */
+
+static bool in_buffer(const fz_t *f, const unsigned char *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)f->mem;
+    return a >= lo && a - lo <= f->size && n <= f->size - (size_t)(a - lo);
+}
+
+static size_t off_of(const fz_t *f, const unsigned char *p) { return (size_t)(p - f->mem); }
+
+static void fill_block(fz_t *f, unsigned char *p, size_t from, size_t n)
+{
+    unsigned char v = f->fill, step = (unsigned char)((f->fill * 37u) | 1u);
+    f->fill = (unsigned char)(f->fill + 101u);
+    unsigned char *e = f->expect + off_of(f, p);
+    for (size_t j = from; j < n; j++) {
+        v = (unsigned char)(v + step);
+        p[j] = v;
+        e[j] = v;
+    }
+}
+
+static void verify_block(const fz_t *f, const fblock_t *b, const char *when)
+{
+    const unsigned char *e = f->expect + off_of(f, b->p);
+    if (memcmp(b->p, e, b->n) != 0) {
+        size_t j = 0;
+        while (j < b->n && b->p[j] == e[j]) {
+            j++;
+        }
+        fail(f, "live block %p (%zu bytes) changed at offset %zu (0x%02x, expected 0x%02x) %s", (void *)b->p, b->n, j,
+             b->p[j], e[j], when);
+    }
+}
+
+static void check_guards(const fz_t *f)
+{
+    unsigned char *zones[2] = {f->raw, f->mem + f->size};
+    for (size_t z = 0; z < 2u; z++) {
+        UNPOISON(zones[z], GUARD);
+        for (size_t j = 0; j < GUARD; j++) {
+            if (zones[z][j] != GUARD_BYTE) {
+                fail(f, "guard zone %s the buffer written at %s%zu (0x%02x)", z == 0u ? "before" : "after",
+                     z == 0u ? "-" : "+", z == 0u ? GUARD - j : j, zones[z][j]);
+            }
+        }
+        POISON(zones[z], GUARD);
+    }
+}
+
+/* The live block holding address a in [p, p + usable), or NULL. */
+static fblock_t *owner(fz_t *f, const unsigned char *a)
+{
+    for (size_t i = 0; i < f->nlive; i++) {
+        fblock_t *b = &f->live[i];
+        if (a >= b->p && a < b->p + b->usable) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+static fblock_t *find_live(fz_t *f, const unsigned char *p)
+{
+    for (size_t i = 0; i < f->nlive; i++) {
+        if (f->live[i].p == p) {
+            return &f->live[i];
+        }
+    }
+    return NULL;
+}
+
+/* [p, p + n) overlaps a live block other than `self`. */
+static const fblock_t *overlapping(const fz_t *f, const unsigned char *p, size_t n, const fblock_t *self)
+{
+    for (size_t i = 0; i < f->nlive; i++) {
+        const fblock_t *b = &f->live[i];
+        if (b != self && p < b->p + b->usable && b->p < p + n) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+static bool near_crafted(const fz_t *f, const unsigned char *q)
+{
+    for (size_t i = 0; i < f->nlive; i++) {
+        const fblock_t *b = &f->live[i];
+        if (b->crafted && (uintptr_t)q + CRAFT_MARGIN > (uintptr_t)b->p &&
+            (uintptr_t)q < (uintptr_t)b->p + b->usable + CRAFT_MARGIN) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void remember_freed(fz_t *f, unsigned char *p)
+{
+    f->hist[f->hist_at] = p;
+    f->hist_at = (f->hist_at + 1u) % HIST;
+    if (f->nhist < HIST) {
+        f->nhist++;
+    }
+}
+
+static void drop(fz_t *f, fblock_t *b)
+{
+    remember_freed(f, b->p);
+    *b = f->live[--f->nlive];
+}
+
+/* A block the allocator just handed out (p != NULL, n requested): validate and add it. The
+ * caller has removed the block it replaces (realloc) from the model. Returns the model's entry. */
+static fblock_t *accept_block(fz_t *f, unsigned char *p, size_t n, size_t alignment)
+{
+    REQUIRE(f, n != 0u, "a block %p for a request of 0 bytes", (void *)p);
+    REQUIRE(f, in_buffer(f, p, n), "block %p+%zu outside the buffer [%p, +%zu)", (void *)p, n, (void *)f->mem,
+            f->size);
+    REQUIRE(f, (uintptr_t)p % f->d->alignment == 0u && (uintptr_t)p % alignment == 0u,
+            "block %p not aligned to %zu / %zu", (void *)p, f->d->alignment, alignment);
+    size_t usable = n;
+    if (f->d->usable_size != NULL) {
+        unsigned long before = f->reports;
+        size_t u = f->d->usable_size(f->h, p);
+        if (f->reports == before && u != 0u) {
+            REQUIRE(f, u >= n, "usable_size %zu < requested %zu", u, n);
+            usable = u;
+        } else {
+            REQUIRE(f, f->tainted, "usable_size of a fresh block %p reported or 0", (void *)p);
+        }
+    }
+    REQUIRE(f, in_buffer(f, p, usable), "block %p usable %zu past the buffer's end", (void *)p, usable);
+    const fblock_t *o = overlapping(f, p, usable, NULL);
+    REQUIRE(f, o == NULL, "block %p+%zu overlaps live block %p+%zu", (void *)p, usable,
+            o != NULL ? (void *)o->p : NULL, o != NULL ? o->usable : 0u);
+    REQUIRE(f, f->nlive < MAX_LIVE, "model full");
+    fblock_t *b = &f->live[f->nlive++];
+    b->p = p;
+    b->n = n;
+    b->usable = usable;
+    b->crafted = false;
+    return b;
+}
+
+/* Reports of the current op must be none, or (when allowed) only of the kinds given. */
+static void expect_reports(const fz_t *f, bool allowed, rt_error_kind_t k1, rt_error_kind_t k2)
+{
+    if (f->tainted || new_reports(f) == 0u) {
+        return;
+    }
+    REQUIRE(f, allowed && (f->last_kind == k1 || f->last_kind == k2), "unexpected report %s from %s",
+            kind_name(f->last_kind), f->last_op != NULL ? f->last_op : "?");
+}
+
+/* Requests of n bytes (+ alignment) that may be refused as TOO_LARGE. */
+static bool may_be_too_large(const fz_t *f, size_t n, size_t alignment)
+{
+    size_t extra = alignment + 256u;
+    return n > f->max_request || extra > f->max_request - n;
+}
+
+/* --- operations ----------------------------------------------------------------------------- */
+
+static void op_malloc(fz_t *f)
+{
+    size_t n = rd_size(f);
+    if (f->nlive >= MAX_LIVE) {
+        return;
+    }
+    unsigned char *p = f->d->malloc(f->h, n);
+    trace(f, "malloc(%zu) = %p", n, (void *)p);
+    if (p == NULL) {
+        expect_reports(f, n > f->max_request, RT_ERR_TOO_LARGE, RT_ERR_TOO_LARGE);
+        return;
+    }
+    expect_reports(f, false, RT_ERR_NONE, RT_ERR_NONE);
+    fblock_t *b = accept_block(f, p, n, 1);
+    fill_block(f, b->p, 0, n);
+}
+
+static void op_calloc(fz_t *f)
+{
+    unsigned c = rd8(f);
+    size_t size = rd_size(f);
+    size_t count = (c & 0x80u) != 0u ? SIZE_MAX / 2u + (c & 7u) : 1u + (c & 7u);
+    if (f->nlive >= MAX_LIVE || f->d->calloc == NULL) {
+        return;
+    }
+    bool overflows = size != 0u && count > SIZE_MAX / size;
+    size_t n = overflows ? SIZE_MAX : count * size;
+    unsigned char *p = f->d->calloc(f->h, count, size);
+    trace(f, "calloc(%zu, %zu) = %p", count, size, (void *)p);
+    if (p == NULL) {
+        expect_reports(f, overflows || n > f->max_request, RT_ERR_OVERFLOW, RT_ERR_TOO_LARGE);
+        return;
+    }
+    expect_reports(f, false, RT_ERR_NONE, RT_ERR_NONE);
+    REQUIRE(f, !overflows, "calloc(%zu, %zu) overflows but returned %p", count, size, (void *)p);
+    fblock_t *b = accept_block(f, p, n, 1);
+    for (size_t j = 0; j < n; j++) {
+        REQUIRE(f, p[j] == 0u, "calloc block %p not zero at %zu", (void *)p, j);
+    }
+    fill_block(f, b->p, 0, n);
+}
+
+static void op_memalign(fz_t *f)
+{
+    static const size_t odd[8] = {0u, 3u, 24u, 48u, 100u, SIZE_MAX, SIZE_MAX / 2u, 4097u};
+    unsigned a = rd8(f);
+    size_t n = rd_size(f);
+    bool pow2 = a < 0xF8u;
+    size_t alignment = pow2 ? (size_t)1 << (a % 13u) : odd[a & 7u];
+    if (f->nlive >= MAX_LIVE || f->d->memalign == NULL) {
+        return;
+    }
+    unsigned char *p = f->d->memalign(f->h, alignment, n);
+    trace(f, "memalign(%zu, %zu) = %p", alignment, n, (void *)p);
+    if (p == NULL) {
+        expect_reports(f, !pow2 || may_be_too_large(f, n, alignment), pow2 ? RT_ERR_TOO_LARGE : RT_ERR_BAD_ALIGNMENT,
+                       RT_ERR_TOO_LARGE);
+        return;
+    }
+    expect_reports(f, false, RT_ERR_NONE, RT_ERR_NONE);
+    REQUIRE(f, pow2, "memalign(%zu) accepted an alignment that is not a power of two", alignment);
+    fblock_t *b = accept_block(f, p, n, alignment);
+    fill_block(f, b->p, 0, n);
+}
+
+static fblock_t *pick(fz_t *f, unsigned idx) { return f->nlive == 0u ? NULL : &f->live[idx % f->nlive]; }
+
+static void do_free(fz_t *f, fblock_t *b)
+{
+    verify_block(f, b, "before free");
+    unsigned char *p = b->p;
+    f->d->free(f->h, p);
+    trace(f, "free(%p) [%zu bytes]", (void *)p, b->n);
+    if (new_reports(f) != 0u) {
+        REQUIRE(f, f->tainted, "free of a live block %p reported %s", (void *)p, kind_name(f->last_kind));
+        return; /* refused: still live */
+    }
+    drop(f, b);
+}
+
+static void op_free(fz_t *f)
+{
+    fblock_t *b = pick(f, rd8(f));
+    if (b == NULL) {
+        f->d->free(f->h, NULL);
+        trace(f, "free(NULL)");
+        REQUIRE(f, new_reports(f) == 0u, "free(NULL) reported");
+        return;
+    }
+    do_free(f, b);
+}
+
+/* realloc(b->p, n) of a live block. */
+static void do_realloc(fz_t *f, fblock_t *b, size_t n)
+{
+    verify_block(f, b, "before realloc");
+    unsigned char *p = b->p;
+    size_t old_n = b->n;
+    unsigned char *q = f->d->realloc(f->h, p, n);
+    trace(f, "realloc(%p [%zu], %zu) = %p", (void *)p, old_n, n, (void *)q);
+    bool reported = new_reports(f) != 0u;
+    if (q == NULL) {
+        if (n == 0u && !reported) {
+            drop(f, b); /* realloc(p, 0) frees p */
+            return;
+        }
+        expect_reports(f, n != 0u && n > f->max_request, RT_ERR_TOO_LARGE, RT_ERR_TOO_LARGE);
+        REQUIRE(f, n != 0u || f->tainted, "realloc(p, 0) reported");
+        verify_block(f, b, "after a failed realloc");
+        return;
+    }
+    expect_reports(f, false, RT_ERR_NONE, RT_ERR_NONE);
+    REQUIRE(f, n != 0u, "realloc(p, 0) returned %p", (void *)q);
+    /* the old block is gone (moved or resized): out of the model, its expected bytes kept */
+    size_t keep = old_n < n ? old_n : n;
+    size_t from = off_of(f, p);
+    unsigned char *pp = b->p;
+    *b = f->live[--f->nlive];
+    if (q != pp) {
+        remember_freed(f, pp);
+    }
+    fblock_t *nb = accept_block(f, q, n, 1);
+    memmove(f->expect + off_of(f, q), f->expect + from, keep);
+    if (memcmp(q, f->expect + off_of(f, q), keep) != 0) {
+        fail(f, "realloc %p (%zu) -> %p (%zu) lost the contents", (void *)pp, old_n, (void *)q, n);
+    }
+    fill_block(f, nb->p, keep, n);
+}
+
+static void op_realloc(fz_t *f)
+{
+    unsigned idx = rd8(f);
+    size_t n = rd_size(f);
+    if (f->d->realloc == NULL) {
+        return;
+    }
+    fblock_t *b = idx == 255u ? NULL : pick(f, idx);
+    if (b == NULL) {
+        if (f->nlive >= MAX_LIVE) {
+            return;
+        }
+        unsigned char *p = f->d->realloc(f->h, NULL, n);
+        trace(f, "realloc(NULL, %zu) = %p", n, (void *)p);
+        if (p == NULL) {
+            expect_reports(f, n > f->max_request, RT_ERR_TOO_LARGE, RT_ERR_TOO_LARGE);
+            return;
+        }
+        expect_reports(f, false, RT_ERR_NONE, RT_ERR_NONE);
+        fblock_t *nb = accept_block(f, p, n, 1);
+        fill_block(f, nb->p, 0, n);
+        return;
+    }
+    do_realloc(f, b, n);
+}
+
+static void op_usable(fz_t *f)
+{
+    fblock_t *b = pick(f, rd8(f));
+    if (b == NULL || f->d->usable_size == NULL) {
+        return;
+    }
+    size_t u = f->d->usable_size(f->h, b->p);
+    trace(f, "usable_size(%p) = %zu [recorded %zu]", (void *)b->p, u, b->usable);
+    if (!f->tainted) {
+        REQUIRE(f, new_reports(f) == 0u && u == b->usable, "usable_size(%p) = %zu, was %zu", (void *)b->p, u,
+                b->usable);
+        return;
+    }
+    if (new_reports(f) == 0u && u != 0u) {
+        /* undetected: the answer must still be safe to use */
+        REQUIRE(f, in_buffer(f, b->p, u), "usable_size(%p) = %zu runs past the buffer", (void *)b->p, u);
+        const fblock_t *o = overlapping(f, b->p, u, b);
+        REQUIRE(f, o == NULL, "usable_size(%p) = %zu reaches into live block %p", (void *)b->p, u,
+                o != NULL ? (void *)o->p : NULL);
+    }
+}
+
+static void op_check(fz_t *f)
+{
+    if (f->d->check == NULL) {
+        return;
+    }
+    bool ok = f->d->check(f->h);
+    trace(f, "check() = %d", (int)ok);
+    REQUIRE(f, ok || f->tainted, "check() failed on a clean heap");
+    expect_reports(f, false, RT_ERR_NONE, RT_ERR_NONE);
+}
+
+static void op_refill(fz_t *f)
+{
+    fblock_t *b = pick(f, rd8(f));
+    if (b == NULL) {
+        return;
+    }
+    verify_block(f, b, "before refill");
+    fill_block(f, b->p, 0, b->n);
+    trace(f, "refill(%p, %zu)", (void *)b->p, b->n);
+}
+
+static bool env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v != '\0' && *v != '0';
+}
+
+/* The application writes N bytes at an offset from a live block's start or end (read from the
+ * input always; not written with RTFUZZ_NO_CORRUPT=1, to hunt in clean runs only). */
+static void op_corrupt(fz_t *f)
+{
+    static int disabled = -1;
+    if (disabled < 0) {
+        disabled = env_flag("RTFUZZ_NO_CORRUPT") ? 1 : 0;
+    }
+    fblock_t *b = pick(f, rd8(f));
+    unsigned mode = rd8(f);
+    bool from_end = (mode & 1u) != 0u;
+    unsigned value = (mode >> 1) & 3u;
+    size_t count = 1u + ((mode >> 3) & 7u);
+    if (b == NULL || disabled != 0) {
+        return;
+    }
+    ptrdiff_t off;
+    unsigned char *base;
+    if (from_end) {
+        base = b->p + b->usable;
+        off = (ptrdiff_t)(rd8(f) % 33u) - 16;
+    } else {
+        base = b->p;
+        off = (ptrdiff_t)((size_t)rd16(f) % (b->usable + 33u)) - 16;
+    }
+    unsigned char bytes[8];
+    for (size_t i = 0; i < count; i++) {
+        bytes[i] = value <= 1u ? (unsigned char)rd8(f) : 0u;
+    }
+    uintptr_t at = (uintptr_t)base + (uintptr_t)off; /* off may be negative: wraps as intended */
+    uintptr_t lo = (uintptr_t)f->mem, hi = lo + f->size;
+    for (size_t i = 0; i < count; i++) {
+        uintptr_t a = at + i;
+        if (a < lo || a >= hi) {
+            continue; /* the harness itself never writes outside the buffer */
+        }
+        unsigned char *c = (unsigned char *)a;
+        unsigned char v;
+        switch (value) {
+        case 0: v = bytes[i]; break;
+        case 1: v = (unsigned char)(*c ^ (bytes[i] != 0u ? bytes[i] : 1u)); break;
+        case 2: v = 0x00u; break;
+        default: v = 0xFFu; break;
+        }
+        fblock_t *o = owner(f, c);
+        if (o != NULL) {
+            o->crafted = true;
+            if (c < o->p + o->n) {
+                f->expect[off_of(f, c)] = v;
+            }
+        } else if (*c != v) {
+            f->tainted = true;
+        }
+        *c = v;
+    }
+    trace(f, "corrupt(%p %s %+td, %zu bytes, %s)", (void *)b->p, from_end ? "end" : "start", off, count,
+          value == 0u ? "input" : value == 1u ? "xor" : value == 2u ? "0x00" : "0xFF");
+}
+
+/* A pointer the heap never returned (or returned and took back), or NULL when none can be made
+ * (the caller treats a live block's own pointer as the legitimate call it is). */
+static unsigned char *forge(fz_t *f, unsigned kind, unsigned idx, unsigned off, unsigned char *stack,
+                            const char **name)
+{
+    fblock_t *b = pick(f, idx);
+    bool round = (kind & 8u) != 0u;
+    size_t al = f->d->alignment;
+    size_t k = round ? ((size_t)off / al + 1u) * al : (size_t)off + 1u;
+    switch (kind & 7u) {
+    case FORGE_INTERIOR: {
+        *name = "interior";
+        if (b == NULL) {
+            return NULL;
+        }
+        size_t j = k % (b->usable > 1u ? b->usable : 2u);
+        return b->p + (j != 0u ? j : 1u);
+    }
+    case FORGE_BEFORE:
+        *name = "before";
+        return b == NULL || (size_t)(b->p - f->mem) < k ? NULL : b->p - k;
+    case FORGE_AFTER:
+        *name = "after";
+        return b == NULL || k - 1u > f->size - off_of(f, b->p) - b->usable ? NULL : b->p + b->usable + (k - 1u);
+    case FORGE_STALE:
+        *name = "stale";
+        return f->nhist == 0u ? NULL : f->hist[idx % f->nhist];
+    case FORGE_FOREIGN:
+        switch (idx % 6u) {
+        case 0: *name = "guard-before"; return f->mem - 1u - (off % (GUARD - 16u));
+        case 1: *name = "guard-after"; return f->mem + f->size + (off % (GUARD - 16u));
+        case 2: *name = "static"; return static_area + (off % 128u) + 64u;
+        case 3: *name = "stack"; return stack + (off % 32u) + 16u;
+        case 4: *name = "buffer-end"; return f->mem + f->size;
+        default: *name = "NULL"; return NULL;
+        }
+    default: {
+        *name = "wild";
+        size_t at = (((size_t)idx << 8) | off) * 7u % f->size;
+        return f->mem + (round ? at / al * al : at);
+    }
+    }
+}
+
+static void op_forge(fz_t *f, unsigned which)
+{
+    unsigned kind = rd8(f), idx = rd8(f), off = rd8(f);
+    size_t n = which == OP_FORGE_REALLOC ? rd_size(f) : 0u;
+    unsigned char stack[64];
+    memset(stack, 0x5A, sizeof stack);
+    if ((kind & 7u) >= FORGE_KINDS) {
+        kind = FORGE_WILD;
+    }
+    if (which == OP_FORGE_REALLOC && f->nlive >= MAX_LIVE) {
+        return; /* no room in the model for what an undetected realloc might return */
+    }
+    const char *name = "?";
+    unsigned char *q = forge(f, kind, idx, off, stack, &name);
+    if (q == NULL) {
+        if ((kind & 7u) == FORGE_FOREIGN && which == OP_FORGE_FREE) {
+            f->d->free(f->h, NULL);
+            trace(f, "free(NULL)");
+            REQUIRE(f, new_reports(f) == 0u, "free(NULL) reported");
+        }
+        return;
+    }
+    fblock_t *b = find_live(f, q);
+    if (b != NULL) { /* a live block's own pointer: a legitimate call */
+        if (which == OP_FORGE_FREE) {
+            do_free(f, b);
+        } else if (which == OP_FORGE_REALLOC) {
+            do_realloc(f, b, n);
+        } else {
+            size_t u = f->d->usable_size(f->h, q);
+            REQUIRE(f, f->tainted || (new_reports(f) == 0u && u == b->usable), "usable_size(%p) = %zu, was %zu",
+                    (void *)q, u, b->usable);
+        }
+        return;
+    }
+    if (near_crafted(f, q)) {
+        return; /* a header the input may have forged in its own data (see the top) */
+    }
+    bool inside = in_buffer(f, q, 1);
+    if (which == OP_FORGE_FREE) {
+        f->d->free(f->h, q);
+        trace(f, "free(%p) forged %s%s", (void *)q, name, inside ? "" : " (outside)");
+        REQUIRE(f, f->tainted || new_reports(f) != 0u, "forged free(%p) (%s) accepted silently", (void *)q, name);
+    } else if (which == OP_FORGE_REALLOC) {
+        unsigned char *r = f->d->realloc(f->h, q, n);
+        trace(f, "realloc(%p, %zu) forged %s = %p", (void *)q, n, name, (void *)r);
+        REQUIRE(f, f->tainted || (new_reports(f) != 0u && r == NULL), "forged realloc(%p) (%s) = %p, %lu reports",
+                (void *)q, name, (void *)r, new_reports(f));
+        if (r != NULL) { /* tainted heap, undetected: at least the new block must be sound */
+            fblock_t *nb = accept_block(f, r, n, 1);
+            fill_block(f, nb->p, 0, n);
+        }
+    } else {
+        size_t u = f->d->usable_size(f->h, q);
+        trace(f, "usable_size(%p) forged %s = %zu", (void *)q, name, u);
+        REQUIRE(f, f->tainted || (new_reports(f) != 0u && u == 0u), "forged usable_size(%p) (%s) = %zu", (void *)q,
+                name, u);
+    }
+}
+
+/* --- the run -------------------------------------------------------------------------------- */
+
+static void after_op(fz_t *f)
+{
+    check_guards(f);
+    for (size_t i = 0; i < f->nlive; i++) {
+        verify_block(f, &f->live[i], "after the op");
+    }
+    if (f->tainted) {
+        return;
+    }
+    if (f->d->stats != NULL) {
+        rt_stats_t s;
+        f->d->stats(f->h, &s);
+        REQUIRE(f, s.used_blocks == f->nlive, "stats.used_blocks %zu, model %zu", s.used_blocks, f->nlive);
+        REQUIRE(f, s.errors == f->reports, "stats.errors %llu, handler calls %lu", (unsigned long long)s.errors,
+                f->reports);
+    }
+}
+
+/* byte % registry count, or the allocator RTFUZZ_ONLY names (a long run on one allocator) */
+static const rt_allocator_t *pick_allocator(unsigned byte)
+{
+    static const rt_allocator_t *only;
+    static bool looked;
+    if (!looked) {
+        const char *name = getenv("RTFUZZ_ONLY");
+        only = name != NULL && *name != '\0' ? rt_registry_find(name) : NULL;
+        if (name != NULL && *name != '\0' && only == NULL) {
+            fprintf(stderr, "fuzz_alloc: RTFUZZ_ONLY=%s: no such allocator\n", name);
+            exit(2);
+        }
+        looked = true;
+    }
+    size_t count = 0;
+    const rt_allocator_t *const *all = rt_registry(&count);
+    return only != NULL ? only : all[byte % count];
+}
+
+static size_t heap_size(const rt_allocator_t *d, unsigned cfg)
+{
+    static const size_t base[4] = {2048u, 8192u, 16384u, 40960u};
+    static const size_t extra[4] = {0u, 8u, 100u, 1000u};
+    size_t size = base[cfg & 3u];
+    size_t min = d->min_buffer != NULL ? d->min_buffer() : 0u;
+    if (size < min) {
+        size = min;
+    }
+    return size + extra[(cfg >> 6) & 3u];
+}
+
+static int run(const uint8_t *data, size_t len, bool verbose)
+{
+    fz_t *f = &fz_state;
+    memset(f, 0, offsetof(fz_t, expect));
+    memset(&f->live, 0, sizeof *f - offsetof(fz_t, live));
+    f->in = data;
+    f->len = len;
+    f->verbose = verbose;
+    if (len < 2u) {
+        return 0;
+    }
+    f->d = pick_allocator(rd8(f));
+    unsigned cfg = rd8(f);
+    f->size = heap_size(f->d, cfg);
+    if (f->size > MAX_HEAP || f->d->create == NULL) {
+        return 0;
+    }
+    size_t misalign = (cfg >> 2) & 15u;
+    f->block = malloc(GUARD + f->size + GUARD + misalign + 64u);
+    if (f->block == NULL) {
+        return 0;
+    }
+    /* mem: misalign bytes past a 64-byte boundary, at least GUARD bytes into the block */
+    uintptr_t at = ((uintptr_t)f->block + GUARD + 63u) & ~(uintptr_t)63u;
+    f->mem = f->block + (size_t)(at - (uintptr_t)f->block) + misalign;
+    f->raw = f->mem - GUARD;
+    memset(f->raw, GUARD_BYTE, GUARD);
+    memset(f->mem + f->size, GUARD_BYTE, GUARD);
+    POISON(f->raw, GUARD);
+    POISON(f->mem + f->size, GUARD);
+    f->what = "create";
+    f->h = f->d->create(f->mem, f->size);
+    REQUIRE(f, f->h != NULL, "create over %zu bytes at +%zu failed", f->size, misalign);
+    if (f->d->set_handler != NULL) {
+        f->d->set_handler(f->h, on_error, f);
+    }
+    f->max_request = f->d->max_request != NULL ? f->d->max_request(f->h) : f->size;
+    trace(f, "%s over %zu bytes at +%zu (max_request %zu)", f->d->name, f->size, misalign, f->max_request);
+    check_guards(f);
+
+    static const char *const names[OP_COUNT] = {"malloc", "free",   "realloc", "calloc",  "memalign", "usable",
+                                                "check",  "corrupt", "ffree",  "frealloc", "fusable", "refill"};
+    for (f->op = 0; !f->eof; f->op++) {
+        unsigned code = rd8(f);
+        if (f->eof) {
+            break;
+        }
+        code %= OP_COUNT;
+        f->what = names[code];
+        f->reports_before = f->reports;
+        switch (code) {
+        case OP_MALLOC: op_malloc(f); break;
+        case OP_FREE: op_free(f); break;
+        case OP_REALLOC: op_realloc(f); break;
+        case OP_CALLOC: op_calloc(f); break;
+        case OP_MEMALIGN: op_memalign(f); break;
+        case OP_USABLE: op_usable(f); break;
+        case OP_CHECK: op_check(f); break;
+        case OP_CORRUPT: op_corrupt(f); break;
+        case OP_REFILL: op_refill(f); break;
+        default: op_forge(f, code); break;
+        }
+        after_op(f);
+    }
+
+    /* the end: a clean heap checks and gives every block back */
+    f->what = "end";
+    f->reports_before = f->reports;
+    if (!f->tainted && f->d->check != NULL) {
+        REQUIRE(f, f->d->check(f->h), "check() failed at the end of a clean run");
+    }
+    while (f->nlive > 0u) {
+        size_t before = f->nlive;
+        f->reports_before = f->reports;
+        do_free(f, &f->live[f->nlive - 1u]);
+        after_op(f);
+        if (f->nlive == before) {
+            f->nlive--; /* refused on a tainted heap: leave it */
+        }
+    }
+    if (!f->tainted && f->d->stats != NULL) {
+        rt_stats_t s;
+        f->d->stats(f->h, &s);
+        REQUIRE(f, s.used_blocks == 0u && s.used_bytes == 0u, "all freed, but used %zu blocks, %zu bytes",
+                s.used_blocks, s.used_bytes);
+        REQUIRE(f, f->d->check == NULL || f->d->check(f->h), "check() failed after freeing everything");
+    }
+    check_guards(f);
+    UNPOISON(f->raw, GUARD);
+    UNPOISON(f->mem + f->size, GUARD);
+    free(f->block);
+    f->block = NULL;
+    return 0;
+}
+
+static bool env_verbose(void) { return env_flag("RTFUZZ_VERBOSE"); }
+
+#ifndef RTFUZZ_MAIN
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int verbose = -1;
+    if (verbose < 0) {
+        verbose = env_verbose() ? 1 : 0;
+    }
+    return run(data, size, verbose != 0);
+}
+
+#else /* RTFUZZ_MAIN: replay files, write or compare the seed corpus */
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+/* --- the seed corpus: a few inputs per allocator, built here so the encoding has one home ---- */
+
+typedef struct seed {
+    uint8_t b[512];
+    size_t n;
+} seed_t;
+
+static void put(seed_t *s, unsigned v)
+{
+    if (s->n < sizeof s->b) {
+        s->b[s->n++] = (uint8_t)v;
+    }
+}
+
+static void put16(seed_t *s, unsigned v)
+{
+    put(s, (v >> 8) & 0xFFu);
+    put(s, v & 0xFFu);
+}
+
+/* size16 of an exact size below 16384 */
+static unsigned sz(unsigned n) { return n < 64u ? n : n < 1024u ? (1u << 14) | n : (2u << 14) | (n & 0x3FFFu); }
+/* size16 of a boundary: 0 max_request, 1 +1, 2 -k, 3 SIZE_MAX, 4 SIZE_MAX-k, 5 SIZE_MAX/2+1, 6 buffer */
+static unsigned edge(unsigned which, unsigned k) { return (3u << 14) | ((k & 0x7FFu) << 3) | (which & 7u); }
+
+static void s_malloc(seed_t *s, unsigned n) { put(s, OP_MALLOC); put16(s, sz(n)); }
+static void s_free(seed_t *s, unsigned idx) { put(s, OP_FREE); put(s, idx); }
+static void s_realloc(seed_t *s, unsigned idx, unsigned size16) { put(s, OP_REALLOC); put(s, idx); put16(s, size16); }
+static void s_calloc(seed_t *s, unsigned c, unsigned size16) { put(s, OP_CALLOC); put(s, c); put16(s, size16); }
+static void s_memalign(seed_t *s, unsigned a, unsigned size16) { put(s, OP_MEMALIGN); put(s, a); put16(s, size16); }
+static void s_op1(seed_t *s, unsigned op, unsigned idx) { put(s, op); put(s, idx); }
+static void s_forge(seed_t *s, unsigned op, unsigned kind, unsigned idx, unsigned off)
+{
+    put(s, op);
+    put(s, kind);
+    put(s, idx);
+    put(s, off);
+    if (op == OP_FORGE_REALLOC) {
+        put16(s, sz(40));
+    }
+}
+/* corrupt n bytes at `off` from the end (from_end) or the start of live block idx */
+static void s_corrupt(seed_t *s, unsigned idx, bool from_end, int off, unsigned value, unsigned n, unsigned byte)
+{
+    put(s, OP_CORRUPT);
+    put(s, idx);
+    put(s, (from_end ? 1u : 0u) | (value << 1) | ((n - 1u) << 3));
+    if (from_end) {
+        put(s, (unsigned)(off + 16));
+    } else {
+        put16(s, (unsigned)(off + 16)); /* exact while off + 16 < usable + 33 */
+    }
+    for (unsigned i = 0; value <= 1u && i < n; i++) {
+        put(s, byte + i);
+    }
+}
+
+/* Live-block indices refer to the model's array, which keeps order until a free moves the last
+ * entry into the hole: the seeds free from the end or accept the shuffle. */
+static size_t make_seeds(seed_t *out, size_t max)
+{
+    size_t count = 0, n = 0;
+    rt_registry(&n);
+    for (unsigned a = 0; a < n && count + 4u <= max; a++) {
+        seed_t *s;
+        /* 1. every legitimate call, the boundaries, a clean end */
+        s = &out[count++];
+        put(s, a);
+        put(s, 0x01u | (3u << 2)); /* 8 KiB, misaligned by 3 */
+        s_malloc(s, 24);
+        s_malloc(s, 100);
+        s_malloc(s, 1000);
+        s_calloc(s, 2, sz(40));
+        s_memalign(s, 6, sz(200));  /* 64 */
+        s_memalign(s, 12, sz(10));  /* 4096 */
+        s_op1(s, OP_USABLE, 1);
+        s_realloc(s, 0, sz(300));
+        s_realloc(s, 2, sz(16));
+        s_realloc(s, 255, sz(77));
+        s_op1(s, OP_CHECK, 0);
+        s_free(s, 1);
+        s_op1(s, OP_REFILL, 0);
+        s_malloc(s, 0);
+        put(s, OP_MALLOC);
+        put16(s, edge(0, 0));
+        put(s, OP_MALLOC);
+        put16(s, edge(1, 0));
+        put(s, OP_MALLOC);
+        put16(s, edge(3, 0));
+        s_calloc(s, 0x81u, sz(1000)); /* overflows */
+        s_memalign(s, 0xF9u, sz(64)); /* alignment 3 */
+        s_realloc(s, 3, 0);           /* realloc(p, 0) */
+        s_op1(s, OP_CHECK, 0);
+        /* 2. forged pointers: interior, before, after, stale, foreign, wild, double free */
+        s = &out[count++];
+        put(s, a);
+        put(s, 0x02u | (1u << 6)); /* 16 KiB + 8 */
+        s_malloc(s, 64);
+        s_malloc(s, 200);
+        s_memalign(s, 7, sz(100)); /* 128 */
+        s_malloc(s, 64);
+        s_forge(s, OP_FORGE_FREE, FORGE_INTERIOR | 8u, 1, 0);
+        s_forge(s, OP_FORGE_FREE, FORGE_INTERIOR, 1, 0);
+        s_forge(s, OP_FORGE_FREE, FORGE_BEFORE | 8u, 2, 0);
+        s_forge(s, OP_FORGE_FREE, FORGE_BEFORE, 2, 3);
+        s_forge(s, OP_FORGE_REALLOC, FORGE_BEFORE | 8u, 2, 0);
+        s_forge(s, OP_FORGE_USABLE, FORGE_BEFORE | 8u, 2, 0);
+        s_forge(s, OP_FORGE_FREE, FORGE_AFTER, 1, 8);
+        s_forge(s, OP_FORGE_FREE, FORGE_FOREIGN, 0, 5);
+        s_forge(s, OP_FORGE_FREE, FORGE_FOREIGN, 1, 5);
+        s_forge(s, OP_FORGE_FREE, FORGE_FOREIGN, 2, 5);
+        s_forge(s, OP_FORGE_FREE, FORGE_FOREIGN, 3, 5);
+        s_forge(s, OP_FORGE_FREE, FORGE_FOREIGN, 4, 5);
+        s_forge(s, OP_FORGE_FREE, FORGE_FOREIGN, 5, 5);
+        s_forge(s, OP_FORGE_USABLE, FORGE_FOREIGN, 2, 5);
+        s_forge(s, OP_FORGE_FREE, FORGE_WILD | 8u, 9, 200);
+        s_free(s, 3);
+        s_forge(s, OP_FORGE_FREE, FORGE_STALE, 0, 0);    /* double free */
+        s_forge(s, OP_FORGE_REALLOC, FORGE_STALE, 0, 0); /* realloc of a freed block */
+        s_malloc(s, 300);
+        s_forge(s, OP_FORGE_FREE, FORGE_STALE, 0, 0); /* stale, maybe reused */
+        s_op1(s, OP_CHECK, 0);
+        /* 3. overflows into the next block's metadata: one NUL, a bit, a few bytes, underflow */
+        s = &out[count++];
+        put(s, a);
+        put(s, 0x01u);
+        s_malloc(s, 40);
+        s_malloc(s, 40);
+        s_malloc(s, 40);
+        s_malloc(s, 40);
+        s_free(s, 2); /* a free block between live ones */
+        s_corrupt(s, 1, true, 0, 2, 1, 0);     /* NUL just past block 1 */
+        s_free(s, 1);
+        s_malloc(s, 40);
+        s_corrupt(s, 0, true, 0, 1, 1, 0x01u); /* flip a bit past block 0 */
+        s_free(s, 0);
+        s_corrupt(s, 0, false, -8, 0, 8, 0x40u); /* 8 bytes before the start */
+        s_realloc(s, 0, sz(500));
+        s_op1(s, OP_CHECK, 0);
+        s_malloc(s, 40);
+        /* 4. exhaustion of a small heap, fragmentation, realloc in place and moving */
+        s = &out[count++];
+        put(s, a);
+        put(s, 0x00u | (2u << 6)); /* 2 KiB (or min_buffer) + 100 */
+        for (unsigned i = 0; i < 12u; i++) {
+            s_malloc(s, 48u + 40u * i);
+        }
+        for (unsigned i = 0; i < 6u; i++) {
+            s_free(s, i);
+        }
+        s_realloc(s, 0, sz(700));
+        s_realloc(s, 1, sz(20));
+        s_calloc(s, 3, sz(100));
+        s_memalign(s, 9, sz(100));
+        s_op1(s, OP_CHECK, 0);
+    }
+    return count;
+}
+
+static int write_seeds(const char *dir, bool compare)
+{
+    static seed_t seeds[128];
+    memset(seeds, 0, sizeof seeds);
+    size_t n = make_seeds(seeds, sizeof seeds / sizeof seeds[0]);
+    size_t nalloc = 0;
+    const rt_allocator_t *const *all = rt_registry(&nalloc);
+    static const char *const kinds[4] = {"calls", "forged", "overflow", "exhaust"};
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%02zu-%s-%s", dir, i / 4u, all[(i / 4u) % nalloc]->name, kinds[i % 4u]);
+        if (compare) {
+            FILE *fp = fopen(path, "rb");
+            uint8_t got[sizeof seeds[i].b + 1];
+            size_t len = fp != NULL ? fread(got, 1, sizeof got, fp) : 0u;
+            if (fp == NULL || len != seeds[i].n || memcmp(got, seeds[i].b, len) != 0) {
+                fprintf(stderr, "fuzz_alloc_replay: %s %s\n", path, fp == NULL ? "missing" : "differs");
+                bad = 1;
+            }
+            if (fp != NULL) {
+                fclose(fp);
+            }
+            continue;
+        }
+        FILE *fp = fopen(path, "wb");
+        if (fp == NULL || fwrite(seeds[i].b, 1, seeds[i].n, fp) != seeds[i].n) {
+            fprintf(stderr, "fuzz_alloc_replay: cannot write %s\n", path);
+            bad = 1;
+        }
+        if (fp != NULL) {
+            fclose(fp);
+        }
+    }
+    printf("%s %zu seeds %s %s\n", compare ? "compared" : "wrote", n, compare ? "with" : "to", dir);
+    return bad;
+}
+
+static unsigned long replayed;
+
+static int replay_file(const char *path, bool verbose)
+{
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL) {
+        fprintf(stderr, "fuzz_alloc_replay: cannot open %s\n", path);
+        return 1;
+    }
+    static uint8_t data[1u << 20];
+    size_t len = fread(data, 1, sizeof data, fp);
+    fclose(fp);
+    if (verbose) {
+        fprintf(stderr, "%s (%zu bytes)\n", path, len);
+    }
+    run(data, len, verbose);
+    replayed++;
+    return 0;
+}
+
+static int replay_path(const char *path, bool verbose)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "fuzz_alloc_replay: no such file or directory: %s\n", path);
+        return 1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return replay_file(path, verbose);
+    }
+    DIR *dir = opendir(path);
+    if (dir == NULL) {
+        return 1;
+    }
+    int bad = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        bad |= replay_path(sub, verbose);
+    }
+    closedir(dir);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    bool verbose = env_verbose();
+    int bad = 0, paths = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-v") == 0) {
+            verbose = true;
+        } else if ((strcmp(argv[i], "--write-seeds") == 0 || strcmp(argv[i], "--check-seeds") == 0) && i + 1 < argc) {
+            bad |= write_seeds(argv[i + 1], strcmp(argv[i], "--check-seeds") == 0);
+            i++;
+            paths++;
+        } else {
+            bad |= replay_path(argv[i], verbose);
+            paths++;
+        }
+    }
+    if (paths == 0) {
+        fprintf(stderr, "usage: fuzz_alloc_replay [-v] FILE|DIR...   replay inputs (abort on a failure)\n"
+                        "       fuzz_alloc_replay --write-seeds DIR   write the seed corpus\n"
+                        "       fuzz_alloc_replay --check-seeds DIR   compare DIR with it\n");
+        return 2;
+    }
+    if (replayed != 0u) {
+        printf("replayed %lu inputs: no failure\n", replayed);
+    }
+    return bad;
+}
+
+#endif
