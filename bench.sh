@@ -91,7 +91,7 @@ PY=$(have_matplotlib || echo python3)
 # --- 2. build ----------------------------------------------------------------------------------
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
     -DRTALLOC_BUILD_TESTS=OFF -DRTALLOC_BUILD_BENCH=ON >/dev/null
-cmake --build "$BUILD" -j"${JOBS:-2}" --target rtbench
+cmake --build "$BUILD" -j"${JOBS:-2}" --target rtbench-all # rtbench, rtbench-hardening<N>
 
 # Debian's jemalloc is dlopen()ed and needs room in the static TLS block (bench/peers.c; rtbench
 # would otherwise re-execute itself with this, and valgrind, step 4, would not follow).

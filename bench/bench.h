@@ -61,6 +61,7 @@ int exp_churn(bench_ctx_t *ctx);
 int exp_small(bench_ctx_t *ctx);
 int exp_memfrag(bench_ctx_t *ctx);
 int exp_inscount(bench_ctx_t *ctx);
+int exp_hardening(bench_ctx_t *ctx);
 int exp_masmano(bench_ctx_t *ctx);
 int exp_memstress(bench_ctx_t *ctx);
 int exp_worst(bench_ctx_t *ctx);

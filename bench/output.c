@@ -2,6 +2,7 @@
  * bench/output.c -- the run's header, CSV files, progress (bench.h).
  */
 #include "bench.h"
+#include "rtalloc/config.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ void bench_print_header(FILE *f, const bench_ctx_t *ctx, const char *prefix)
     fprintf(f, "%smachine: %s\n", prefix, ctx->meta.machine);
     fprintf(f, "%scompiler: %s\n", prefix, ctx->meta.compiler);
     fprintf(f, "%sflags: %s\n", prefix, ctx->meta.flags);
+    fprintf(f, "%shardening: RT_HARDENING=%d\n", prefix, (int)RT_HARDENING);
     fprintf(f, "%sseed: %llu\n", prefix, (unsigned long long)ctx->seed);
     fprintf(f, "%sscale: %s\n", prefix, ctx->scale == BENCH_FULL ? "paper" : "quick");
     fprintf(f, "%sload average at start (1/5/15 min): %s on %ld CPUs\n", prefix, ctx->meta.load,

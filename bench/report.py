@@ -6,7 +6,8 @@
 Reads what `rtbench run all --csv DIR` and bench/callgrind_check.sh wrote: clock.csv, churn.csv,
 small.csv, churn_cdf.csv, small_cdf.csv, memfrag.csv, inscount.csv, inscount_memfrag.csv,
 inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masmano_test4.csv,
-masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, stellwag.csv, stellwag_cdf.csv (the Stellwag
+masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, hardening.csv (cost of each
+RT_HARDENING level), stellwag.csv, stellwag_cdf.csv (the Stellwag
 section: bench/report_stellwag.py), fma.csv, fma_instr.csv, fma_cdf.csv (the FMA 1998 section:
 bench/report_fma.py), target_runs.csv, target_alloc.csv, target_memstress.csv, target_memstress_bins.csv,
 target_memfrag.csv, target_worst.csv (the on-target section: bench/report_target.py, from
@@ -455,6 +456,59 @@ class Report:
             fig.savefig(self.path("memfrag_instructions.png"), dpi=110)
             plt.close(fig)
             self.w("![memfrag_instructions.png](memfrag_instructions.png)")
+            self.w()
+
+    def hardening(self):
+        meta, rows = read_csv(self.path("hardening.csv"))
+        if not rows:
+            return
+        self.w("## Cost of hardening")
+        self.w()
+        self.w("Exact instructions per call (the ptrace sample of *Instructions per call*: same traces, same sample "
+               "plan) of the library's allocators at each compile-time level `RT_HARDENING` -- 0: the papers' "
+               "checks, 1: metadata integrity (the default), 2: more. One binary per level "
+               "(`rtbench`, `rtbench-hardening<N>`), `rtbench run hardening`. Mean and the largest sampled "
+               "call (not a bound); then the means' differences over level 0. *Same calls*: whether every level "
+               "counted the same calls; where the step budget widened the stride more at one level than at another "
+               "the calls counted differ (shown), and those means compare samples of the same trace.")
+        self.w()
+        for m in meta or []:
+            if m.startswith(("compiler", "flags", "hardening", "date")):
+                k, v = m.split(":", 1)
+                self.w(f"- **{k.strip()}** (this binary): {v.strip()}")
+        self.w()
+        by = {}
+        order = []
+        levels = set()
+        for r in rows:
+            key = (r.get("workload", ""), r.get("allocator", ""), r.get("op", ""))
+            if key not in by:
+                by[key] = {}
+                order.append(key)
+            by[key][r.get("level", "")] = r
+            levels.add(r.get("level", ""))
+        out = []
+        for key in order:
+            lv = by[key]
+            cells = list(key)
+            for level in ("0", "1", "2"):
+                r = lv.get(level)
+                cells += [fmt(r.get("mean"), 1), r.get("max", "")] if r else ["-", "-"]
+            base = num(lv["0"].get("mean")) if "0" in lv else None
+            for level in ("1", "2"):
+                v = num(lv[level].get("mean")) if level in lv else None
+                cells.append(f"{v - base:+.1f}" if v is not None and base is not None else "-")
+            calls = {r.get("calls") for r in lv.values()}
+            cells.append("yes" if len(calls) == 1 else "**no** (" + " / ".join(
+                lv[level].get("calls", "") for level in ("0", "1", "2") if level in lv) + ")")
+            out.append(cells)
+        self.w(table(["workload", "allocator", "op", "level 0 mean", "max", "level 1 mean", "max", "level 2 mean",
+                      "max", "1 - 0", "2 - 0", "same calls"], out, ["l", "l", "l"] + ["r"] * 8 + ["l"]))
+        self.w()
+        missing = [level for level in ("0", "1", "2") if level not in levels]
+        if missing:
+            self.w(f"Level {', '.join(missing)} not measured (its `rtbench-hardening<N>` was not built or failed; "
+                   "rtbench's output says why).")
             self.w()
 
     def masmano(self):
@@ -979,6 +1033,7 @@ class Report:
         self.memfrag()
         self.memstress()
         self.inscount()
+        self.hardening()
         self.masmano()
         self.worst()
         self.stellwag()

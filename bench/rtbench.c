@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|masmano|worst|stellwag|fma|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *
@@ -34,6 +34,9 @@ static const bench_experiment_t experiments[] = {
      exp_memfrag},
     {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag",
      exp_inscount},
+    {"hardening", "cost of each RT_HARDENING level: exact instructions per malloc/free on churn and small, "
+                  "levels 0, 1, 2 (runs rtbench-hardening<N> beside rtbench)",
+     exp_hardening},
     {"memstress", "VaiOS mem_stress: 1,200 ops on a live set <= 48, 32 KiB heap: @MS rows, probes, cycles",
      exp_memstress},
     {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano},
@@ -53,8 +56,8 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
-            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, masmano, worst,\n"
-            "                         stellwag, fma, or all\n"
+            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
+            "                         masmano, worst, stellwag, fma, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"

@@ -17,6 +17,9 @@
 #     cycles, the mechanism and mem_frag tables, the interrupts-masked table with TLSF's constant and
 #     issue 6's targets computed from the CSVs; a port whose two runs differ is "not met" and its
 #     figures are left out; without those CSVs the section is left out;
+#   - the cost-of-hardening section (hardening.csv) shows each level's mean and max and the
+#     differences over level 0, says where the levels counted other calls and where a level is
+#     missing; without the CSV report.py still succeeds and leaves the section out;
 #   - the footprint section (tools/footprint.sh --csv: footprint*.csv) shows the fixture's
 #     per-allocator sizes and control block beside the blog's figures, and without those CSVs
 #     report.py still succeeds and the section says "Not measured";
@@ -83,7 +86,7 @@ check "REPORT.md written and non-empty" test -s "$REPORT"
 
 # Every section, by the start of its heading.
 for heading in "# rtalloc benchmark report" "## Targets" "## Clock verification" "## churn" "## small" \
-    "## mem_frag" "## mem_stress" "## Instructions per call" "## Masmano" "## Stellwag 2010" \
+    "## mem_frag" "## mem_stress" "## Instructions per call" "## Cost of hardening" "## Masmano" "## Stellwag 2010" \
     "## FMA 1998" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
@@ -207,6 +210,25 @@ cp "$FIXTURE"/*.csv "$TMP/nofma"/
 rm -f "$TMP/nofma"/fma*.csv
 check "report.py exits 0 without fma CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/nofma"
 check "no FMA section without its CSVs" bash -c "! grep -q '^## FMA' '$TMP/nofma/REPORT.md'"
+# The cost-of-hardening section (hardening.csv, cut from a real `rtbench run hardening`: tlsf churn
+# malloc 117.9 at level 0, 158.8 at 1 and 2; seglist on small counted other calls at level 0).
+hard=$(sed -n '/^## Cost of hardening/,/^## /p' "$REPORT")
+check "hardening: tlsf churn malloc row, levels 0/1/2 and deltas" \
+    grep -q '^| churn | tlsf | malloc | 117.9 | 160 | 158.8 | 202 | 158.8 | 202 | +40.9 | +40.9 | yes |' <<<"$hard"
+check "hardening: the binary's level from the CSV header" grep -q '^- \*\*hardening\*\* (this binary): RT_HARDENING=1' <<<"$hard"
+check "hardening: levels that counted other calls say so" \
+    grep -q '^| small | seglist | malloc | 377.7 | 2395 | 1188.9 | 7274 | 1188.9 | 7274 | +811.2 | +811.2 | \*\*no\*\* (1037 / 392 / 392) |' <<<"$hard"
+mkdir "$TMP/nohard"
+cp "$FIXTURE"/*.csv "$TMP/nohard"/
+rm -f "$TMP/nohard"/hardening.csv
+check "report.py exits 0 without hardening.csv" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/nohard"
+check "no Cost of hardening section without its CSV" bash -c "! grep -q '^## Cost of hardening' '$TMP/nohard/REPORT.md'"
+mkdir "$TMP/hard2"
+cp "$FIXTURE"/*.csv "$TMP/hard2"/
+grep -v ',2,[0-9]*,[0-9.]*,[0-9]*$' "$FIXTURE/hardening.csv" >"$TMP/hard2/hardening.csv"
+check "report.py exits 0 with a level missing" env MPLBACKEND=Agg "$PY" "$REPORT_PY" "$TMP/hard2"
+check "a missing level is shown as such" grep -q '^Level 2 not measured' "$TMP/hard2/REPORT.md"
+
 # Without the footprint CSVs (no arm-none-eabi-gcc): the report is still written, the section says so.
 mkdir "$TMP/nofoot"
 cp "$FIXTURE"/*.csv "$TMP/nofoot"/
