@@ -170,6 +170,18 @@ RT_HOT bool heap_free_proven(const rt_heap_t *h, const rt_blk *b, size_t size)
     return blk_prev_size(succ) == size && blk_head_ok(h->key, shead) && (shead & BLK_PREV_FREE) != 0u;
 }
 
+/* n: a free block of `size` bytes that heap_validate proved. True iff its successor -- the block
+ * a call that absorbs n will sit next to, and whose header it will read and change -- has a
+ * tagged used header with PREV_FREE set (it lies in the pool: heap_validate bounded n's size). */
+RT_HOT bool heap_succ_ok(const rt_heap_t *h, const rt_blk *n, size_t size)
+{
+    if (RT_HARDENING < 1) {
+        return true;
+    }
+    size_t shead = ((const rt_blk *)(const void *)((const char *)n + size))->head;
+    return blk_head_ok(h->key, shead) && (shead & (BLK_FREE | BLK_PREV_FREE)) == BLK_PREV_FREE;
+}
+
 /* b: reached through `slot` while walking a list (slot = the head, or the previous block's
  * next). True iff b's fields lie in the heap, its header is a tagged free header and its pprev
  * is slot: the walk may read its size and follow its next. RT_HARDENING 0: true. */
