@@ -86,11 +86,20 @@ static size_t *header_of(void *p) { return (size_t *)(void *)((unsigned char *)p
 
 /* An attacker's recomputation of a header word with new data, from one header it can read: the
  * scheme of src/heap/block.h (tag = fold(data) ^ key in the bits above RT_HEAP_MAX_BLOCK_LOG2). */
-static size_t shr(size_t x, unsigned n) { return n < 8u * W ? x >> n : 0u; }
+static TL_UNUSED size_t shr(size_t x, unsigned n) { return n < 8u * W ? x >> n : 0u; }
 
 static size_t forge(size_t known_head, size_t data)
 {
-#if RT_HARDENING >= 1
+#if RT_HARDENING >= 1 && RT_HEAP_MAX_BLOCK_LOG2 == 32 && SIZE_MAX > 0xFFFFFFFFu
+    /* tag = (data ^ key) * M mod 2^32: the key is known_tag * M^-1 ^ known_data */
+    const uint32_t m = 0x9E3779B1u;
+    uint32_t inv = m; /* Newton: each step doubles the correct low bits of m^-1 */
+    for (int i = 0; i < 5; i++) {
+        inv *= 2u - m * inv;
+    }
+    uint32_t key = ((uint32_t)(known_head >> 32) * inv) ^ (uint32_t)known_head;
+    return data | ((size_t)(uint32_t)(((uint32_t)data ^ key) * m) << 32);
+#elif RT_HARDENING >= 1
     const unsigned d = RT_HEAP_MAX_BLOCK_LOG2, t = (unsigned)(8u * W) - d;
     size_t mask = ((size_t)1 << d) - 1u;
     size_t known = known_head & mask;

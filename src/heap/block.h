@@ -25,13 +25,15 @@
  * Hardening (RT_HARDENING >= 1): the header word is tagged. Its low D = RT_HEAP_MAX_BLOCK_LOG2
  * bits hold size | flags (the "data"); its high T = 8W - D bits hold
  *     tag = fold_T(data) XOR key          (key: per heap, never 0 in its low T bits)
+ * (on 64-bit with the default D = 32: tag = (data XOR key) * M mod 2^32 instead, see blk_tag32)
  * where fold_T XORs the data's T-bit chunks together. fold is linear and every byte of the data
  * lands in its own byte of the tag (T is a multiple of 8 and D <= 4T), so any change confined to
  * one byte of the header -- a bit flip, a 0x00 or 0xFF or any other byte written over it -- breaks
  * the tag: detected, deterministically. A run of several corrupted bytes escapes with probability
  * 2^-T (2^-32 on 64-bit with the default D = 32, 2^-8 on 32-bit with D = 24). An all-zero word
- * never verifies (the key is nonzero). Flags change by XOR of the flag and its image in the tag
- * (BLK_TOGGLE), so a flag update costs what it did. The tag is a check against accident (an
+ * never verifies (the key is nonzero). A linear tag lets a pattern of flips through (the same
+ * XOR in a data byte and in its image in the tag), which the multiplicative tag of the default
+ * 64-bit layout does not. A flag update re-tags the header. The tag is a check against accident (an
  * overflow, a stale pointer), not a MAC: an application that reads one of its headers can learn
  * the key; the link checks of the facade still keep such a forger's writes inside the heap.
  * At RT_HARDENING 0 the tag is empty (T = 0 bits used, key ignored) and the verbs are as before.
@@ -95,6 +97,20 @@ static inline size_t blk_fold(size_t x)
 #endif
     return x;
 }
+#if BLK_DATA_BITS == 32 && BLK_WORD_BITS == 64
+/* The default 64-bit layout: tag = (data XOR key) * M mod 2^32, M odd. Multiplying by an odd
+ * number is a bijection of the 32-bit words, so any change of the data alone -- one byte or
+ * more -- changes the tag it must carry (deterministic), and any change of the tag alone too. A
+ * change of both halves passes only where the product happens to agree: unlike a linear tag, no
+ * pattern of flips (the same XOR in a data byte and its tag byte) passes systematically. */
+#define BLK_TAG_MUL 0x9E3779B1u
+static inline size_t blk_tag32(size_t key, size_t data)
+{
+    return (size_t)(uint32_t)(((uint32_t)data ^ (uint32_t)key) * BLK_TAG_MUL);
+}
+static inline size_t blk_enc(size_t key, size_t data) { return data | (blk_tag32(key, data) << 32); }
+static inline bool blk_head_ok(size_t key, size_t head) { return (head >> 32) == blk_tag32(key, head); }
+#else
 /* The header word for `data` (size | flags). */
 static inline size_t blk_enc(size_t key, size_t data) { return data | ((blk_fold(data) ^ key) << BLK_DATA_BITS); }
 /* True iff `head` carries the tag of its data. */
@@ -102,13 +118,11 @@ static inline bool blk_head_ok(size_t key, size_t head)
 {
     return (((head >> BLK_DATA_BITS) ^ blk_fold(head & BLK_DATA_MASK) ^ key) & (~(size_t)0 >> BLK_DATA_BITS)) == 0u;
 }
-/* XOR this to flip one flag (bit < 8) and its image in the tag. */
-#define BLK_TOGGLE(flag) ((size_t)(flag) | ((size_t)(flag) << BLK_DATA_BITS))
+#endif
 #else
 #define BLK_DATA_MASK (~(size_t)0)
 static inline size_t blk_enc(size_t key, size_t data) { return (void)key, data; }
 static inline bool blk_head_ok(size_t key, size_t head) { return (void)key, (void)head, true; }
-#define BLK_TOGGLE(flag) ((size_t)(flag))
 #endif
 
 /* The hot-path helpers are inlined whatever the compiler's size heuristics say when optimising
@@ -143,8 +157,9 @@ static inline void blk_set_footer(rt_blk *b, size_t size)
 /* Writes b's header: size | flags, tagged. */
 static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = blk_enc(key, data); }
 
-/* Flips PREV_FREE in b's header. The caller knows its state (each call site says). */
-static inline void blk_flip_prev_free(rt_blk *b) { b->head ^= BLK_TOGGLE(BLK_PREV_FREE); }
+/* Flips a flag in b's header, re-tagged. The caller knows its state (each call site says). */
+static inline void blk_flip(size_t key, rt_blk *b, size_t flag) { blk_set_head(key, b, blk_data(b->head) ^ flag); }
+static inline void blk_flip_prev_free(size_t key, rt_blk *b) { blk_flip(key, b, BLK_PREV_FREE); }
 
 /* Turns [b, b + size) into one free block: header and footer; and, when set_next is true, sets
  * the successor's PREV_FREE (false: the successor's PREV_FREE is set already, because a free
@@ -152,7 +167,7 @@ static inline void blk_flip_prev_free(rt_blk *b) { b->head ^= BLK_TOGGLE(BLK_PRE
 static inline void blk_make_free(size_t key, rt_blk *b, size_t size, bool set_next)
 {
     if (set_next) {
-        blk_flip_prev_free(blk_offset(b, size));
+        blk_flip_prev_free(key, blk_offset(b, size));
     }
     blk_set_footer(b, size);
     blk_set_head(key, b, size | BLK_FREE); /* last, so the index's read of the size is forwarded */

@@ -244,7 +244,7 @@ static bool check_visit(void *context, rt_blk *b)
     if (size < BLK_MIN || size > (size_t)((char *)pool->end - (char *)b)) {
         return false;
     }
-    b->head ^= BLK_TOGGLE(BLK_MARK); /* set */
+    blk_flip(c->heap->key, b, BLK_MARK); /* set */
     c->indexed++;
     return true;
 }
@@ -259,7 +259,7 @@ static bool unmark_visit(void *context, rt_blk *b)
         return false;
     }
     if ((b->head & BLK_MARK) != 0u) {
-        b->head ^= BLK_TOGGLE(BLK_MARK);
+        blk_flip(c->heap->key, b, BLK_MARK);
     }
     return true;
 }
@@ -307,7 +307,7 @@ bool rt_heap_check(rt_heap_t *h)
                 break;
             }
             if ((head & BLK_MARK) != 0u) {
-                b->head = head ^ BLK_TOGGLE(BLK_MARK);
+                blk_flip(h->key, b, BLK_MARK);
             }
             if (((head & BLK_PREV_FREE) != 0u) != prev_free) {
                 ok = false;
