@@ -197,10 +197,13 @@ static inline void fm_unlock(rt_fma_t *f, uintptr_t token) { rt_hooks_unlock(&f-
 
 static bool fm_check_locked(rt_fma_t *f);
 
+/* RT_DEBUG >= 2: the full check after every call. A failure is reported like any corruption
+ * (through the handler when there is one -- damage the application wrote where no O(1) check
+ * has looked yet -- else RT_PANIC through rt_hooks_report), not trapped on. */
 static inline void fm_debug_check(rt_fma_t *f)
 {
-    if (RT_DEBUG >= 2) {
-        RT_ASSERT(fm_check_locked(f));
+    if (RT_DEBUG >= 2 && !fm_check_locked(f)) {
+        rt_hooks_report(&f->hooks, false, RT_ERR_CORRUPTED, "check", NULL, 0u);
     }
 }
 
@@ -404,6 +407,97 @@ static void fm_page_put(rt_fma_t *f, uint32_t pg)
     }
 }
 
+/* --- sealed links (RT_HARDENING >= 1) ------------------------------------------------------------
+ *
+ * The checks below ("validation of the links") bound a link to blocks that are free and of the
+ * right class and page, but a byte changed in a link may name ANOTHER such block. So every link
+ * kept in a free block carries redundancy that detects any change of one byte deterministically,
+ * checked before the link is followed or written through, and rewritten with it:
+ *   - a free block that is not an entry block (an FMA chain member, a BSD list member) uses only
+ *     `chain`; its `prev` word holds the check word ~chain ^ key ^ (the block's own offset);
+ *   - an entry block uses all 16 bytes, but count and virgin are below 4096: the top 4 bits of
+ *     each hold one half of an 8-bit check of the whole block (fm_seal_sum: the XOR of its bytes
+ *     and the key, the data nibble next to each half folded into the OTHER half, so that a byte
+ *     holding a half and a data nibble cannot change both consistently). Every store to an entry
+ *     ends with fm_entry_cv, which writes count, virgin and the seal in one logged word.
+ * The key mixes the region's layout (not a secret: the aim is detection, not hiding). */
+static inline uint32_t fm_key(const rt_fma_t *f) { return 0x5A17C0DEu ^ (f->pages_off * 0x9E3779B9u) ^ f->pages; }
+static inline uint32_t fm_fold8(uint32_t x)
+{
+    x ^= x >> 16;
+    x ^= x >> 8;
+    return x & 0xFFu;
+}
+static inline uint32_t fm_count(const fma_block_t *b) { return b->count & FMA_CV_MASK; }
+static inline uint32_t fm_virgin(const fma_block_t *b) { return b->virgin & FMA_CV_MASK; }
+
+static inline uint32_t fm_seal_sum(const rt_fma_t *f, uint32_t e, const fma_block_t *b, uint32_t count, uint32_t virgin)
+{
+    return fm_fold8(b->chain ^ b->prev ^ b->next ^ e ^ fm_key(f)) ^ (count & 0xFFu) ^ ((count >> 8) & 0xFu) ^
+           (virgin & 0xFFu) ^ (((virgin >> 8) & 0xFu) << 4);
+}
+
+/* Entry block e (a block boundary inside the region) carries its seal. */
+static inline bool fm_sealed(const rt_fma_t *f, uint32_t e)
+{
+    if (RT_HARDENING < 1) {
+        return true;
+    }
+    const fma_block_t *b = fm_blk(f, e);
+    uint32_t stored = ((uint32_t)(b->count >> 12) << 4) | (uint32_t)(b->virgin >> 12);
+    return stored == fm_seal_sum(f, e, b, fm_count(b), fm_virgin(b));
+}
+
+/* RT_HARDENING >= 1: stores count and virgin of entry block e, sealed over its links (stored
+ * before). One undo record. */
+static inline void fm_entry_cv(rt_fma_t *f, uint32_t e, uint32_t count, uint32_t virgin)
+{
+    fma_block_t *b = fm_blk(f, e);
+    fma_block_t t;
+    uint32_t sum = fm_seal_sum(f, e, b, count, virgin);
+    t.count = (uint16_t)(count | (sum >> 4) << 12);
+    t.virgin = (uint16_t)(virgin | (sum & 0xFu) << 12);
+    FM_SET(f, b->cv, t.cv);
+}
+
+/* After a store to a link of entry block e. */
+static inline void fm_reseal(rt_fma_t *f, uint32_t e)
+{
+    if (RT_HARDENING >= 1) {
+        const fma_block_t *b = fm_blk(f, e);
+        fm_entry_cv(f, e, fm_count(b), fm_virgin(b));
+    }
+}
+
+static inline uint32_t fm_link_check(const rt_fma_t *f, uint32_t ref, uint32_t link) { return ~link ^ fm_key(f) ^ ref; }
+
+/* Free block ref (not an entry block): its chain link agrees with its check word. */
+static inline bool fm_link_ok(const rt_fma_t *f, uint32_t ref)
+{
+    const fma_block_t *b = fm_blk(f, ref);
+    return RT_HARDENING < 1 || b->prev == fm_link_check(f, ref, b->chain);
+}
+
+/* Stores the chain link of free block ref (not an entry block), and its check word. */
+static inline void fm_link_set(rt_fma_t *f, uint32_t ref, uint32_t link)
+{
+    fma_block_t *b = fm_blk(f, ref);
+    FM_SET(f, b->chain, link);
+    if (RT_HARDENING >= 1) {
+        FM_SET(f, b->prev, fm_link_check(f, ref, link));
+    }
+}
+
+/* The same in a page taken in this very step (see FM_SET_FRESH). */
+static inline void fm_link_fresh(rt_fma_t *f, uint32_t ref, uint32_t link)
+{
+    fma_block_t *b = fm_blk(f, ref);
+    FM_SET_FRESH(f, b->chain, link);
+    if (RT_HARDENING >= 1) {
+        FM_SET_FRESH(f, b->prev, fm_link_check(f, ref, link));
+    }
+}
+
 /* --- FMA's lists of entry blocks --------------------------------------------------------------- */
 
 static inline void fm_list_push(rt_fma_t *f, unsigned i, uint32_t e)
@@ -414,6 +508,7 @@ static inline void fm_list_push(rt_fma_t *f, unsigned i, uint32_t e)
     FM_SET(f, b->next, next);
     if (next != 0u) {
         FM_SET(f, fm_blk(f, next)->prev, e);
+        fm_reseal(f, next);
     }
     FM_SET(f, f->freelist[i], e);
 }
@@ -424,11 +519,13 @@ static inline void fm_list_unlink(rt_fma_t *f, unsigned i, uint32_t e)
     uint32_t prev = b->prev, next = b->next;
     if (prev != 0u) {
         FM_SET(f, fm_blk(f, prev)->next, next);
+        fm_reseal(f, prev);
     } else {
         FM_SET(f, f->freelist[i], next);
     }
     if (next != 0u) {
         FM_SET(f, fm_blk(f, next)->prev, prev);
+        fm_reseal(f, next);
     }
 }
 
@@ -479,12 +576,12 @@ static inline bool fm_is_entry(const rt_fma_t *f, uint32_t e, unsigned i)
 /* The entry block e of class i, and its count and virgin run. */
 static bool fm_entry_ok(const rt_fma_t *f, uint32_t e, unsigned i)
 {
-    if (!fm_is_entry(f, e, i) || !fm_block_free(f, e, i)) {
+    if (!fm_is_entry(f, e, i) || !fm_block_free(f, e, i) || !fm_sealed(f, e)) {
         return false;
     }
     const fma_block_t *b = fm_blk(f, e);
     uint32_t n = fm_nblocks(f, i);
-    uint32_t count = b->count, virgin = b->virgin;
+    uint32_t count = fm_count(b), virgin = fm_virgin(b);
     bool first = ((e - f->pages_off) & (uint32_t)(fm_page(f) - 1u)) == 0u;
     return count >= 1u && count < n && virgin <= n - 2u && (virgin == 0u || first) &&
            count >= 1u + virgin + (b->chain != 0u ? 1u : 0u);
@@ -498,7 +595,7 @@ static bool fm_chain_ok(const rt_fma_t *f, uint32_t ref, unsigned i, uint32_t pg
     }
     uint32_t n = fm_nblocks(f, i);
     uint32_t j = fm_index_in_page(f, ref, i);
-    return j < n - 1u - fm_blk(f, e)->virgin || j == n - 1u;
+    return (j < n - 1u - fm_virgin(fm_blk(f, e)) || j == n - 1u) && fm_link_ok(f, ref);
 }
 
 /* Safe unlinking: e's neighbours on the list of class i are entry blocks of class i that link
@@ -508,10 +605,19 @@ static bool fm_list_ok(const rt_fma_t *f, unsigned i, uint32_t e)
     const fma_block_t *b = fm_blk(f, e);
     uint32_t prev = b->prev, next = b->next;
     if (prev == 0u ? f->freelist[i] != e
-                   : prev == e || !fm_is_entry(f, prev, i) || fm_blk(f, prev)->next != e) {
+                   : prev == e || !fm_is_entry(f, prev, i) || !fm_sealed(f, prev) || fm_blk(f, prev)->next != e) {
         return false;
     }
-    return next == 0u || (next != e && fm_is_entry(f, next, i) && fm_blk(f, next)->prev == e);
+    return next == 0u ||
+           (next != e && fm_is_entry(f, next, i) && fm_sealed(f, next) && fm_blk(f, next)->prev == e);
+}
+
+/* The head of the list of class i may be pushed down (its prev link written): an entry block of
+ * class i, sealed, first. */
+static bool fm_head_ok(const rt_fma_t *f, unsigned i)
+{
+    uint32_t h = f->freelist[i];
+    return RT_HARDENING < 1 || h == 0u || (fm_is_entry(f, h, i) && fm_sealed(f, h) && fm_blk(f, h)->prev == 0u);
 }
 
 /* Bits j of word k of a page's map with lo <= j < hi. */
@@ -585,10 +691,11 @@ static void *fm_fma_small(rt_fma_t *f, unsigned i)
         }
         fma_block_t *entry = fm_blk(f, e);
         uint32_t pg = fm_page_of(f, e);
-        if (entry->count > 1u) {
+        uint32_t count = fm_count(entry), virgin = fm_virgin(entry);
+        if (count > 1u) {
             if (entry->chain != 0u) {
                 ref = entry->chain;
-                if (RT_HARDENING >= 1 && !fm_chain_ok(f, ref, i, pg, e)) {
+                if (RT_HARDENING >= 1 && !fm_chain_ok(f, ref, i, pg, e)) { /* its check word too */
                     return fm_corrupt(f);
                 }
                 uint32_t next = fm_blk(f, ref)->chain;
@@ -597,13 +704,20 @@ static void *fm_fma_small(rt_fma_t *f, unsigned i)
                 }
                 FM_SET(f, entry->chain, next);
             } else { /* the lowest virgin block: n - 1 - virgin (entry_ok: virgin > 0 here) */
-                ref = fm_page_ref(f, pg) + (uint32_t)((size_t)(n - 1u - entry->virgin) << (FMA_MIN_LOG2 + i));
+                ref = fm_page_ref(f, pg) + (uint32_t)((size_t)(n - 1u - virgin) << (FMA_MIN_LOG2 + i));
                 if (RT_HARDENING >= 1 && !fm_block_free(f, ref, i)) {
                     return fm_corrupt(f);
                 }
-                FM_SET(f, entry->virgin, (uint16_t)(entry->virgin - 1u));
+                virgin--;
+                if (RT_HARDENING < 1) {
+                    FM_SET(f, entry->virgin, (uint16_t)virgin);
+                }
             }
-            FM_SET(f, entry->count, (uint16_t)(entry->count - 1u));
+            if (RT_HARDENING >= 1) {
+                fm_entry_cv(f, e, count - 1u, virgin);
+            } else {
+                FM_SET(f, entry->count, (uint16_t)(count - 1u));
+            }
         } else { /* the entry block is the page's last free block: hand it out */
             if (RT_HARDENING >= 1 &&
                 (!fm_map_all_but(f, pg, n, fm_index_in_page(f, e, i), true) || !fm_list_ok(f, i, e))) {
@@ -623,10 +737,16 @@ static void *fm_fma_small(rt_fma_t *f, unsigned i)
         /*  [entry: count n-1, virgin n-2][virgin 1] ... [virgin n-2][returned]  */
         uint32_t page = fm_page_ref(f, pg);
         fma_block_t *entry = fm_blk(f, page);
-        FM_SET(f, entry->count, (uint16_t)(n - 1u)); /* the page's first word: its back link */
-        FM_SET(f, entry->virgin, (uint16_t)(n - 2u));
-        FM_SET_FRESH(f, entry->chain, 0u);
-        fm_list_push(f, i, page);
+        if (RT_HARDENING >= 1) { /* the list is empty: nothing to check before the push */
+            FM_SET_FRESH(f, entry->chain, 0u);
+            fm_list_push(f, i, page);
+            fm_entry_cv(f, page, n - 1u, n - 2u); /* the page's first word (its back link): logged */
+        } else {
+            FM_SET(f, entry->count, (uint16_t)(n - 1u)); /* the page's first word: its back link */
+            FM_SET(f, entry->virgin, (uint16_t)(n - 2u));
+            FM_SET_FRESH(f, entry->chain, 0u);
+            fm_list_push(f, i, page);
+        }
         FM_SET(f, fm_table(f)[pg], fm_word(page >> 4, i));
         ref = page + (uint32_t)((size_t)(n - 1u) << (FMA_MIN_LOG2 + i));
         FM_SET(f, f->free_small, f->free_small + (n - 1u));
@@ -649,7 +769,7 @@ static void *fm_bsd_bucket(rt_fma_t *f, unsigned i)
         uint32_t page = fm_page_ref(f, pg);
         FM_SET(f, fm_table(f)[pg], fm_word(0u, i));
         if (i == f->classes) {
-            FM_SET_FRESH(f, fm_blk(f, page)->chain, 0u);
+            fm_link_fresh(f, page, 0u);
             FM_SET(f, f->freelist[i], page);
             FM_SET(f, f->free_small, f->free_small + 1u);
         } else {
@@ -657,7 +777,7 @@ static void *fm_bsd_bucket(rt_fma_t *f, unsigned i)
             uint32_t size = (uint32_t)fm_bsize(i);
             uint32_t next = 0; /* the list is empty: the first block links to nothing */
             for (uint32_t j = 0; j < n; j++) { /* O(page / block): 4.4BSD's cut */
-                FM_SET_FRESH(f, fm_blk(f, page + j * size)->chain, next);
+                fm_link_fresh(f, page + j * size, next);
                 next = page + j * size;
             }
             FM_SET(f, f->freelist[i], next);
@@ -665,7 +785,7 @@ static void *fm_bsd_bucket(rt_fma_t *f, unsigned i)
         }
     }
     uint32_t ref = f->freelist[i];
-    if (RT_HARDENING >= 1 && !fm_bsd_ok(f, ref, i)) {
+    if (RT_HARDENING >= 1 && (!fm_bsd_ok(f, ref, i) || !fm_link_ok(f, ref))) {
         return fm_corrupt(f);
     }
     uint32_t next = fm_blk(f, ref)->chain;
@@ -872,8 +992,32 @@ static rt_error_kind_t fm_locate(const rt_fma_t *f, const void *p, fm_loc_t *loc
 /* FMA: append to the entry block (count++), or become the entry block and the head of the size's
  * list; a page whose blocks are all free leaves the list and is released. O(1). Every check
  * comes before the first store. */
+static rt_error_kind_t fm_fma_free_check(const rt_fma_t *f, const fm_loc_t *loc)
+{
+    if (RT_HARDENING < 1) {
+        return RT_ERR_NONE;
+    }
+    unsigned i = loc->tag;
+    uint32_t n = fm_nblocks(f, i);
+    uint32_t e = fm_part(fm_table(f)[loc->page]) << 4;
+    if (e == 0u) {
+        return fm_head_ok(f, i) ? RT_ERR_NONE : RT_ERR_CORRUPTED; /* the head's prev is written */
+    }
+    if (!fm_entry_ok(f, e, i) || fm_page_of(f, e) != loc->page) {
+        return RT_ERR_CORRUPTED;
+    }
+    if (fm_count(fm_blk(f, e)) + 1u == n &&
+        (!fm_map_all_but(f, loc->page, n, fm_index_in_page(f, loc->ref, i), false) || !fm_list_ok(f, i, e))) {
+        return RT_ERR_CORRUPTED; /* about to unite the page: the map must agree */
+    }
+    return RT_ERR_NONE;
+}
+
 static rt_error_kind_t fm_fma_small_free(rt_fma_t *f, const fm_loc_t *loc)
 {
+    if (fm_fma_free_check(f, loc) != RT_ERR_NONE) {
+        return RT_ERR_CORRUPTED;
+    }
     unsigned i = loc->tag;
     uint32_t n = fm_nblocks(f, i);
     uint32_t *word = &fm_table(f)[loc->page];
@@ -883,24 +1027,30 @@ static rt_error_kind_t fm_fma_small_free(rt_fma_t *f, const fm_loc_t *loc)
     fma_block_t *b = fm_blk(f, loc->ref);
     if (e != 0u) {
         fma_block_t *entry = fm_blk(f, e);
-        if (RT_HARDENING >= 1) {
-            if (!fm_entry_ok(f, e, i) || fm_page_of(f, e) != loc->page) {
-                return RT_ERR_CORRUPTED;
-            }
-            if (entry->count + 1u == n && (!fm_map_all_but(f, loc->page, n, x, false) || !fm_list_ok(f, i, e))) {
-                return RT_ERR_CORRUPTED; /* about to unite the page: the map must agree */
-            }
-        }
+        uint32_t count = fm_count(entry) + 1u;
         fm_bit_clear(f, bits, x);
-        FM_SET(f, b->chain, entry->chain);
+        fm_link_set(f, loc->ref, entry->chain);
         FM_SET(f, entry->chain, loc->ref);
-        FM_SET(f, entry->count, (uint16_t)(entry->count + 1u));
+        if (RT_HARDENING >= 1) {
+            if (count != n) { /* a united page's entry block is read no more */
+                fm_entry_cv(f, e, count, fm_virgin(entry));
+            }
+        } else {
+            FM_SET(f, entry->count, (uint16_t)count);
+        }
         FM_SET(f, f->free_small, f->free_small + 1u);
-        if (entry->count == n) { /* every block free: the page is united */
+        if (count == n) { /* every block free: the page is united */
             fm_list_unlink(f, i, e);
             FM_SET(f, f->free_small, f->free_small - (size_t)n);
             fm_page_put(f, loc->page);
         }
+    } else if (RT_HARDENING >= 1) {
+        fm_bit_clear(f, bits, x);
+        FM_SET(f, b->chain, 0u);
+        fm_list_push(f, i, loc->ref);
+        fm_entry_cv(f, loc->ref, 1u, 0u);
+        FM_SET(f, *word, fm_word(loc->ref >> 4, i));
+        FM_SET(f, f->free_small, f->free_small + 1u);
     } else {
         fm_bit_clear(f, bits, x);
         FM_SET(f, b->count, (uint16_t)1u);
@@ -928,7 +1078,7 @@ static rt_error_kind_t fm_release(rt_fma_t *f, const fm_loc_t *loc)
     if (loc->tag == f->classes) {
         fm_bit_clear(f, bits, 0u);
         if (fm_bsd(f)) {
-            FM_SET(f, fm_blk(f, loc->ref)->chain, f->freelist[loc->tag]);
+            fm_link_set(f, loc->ref, f->freelist[loc->tag]);
             FM_SET(f, f->freelist[loc->tag], loc->ref);
             FM_SET(f, f->free_small, f->free_small + 1u);
         } else {
@@ -936,7 +1086,7 @@ static rt_error_kind_t fm_release(rt_fma_t *f, const fm_loc_t *loc)
         }
     } else if (fm_bsd(f)) {
         fm_bit_clear(f, bits, fm_index_in_page(f, loc->ref, loc->tag));
-        FM_SET(f, fm_blk(f, loc->ref)->chain, f->freelist[loc->tag]);
+        fm_link_set(f, loc->ref, f->freelist[loc->tag]);
         FM_SET(f, f->freelist[loc->tag], loc->ref);
         FM_SET(f, f->free_small, f->free_small + 1u);
     } else {
@@ -1208,6 +1358,13 @@ void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
         fm_unlock(f, token);
         return p;
     }
+    if (!fm_bsd(f) && loc.tag < f->classes) { /* refused before the move, not after it */
+        error = fm_fma_free_check(f, &loc);
+        if (error != RT_ERR_NONE) {
+            fm_unlock(f, token);
+            return rt_hooks_refuse(&f->hooks, error, "realloc", p, size);
+        }
+    }
     void *moved = fm_alloc(f, size);
     fm_commit(f);
     error = fm_take_pending(f, moved);
@@ -1347,8 +1504,8 @@ static uint32_t fm_walk_chain(const rt_fma_t *f, uint32_t ref, unsigned i, uint3
         uint32_t pg = fm_page_of(f, ref);
         uint32_t j = i == f->classes ? 0u : fm_index_in_page(f, ref, i);
         if (fm_tag(table[pg]) != i || (page != FMA_NIL && (pg != page || (j >= vlo && j < n - 1u))) ||
-            fm_bit_get(fm_blockmap(f, pg), j)) {
-            return UINT32_MAX;
+            fm_bit_get(fm_blockmap(f, pg), j) || ((page == FMA_NIL || count > 0u) && !fm_link_ok(f, ref))) {
+            return UINT32_MAX; /* (an FMA chain starts at its entry block, which is sealed) */
         }
         count++;
         ref = fm_blk(f, ref)->chain;
@@ -1476,15 +1633,15 @@ static bool fm_check_locked(rt_fma_t *f)
             return false;
         }
         const fma_block_t *entry = fm_blk(f, e);
-        uint32_t v = entry->virgin;
-        if (entry->count == 0u || entry->count >= n || entry->count != n - allocated || v > n - 2u ||
+        uint32_t v = fm_virgin(entry), count = fm_count(entry);
+        if (!fm_sealed(f, e) || count == 0u || count >= n || count != n - allocated || v > n - 2u ||
             (v != 0u && e != fm_page_ref(f, pg))) {
             return false;
         }
         /* the chain: the entry block, then its members, distinct free blocks of this page
          * outside the virgin run; the virgins free; together exactly the free blocks */
-        uint32_t chain = fm_walk_chain(f, e, tag, pg, n - 1u - v, entry->count);
-        bool ok = chain != UINT32_MAX && chain + v == entry->count;
+        uint32_t chain = fm_walk_chain(f, e, tag, pg, n - 1u - v, count);
+        bool ok = chain != UINT32_MAX && chain + v == count;
         for (uint32_t j = n - 1u - v; ok && j < n - 1u; j++) {
             ok = !fm_bit_get(fm_blockmap(f, pg), j);
         }

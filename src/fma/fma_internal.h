@@ -60,12 +60,23 @@ typedef struct fma_journal {
  * page only `chain`; a free block of a BSD page only `chain` (its freelist link). Offsets from
  * the control block, 0 = none. */
 typedef struct fma_block {
-    uint16_t count;  /* entry: free blocks of the page on its chain, itself and virgins included */
-    uint16_t virgin; /* entry: blocks n-1-virgin .. n-2 have never been handed out since the cut */
-    uint32_t chain;  /* next free block of the page (FMA) / of the size (BSD) */
-    uint32_t prev;   /* entry: neighbours on the size's list of entry blocks */
+    union {
+        struct {
+            uint16_t count;  /* entry: free blocks of the page on its chain, itself and virgins included */
+            uint16_t virgin; /* entry: blocks n-1-virgin .. n-2 have never been handed out since the cut */
+        };
+        uint32_t cv; /* both, stored at once (one undo record) */
+    };
+    uint32_t chain; /* next free block of the page (FMA) / of the size (BSD) */
+    uint32_t prev;  /* entry: neighbours on the size's list of entry blocks; other free blocks
+                     * (RT_HARDENING >= 1): the check word of `chain` (fm_link_check) */
     uint32_t next;
 } fma_block_t;
+
+/* RT_HARDENING >= 1: an entry block is sealed. count and virgin are below 4096 (pages of at most
+ * 64 KiB), so the top 4 bits of each hold half of an 8-bit check of the whole block (fma.c,
+ * fm_seal): any change of one byte of an entry block is detected. */
+#define FMA_CV_MASK (RT_HARDENING >= 1 ? 0x0FFFu : 0xFFFFu)
 
 struct rt_fma {
     uint32_t page_log2;
