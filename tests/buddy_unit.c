@@ -827,9 +827,11 @@ static void soak(uint64_t seed, unsigned ops)
                     }
                     unsigned kind = (unsigned)tl_range(&r, 0, 3);
                     for (size_t x = 0; x < len; x++) {
-                        unsigned char v = kind == 0 ? 0x00u : kind == 1 ? 0xFFu
-                                                          : kind == 2 ? (unsigned char)(c[x] ^ (1u << tl_range(&r, 0, 7)))
-                                                                      : (unsigned char)tl_next(&r);
+                        unsigned bit = 1u << (unsigned)tl_range(&r, 0, 7);
+                        unsigned char v = (unsigned char)(kind == 0   ? 0x00u
+                                                          : kind == 1 ? 0xFFu
+                                                          : kind == 2 ? ((unsigned)c[x] ^ bit) & 0xFFu
+                                                                      : (unsigned)(tl_next(&r) & 0xFFu));
                         if (x < LINK_BYTES && c[x] != v) {
                             changes++;
                         }
