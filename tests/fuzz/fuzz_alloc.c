@@ -38,7 +38,10 @@
  *   - "tainted" runs (a CORRUPT op wrote metadata or free memory): reports, refusals and a failing
  *     check() are allowed, and a reported free or realloc counts as refused (the block stays
  *     live); everything in the first point still holds.
- * Not issued (by design, as tests/badinput.c): a forged pointer within 64 bytes of a block
+ * Not issued (by design, as tests/badinput.c): free, realloc or usable_size of a block after the
+ * input chose 4 or more bytes of the 16 before it (a header forged with a tag the fuzzer solved
+ * from the comparisons it traces -- what an application that reads its headers can do: the tags
+ * are a check against accident, not a MAC, see README "Hardening"); a forged pointer within 64 bytes of a block
  * whose bytes the input chose -- a header forged consistent inside the application's own data
  * is not something an O(1) check can tell from a real one.
  *
@@ -108,6 +111,7 @@ typedef struct fblock {
     size_t n;      /* requested */
     size_t usable; /* usable_size when it was handed out (>= n) */
     bool crafted;  /* the input wrote bytes inside [p, p + usable) */
+    bool forged;   /* the input chose 4 or more bytes of the 16 before p: its header may be forged */
 } fblock_t;
 
 typedef struct fz {
@@ -400,6 +404,7 @@ static fblock_t *accept_block(fz_t *f, unsigned char *p, size_t n, size_t alignm
     b->n = n;
     b->usable = usable;
     b->crafted = false;
+    b->forged = false;
     return b;
 }
 
@@ -505,6 +510,9 @@ static void do_free(fz_t *f, fblock_t *b)
 static void op_free(fz_t *f)
 {
     fblock_t *b = pick(f, rd8(f));
+    if (b != NULL && b->forged) {
+        return; /* not issued: a header the input chose (see the top) */
+    }
     if (b == NULL) {
         f->d->free(f->h, NULL);
         trace(f, "free(NULL)");
@@ -559,6 +567,9 @@ static void op_realloc(fz_t *f)
         return;
     }
     fblock_t *b = idx == 255u ? NULL : pick(f, idx);
+    if (b != NULL && b->forged) {
+        return; /* not issued: a header the input chose (see the top) */
+    }
     if (b == NULL) {
         if (f->nlive >= MAX_LIVE) {
             return;
@@ -580,7 +591,7 @@ static void op_realloc(fz_t *f)
 static void op_usable(fz_t *f)
 {
     fblock_t *b = pick(f, rd8(f));
-    if (b == NULL || f->d->usable_size == NULL) {
+    if (b == NULL || b->forged || f->d->usable_size == NULL) {
         return;
     }
     size_t u = f->d->usable_size(f->h, b->p);
@@ -658,6 +669,14 @@ static void op_corrupt(fz_t *f)
     }
     uintptr_t at = (uintptr_t)base + (uintptr_t)off; /* off may be negative: wraps as intended */
     uintptr_t lo = (uintptr_t)f->mem, hi = lo + f->size;
+    if (value <= 1u && count >= 4u) { /* chosen bytes over a block's header: it may be forged */
+        for (size_t i = 0; i < f->nlive; i++) {
+            uintptr_t p = (uintptr_t)f->live[i].p;
+            if (at < p && at + count > p - 16u) {
+                f->live[i].forged = true;
+            }
+        }
+    }
     for (size_t i = 0; i < count; i++) {
         uintptr_t a = at + i;
         if (a < lo || a >= hi) {
@@ -915,6 +934,10 @@ static int run(const uint8_t *data, size_t len, bool verbose)
     while (f->nlive > 0u) {
         size_t before = f->nlive;
         f->reports_before = f->reports;
+        if (f->live[f->nlive - 1u].forged) {
+            f->nlive--; /* a header the input chose: never given back (see the top) */
+            continue;
+        }
         do_free(f, &f->live[f->nlive - 1u]);
         after_op(f);
         if (f->nlive == before) {
