@@ -528,7 +528,8 @@ static void test_random(unsigned long kills, uint64_t seed)
            "damage; %lu reports\n",
            kills, (unsigned long long)seed, recovered, broken, bad, rec.count);
     TL_CHECK(broken == 0u && bad == 0u, "never broken, survivors intact");
-    TL_CHECK(recovered * 4u >= kills, "most kills land inside a call (%lu of %lu)", recovered, kills);
+    /* How many kills land inside a call depends on the scheduler (about half on an idle machine,
+     * 14 % seen under load): printed, not asserted -- the deterministic pass kills at every step. */
     while (o.count > 0u) {
         release(r, &o, o.count - 1u);
     }
