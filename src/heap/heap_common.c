@@ -214,7 +214,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
             s->watermark += (size_t)(h->high - first);
         }
         for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = walk_next(h, pool, b)) {
-            if (blk_is_free(b)) {
+            if (blk_is_free(b) && walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
                 size_t fit = h->ops->fit_limit(blk_size(b)) - BLK_W;
                 s->free_blocks++;
                 if (fit > s->largest_free) {

@@ -257,8 +257,8 @@ RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
         return RT_ERR_CORRUPTED;
     }
     if ((head & BLK_PREV_FREE) != 0u) {
-        size_t psize = blk_prev_size(b);
-        if (psize < BLK_MIN || psize > (size_t)((char *)b - (char *)pool->first) ||
+        size_t psize = blk_prev_size(b); /* a raw word: check its alignment before using it */
+        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first) ||
             !blk_is_free_header(key, blk_prev(b), psize) || !heap_linked(h, blk_prev(b)) ||
             (RT_HARDENING >= 2 && !heap_free_proven(h, blk_prev(b), psize))) {
             return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
