@@ -221,7 +221,8 @@ static void links(rt_index_t index)
             rt_heap_free(f.h, b); /* b's links: b -> d (same list) or its own list */
             unsigned char *x = b + byte;
             unsigned char old = *x;
-            unsigned char nv = v < sizeof values ? values[v] : (unsigned char)(old ^ (1u << (v - sizeof values)));
+            unsigned flip = 1u << (unsigned)(v < sizeof values ? 0u : v - sizeof values);
+            unsigned char nv = v < sizeof values ? values[v] : (unsigned char)(((unsigned)old ^ flip) & 0xFFu);
             if (nv == old) {
                 continue;
             }
