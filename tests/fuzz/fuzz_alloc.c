@@ -669,14 +669,7 @@ static void op_corrupt(fz_t *f)
     }
     uintptr_t at = (uintptr_t)base + (uintptr_t)off; /* off may be negative: wraps as intended */
     uintptr_t lo = (uintptr_t)f->mem, hi = lo + f->size;
-    if (value <= 1u && count >= 4u) { /* chosen bytes over a block's header: it may be forged */
-        for (size_t i = 0; i < f->nlive; i++) {
-            uintptr_t p = (uintptr_t)f->live[i].p;
-            if (at < p && at + count > p - 16u) {
-                f->live[i].forged = true;
-            }
-        }
-    }
+    bool unowned = false; /* a chosen byte landed outside every live block (allocator memory) */
     for (size_t i = 0; i < count; i++) {
         uintptr_t a = at + i;
         if (a < lo || a >= hi) {
@@ -696,10 +689,22 @@ static void op_corrupt(fz_t *f)
             if (c < o->p + o->n) {
                 f->expect[off_of(f, c)] = v;
             }
-        } else if (*c != v) {
-            f->tainted = true;
+        } else {
+            unowned = true;
+            if (*c != v) {
+                f->tainted = true;
+            }
         }
         *c = v;
+    }
+    if (value <= 1u && count >= 4u && unowned) { /* chosen bytes over a block's header: it may be forged */
+        for (size_t i = 0; i < f->nlive; i++) {
+            uintptr_t p = (uintptr_t)f->live[i].p;
+            if (at < p && at + count > p - 16u) {
+                f->live[i].forged = true;
+                f->tainted = true; /* a block is kept out of the end's accounting */
+            }
+        }
     }
     trace(f, "corrupt(%p %s %+td, %zu bytes, %s)", (void *)b->p, from_end ? "end" : "start", off, count,
           value == 0u ? "input" : value == 1u ? "xor" : value == 2u ? "0x00" : "0xFF");

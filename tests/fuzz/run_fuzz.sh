@@ -9,9 +9,9 @@ fuzzer=$1 corpus=$2 work=$3 runs=$4 max_time=$5
 rm -rf "$work/corpus"
 mkdir -p "$work/corpus" "$work/artifacts"
 cp "$corpus"/* "$work/corpus/"
-echo "fuzz: $(ls "$work/corpus" | wc -l) seeds, -runs=$runs -max_total_time=$max_time"
+echo "fuzz: $(ls "$work/corpus" | wc -l) seeds, -seed=1 (repeatable in CI; tools/fuzz.sh explores) -runs=$runs -max_total_time=$max_time"
 status=0
-"$fuzzer" -runs="$runs" -max_total_time="$max_time" -max_len=1024 -print_final_stats=1 \
+"$fuzzer" -seed=1 -runs="$runs" -max_total_time="$max_time" -max_len=1024 -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log.txt" 2>&1 || status=$?
 # libFuzzer's progress lines are many; keep the start, the stats and any failure
 grep -v -E '^#[0-9]+.*(NEW|REDUCE|pulse)' "$work/log.txt" | tail -n 60
