@@ -47,6 +47,7 @@ const rt_allocator_t *bench_mt_tlsf_mutex(void)
         tlsf_mutex.description = "TLSF heap under one global pthread mutex (the heap's lock hooks)";
         tlsf_mutex.create = tlsf_mutex_create;
         tlsf_mutex.set_lock = NULL; /* taken */
+        tlsf_mutex.thread_safe = true;
     }
     return &tlsf_mutex;
 }
@@ -96,6 +97,8 @@ static const rt_allocator_t aomalloc = {
     .alignment = 16,
     .malloc = ao_malloc,
     .free = ao_free,
+    .family = RT_FAMILY_SYSTEM,
+    .thread_safe = true,
 };
 
 /* In a child: with the address space limited to what it uses plus 256 MiB, does
@@ -196,31 +199,12 @@ const rt_allocator_t *bench_mt_find(const char *name)
 
 bool bench_mt_is_waitfree(const rt_allocator_t *a)
 {
-    if (a == NULL || a->create == NULL) {
-        return false;
-    }
-#ifdef RT_WAITFREE_NAME_PREFIX
-    const char *prefix = RT_WAITFREE_NAME_PREFIX;
-#else
-    const char *prefix = "wf"; /* registry.c: wf, wf32, wf128, wf256, wf_ro, wf_lazy, wf_hint */
-#endif
-    size_t n = strlen(prefix);
-    if (strncmp(a->name, prefix, n) != 0) {
-        return false;
-    }
-    char c = a->name[n]; /* "wf", "wf32", "wf_ro": not a longer word that starts with the prefix */
-    return c == '\0' || c == '_' || (c >= '0' && c <= '9');
+    return a != NULL && a->family == RT_FAMILY_TREE;
 }
 
 bool bench_mt_thread_safe(const rt_allocator_t *a)
 {
-    if (a == NULL) {
-        return false;
-    }
-    if (a->create == NULL) { /* system peers and noop */
-        return true;
-    }
-    return a == bench_mt_tlsf_mutex() || bench_mt_is_waitfree(a);
+    return a != NULL && a->thread_safe;
 }
 
 void bench_mt_print_peers(FILE *f)

@@ -109,6 +109,8 @@ const rt_allocator_t bench_noop = {
     .malloc = noop_malloc,
     .free = noop_free,
     .last_probes = noop_probes,
+    .family = RT_FAMILY_SYSTEM,
+    .thread_safe = true,
 };
 
 /* --- glibc ----------------------------------------------------------------------------------- */
@@ -201,6 +203,8 @@ const rt_allocator_t bench_glibc = {
     .memalign = glibc_memalign,
     .usable_size = glibc_usable,
     .stats = GLIBC_STATS,
+    .family = RT_FAMILY_SYSTEM,
+    .thread_safe = true,
 };
 
 /* --- jemalloc and mimalloc, dlopen()ed ------------------------------------------------------ */
@@ -299,6 +303,8 @@ const rt_allocator_t bench_jemalloc = {
     .memalign = jemalloc_memalign,
     .usable_size = jemalloc_usable,
     .stats = jemalloc_stats,
+    .family = RT_FAMILY_SYSTEM,
+    .thread_safe = true,
 };
 
 /* mimalloc's entry points (its prefixed API), from dlsym on its handle. */
@@ -403,6 +409,8 @@ const rt_allocator_t bench_mimalloc = {
     .memalign = mimalloc_memalign,
     .usable_size = mimalloc_usable,
     .stats = mimalloc_stats,
+    .family = RT_FAMILY_SYSTEM,
+    .thread_safe = true,
 };
 
 /* --- loading ---------------------------------------------------------------------------------- */

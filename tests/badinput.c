@@ -84,8 +84,8 @@ static bool silent(tl_inst_t *x, const rt_stats_t *b, const char *what)
     return ok;
 }
 
-static bool is_buddy(const rt_allocator_t *d) { return strcmp(d->name, "buddy") == 0; }
-static bool is_tree(const rt_allocator_t *d) { return strncmp(d->name, "wf", 2) == 0; }
+static bool is_buddy(const rt_allocator_t *d) { return d->family == RT_FAMILY_BUDDY; }
+static bool is_tree(const rt_allocator_t *d) { return d->family == RT_FAMILY_TREE; }
 
 static char static_area[256];
 

@@ -69,8 +69,8 @@ static bool ast(ctx_t *c, rt_stats_t *s)
     c->d->stats(c->h, s);
     return true;
 }
-static bool is_buddy(const rt_allocator_t *d) { return strcmp(d->name, "buddy") == 0; }
-static bool is_tree(const rt_allocator_t *d) { return strncmp(d->name, "wf", 2) == 0; }
+static bool is_buddy(const rt_allocator_t *d) { return d->family == RT_FAMILY_BUDDY; }
+static bool is_tree(const rt_allocator_t *d) { return d->family == RT_FAMILY_TREE; }
 
 /* The request that would never fit: larger than any instance could serve. */
 static size_t too_large(ctx_t *c)

@@ -318,7 +318,7 @@ int main(int argc, char **argv)
     size_t n = 0;
     const rt_allocator_t *const *all = rt_registry(&n);
     for (size_t i = 0; i < n; i++) {
-        if (strncmp(all[i]->name, "wf", 2) != 0) {
+        if (all[i]->family != RT_FAMILY_TREE) {
             continue;
         }
         /* the registry's configuration, recovered from a throw-away instance */

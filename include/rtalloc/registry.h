@@ -16,6 +16,15 @@
 extern "C" {
 #endif
 
+/* What an allocator is, as a property: code never decides by a name prefix. */
+typedef enum rt_family {
+    RT_FAMILY_SYSTEM = 0, /* a system peer (glibc, jemalloc, ...): no buffer, no handle */
+    RT_FAMILY_HEAP,       /* boundary-tag heap over a free-block index (rtalloc/heap.h) */
+    RT_FAMILY_BUDDY,      /* binary buddy, out-of-band metadata (rtalloc/buddy.h) */
+    RT_FAMILY_TREE,       /* wait-free buddy tree, post-order subtrees (rtalloc/waitfree.h) */
+    RT_FAMILY_PAGES       /* power-of-two blocks cut from pages: FMA, BSD 4.4 (rtalloc/fma.h) */
+} rt_family_t;
+
 typedef struct rt_allocator {
     const char *name;        /* short, unique: "tlsf", "seglist", "buddy", "glibc", ... */
     const char *description; /* one line */
@@ -57,6 +66,10 @@ typedef struct rt_allocator {
      * size can fail although every byte is free. */
     size_t page_size;
     bool never_unites;
+    rt_family_t family;
+    /* Safe to call from several threads at once with no lock set (the wait-free trees, the system
+     * peers); the others are safe once set_lock has installed a lock. */
+    bool thread_safe;
 } rt_allocator_t;
 
 /* The library's own allocators: the six heap indexes, the binary buddy, the variants of the

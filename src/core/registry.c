@@ -53,6 +53,8 @@ static size_t heap_d_max_request(void *h) { return ((rt_heap_t *)h)->max_request
         .block_overhead = RT_HEAP_OVERHEAD,                                                        \
         .min_block = RT_HEAP_MIN_BLOCK,                                                            \
         .max_request = heap_d_max_request,                                                         \
+        .family = RT_FAMILY_HEAP,                                                                  \
+        .thread_safe = false,                                                                      \
     }
 
 HEAP_DESCRIPTOR(tlsf, RT_INDEX_TLSF, "O(1)", "boundary-tag heap, TLSF index (16 slots per octave)");
@@ -102,6 +104,8 @@ static const rt_allocator_t buddy_descriptor = {
     .block_overhead = 0,
     .min_block = RT_BUDDY_MIN_BLOCK,
     .max_request = buddy_d_max_request,
+    .family = RT_FAMILY_BUDDY,
+    .thread_safe = false,
 };
 
 /* --- the wait-free buddy tree, one descriptor per variant (rtalloc/waitfree.h) ------------------
@@ -148,6 +152,8 @@ static size_t wf_d_max_request(void *h) { return rt_wf_max_request(h); }
         .block_overhead = RT_WF_OVERHEAD,                                                          \
         .min_block = (NODE),                                                                       \
         .max_request = wf_d_max_request,                                                           \
+        .family = RT_FAMILY_TREE,                                                                  \
+        .thread_safe = true,                                                                       \
     }
 
 #define WF_PAPER_MALLOC "O(2^(H-s+1)): <= 2^(H-s+1)-1 nodes, each of height >= s at most once"
@@ -220,6 +226,8 @@ static size_t fma_d_max_request(void *h) { return rt_fma_max_request(h); }
         .max_request = fma_d_max_request,                                                          \
         .page_size = (size_t)1 << RT_FMA_PAGE_LOG2,                                                \
         .never_unites = (NEVER_UNITES),                                                            \
+        .family = RT_FAMILY_PAGES,                                                                 \
+        .thread_safe = false,                                                                      \
     }
 
 FMA_DESCRIPTOR(fma, fma_d_create, "O(1) up to a page; O(pages/w + free runs) for several pages",
