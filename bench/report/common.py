@@ -164,6 +164,9 @@ class Run:
         """The same for a bench.sh step (footprint, target) from run.csv."""
         if not self.run:
             return ("complete" if present else "absent"), "unknown"
+        planned = self.run.get("steps_planned")
+        if planned is not None and step not in planned.split():
+            return "not run", self.scale
         if present:
             return "complete", self.scale
         steps = (self.run.get("steps_done") or "").split()

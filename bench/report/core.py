@@ -722,7 +722,7 @@ class Report:
         for r in rows:
             if r["scenario"] not in scen:
                 scen.append(r["scenario"])
-            c = f"{r['max_malloc']} / {r['max_free'] if r['scenario'] == 'worst' or r['frees'] != '0' else '-'}"
+            c = f"{r['max_malloc']} / {r['max_free'] if r['scenario'] == 'worst' or r['frees'] != '0' else DASH}"
             if r.get("error") == "1":
                 c = "failed"
             by.setdefault(r["allocator"], {})[r["scenario"]] = c
@@ -1037,6 +1037,10 @@ class Report:
         self.w("The verdicts, then one headline table per study; every section's details follow "
                "(\"Details\"). Scale `unknown`: the directory has no plan.csv (a run of an older rtbench).")
         self.w()
+        if self.run.run and self.run.plan is None and "rtbench" not in (self.run.run.get("steps_done") or "").split():
+            self.w("**rtbench did not run in this run** (" + (self.run.run.get("status") or "") + "): no experiment was "
+                   "measured.")
+            self.w()
         if self.statuses:
             self.w(table(["section", "experiment", "status", "scale", "seconds"],
                          [[t.split(":")[0].split(" (")[0], e, NOTE.get(st, st), sc, sec]
