@@ -1037,9 +1037,13 @@ class Report:
         self.w("The verdicts, then one headline table per study; every section's details follow "
                "(\"Details\"). Scale `unknown`: the directory has no plan.csv (a run of an older rtbench).")
         self.w()
-        if self.run.run and self.run.plan is None and "rtbench" not in (self.run.run.get("steps_done") or "").split():
-            self.w("**rtbench did not run in this run** (" + (self.run.run.get("status") or "") + "): no experiment was "
-                   "measured.")
+        if self.run.run and "rtbench" not in (self.run.run.get("steps_done") or "").split():
+            if not os.path.exists(self.path("clock.csv")):
+                self.w("**rtbench did not run** (" + (self.run.run.get("status") or "") + "): no experiment was measured.")
+            elif self.run.plan is None:
+                self.w("**rtbench did not complete** (" + (self.run.run.get("status") or "") + "). This rtbench writes no "
+                       "plan.csv: the experiments it did not reach are left out below, and the last one shown may be "
+                       "cut short (rows marked \"(interrupted)\").")
             self.w()
         if self.statuses:
             self.w(table(["section", "experiment", "status", "scale", "seconds"],
