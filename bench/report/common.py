@@ -203,7 +203,7 @@ NOTE = {"interrupted": "interrupted — not measured in this run",
 # Ours: saturated colours, thick lines; peers: muted, thin. With ~20 allocators colour alone does
 # not tell them apart, so line style and marker cycle with coprime periods (4, 7).
 OUR_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-              "#bcbd22", "#4b0082", "#006400", "#b8860b", "#00008b", "#ff1493", "#2f4f4f", "#808000", "#00ced1",
+              "#bcbd22", "#4b0082", "#006400", "#b8860b", "#00008b", "#ff1493", "#2f4f4f", "#808000", "#ff00ff",
               "#8b0000"]
 PEER_COLORS = ["#7f7f7f", "#a0522d", "#708090", "#9a8c73", "#5f7f5f", "#8f6f8f"]
 LINESTYLES = ["-", (0, (6, 2)), (0, (2, 1.5)), (0, (6, 2, 1.5, 2))]
