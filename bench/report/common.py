@@ -51,6 +51,30 @@ def fmt_int(x):
     return DASH if v is None else f"{v:,.0f}"
 
 
+def to_int(x):
+    """int of x (through float: "12.0" is 12), or None."""
+    v = num(x)
+    return None if v is None else int(v)
+
+
+def fmt_sep(x, nd=0):
+    """x with thousands separators and nd decimals; DASH when not a number."""
+    v = num(x)
+    return DASH if v is None else f"{v:,.{nd}f}"
+
+
+def fmt_rate(x):
+    """A rate: 1.23M, 45.6k, 789; DASH when not a number."""
+    v = num(x)
+    if v is None:
+        return DASH
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.0f}"
+
+
 def cell(x):
     """A table cell: DASH for what was not measured."""
     if x is None:

@@ -253,7 +253,6 @@ class Report:
         if rows is None or not self.want(f"{name}_malloc_cdf.png"):
             return
         unit = [k for k in rows[0].keys() if k not in ("allocator", "op", "percentile")][0]
-        plt = self.plt
         fig, ax = self.fig(figsize=(8, 5))
         allocs = []
         for r in rows:
@@ -329,7 +328,6 @@ class Report:
                               "memfrag_cycles.png", log=True)
 
     def memfrag_plot(self, by, key, ylabel, fname, skip_na=False, log=False):
-        plt = self.plt
         fig, ax = self.fig(figsize=(8, 5))
         for i, (a, rs) in enumerate(by.items()):
             pts = [(int(r["n"]), num(r[key])) for r in rs if r[key] != ""]
@@ -431,7 +429,6 @@ class Report:
                 self.targets.append(["mem_frag: tlsf flat in N, exact instructions of malloc(120) (max/min)",
                                      "< 1.2", f"{flat:.3f} ({min(counts)}..{max(counts)})", verdict(flat < 1.2)])
         if mf and self.want("memfrag_instructions.png"):
-            plt = self.plt
             fig, ax = self.fig(figsize=(8, 5))
             allocs = []
             for r in mf:
@@ -606,7 +603,6 @@ class Report:
             self.w(table(["allocator"] + ["immediate" if p == 0 else f"P_d={p}" for p in periods], out))
             self.w()
             if self.want("masmano_fig5.png"):
-                plt = self.plt
                 fig, ax = self.fig(figsize=(8, 5))
                 for i, (a, v) in enumerate(by.items()):
                     pts = sorted((p, f) for p, f, _ in v if p > 0 and f is not None and f > 0)
@@ -626,7 +622,6 @@ class Report:
             series = {}
             for r in g4rows:
                 series.setdefault(r["series"], []).append((int(r["malloc"]), num(r["bytes"], 0.0)))
-            plt = self.plt
             fig, ax = self.fig(figsize=(8, 5))
             for i, (a, pts) in enumerate(series.items()):
                 xs, ys = zip(*pts)
@@ -683,7 +678,6 @@ class Report:
                 series.setdefault(r["allocator"], []).append((int(r["malloc"]), int(r["instructions"])))
             names = [a for a in series if a != "noop"]
             if names:
-                plt = self.plt
                 cols = 3
                 rows = (len(names) + cols - 1) // cols
                 fig, axes = self.fig(rows, cols, figsize=(12, 3.0 * rows), squeeze=False)
@@ -942,7 +936,6 @@ class Report:
             self.w(table(["allocator"] + [f"{p} probe{'s' if p > 1 else ''}" for p in cols], out))
             self.w()
             if self.want("memstress_bins.png"):
-                plt = self.plt
                 fig, ax = self.fig(figsize=(8, 5))
                 for i, (a, v) in enumerate(by.items()):
                     v = sorted(v)
@@ -967,7 +960,6 @@ class Report:
         except OSError:
             msrows = {}
         if msrows and self.want("memstress_cdf.png"):
-            plt = self.plt
             fig, axes = self.fig(1, 2, figsize=(11, 4.5))
             for i, (a, v) in enumerate(msrows.items()):
                 for ax, k in ((axes[0], 0), (axes[1], 1)):

@@ -22,23 +22,7 @@ TARGET_WORST = 2.0       # issue 5: worst-case cycles per FMA call within 2x of 
 METHOD = {"pages": "rt_fma_pages", "watermark": "watermark / peak live-block bytes, in pages",
           "glibc-span": "span of a fresh arena / peak live-chunk bytes, in pages", "none": "-"}
 
-
-def _f(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _i(x):
-    v = _f(x)
-    return None if v is None else int(v)
-
-
-def _n(v, nd=0):
-    if v is None:
-        return "n/a"
-    return f"{v:,.{nd}f}"
+from .common import fmt_sep as _n, num as _f, to_int as _i  # noqa: E402
 
 
 def section(rep, m):

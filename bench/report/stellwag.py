@@ -8,6 +8,8 @@ issue 4's targets with measured verdicts (never asserted), and one malloc-latenc
 the tables are repeated for them.
 """
 
+from .common import fmt_rate as _rate, fmt_sep as _num, num as _f, to_int as _i  # noqa: E402
+
 TESTS = ["I", "II", "III", "IV"]
 TEST_TEXT = {
     "I": "malloc(948) until out of memory, never freed; a thread stops at its first failure",
@@ -44,37 +46,12 @@ def is_waitfree(m, name):
     return m.run.family(name) == "tree"
 
 
-def _i(x):
-    try:
-        return int(float(x))
-    except (TypeError, ValueError):
-        return None
 
 
-def _f(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
 
 
-def _rate(r):
-    v = _f(r)
-    if v is None:
-        return "n/a"
-    if v >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f}k"
-    return f"{v:.0f}"
 
 
-def _num(v, nd=0):
-    if v is None:
-        return "n/a"
-    if nd:
-        return f"{v:.{nd}f}"
-    return f"{v:,.0f}"
 
 
 def section(rep, m):

@@ -31,6 +31,8 @@ import math
 import os
 import sys
 
+from .common import fmt_sep as _n, to_int as _i  # noqa: E402
+
 PORTS = ["cortex-m4", "rv32"]
 PORT_LABEL = {"cortex-m4": "Cortex-M4 (QEMU mps2-an386)", "rv32": "RV32IMAC (QEMU virt)"}
 
@@ -225,16 +227,6 @@ def parse(dirpath):
 
 
 # --- the section ------------------------------------------------------------------------------------
-
-def _i(x):
-    try:
-        return int(float(x))
-    except (TypeError, ValueError):
-        return None
-
-
-def _n(v):
-    return "n/a" if v is None else f"{v:,}"
 
 
 def _fit(xs, ys):
