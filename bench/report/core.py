@@ -1043,9 +1043,13 @@ class Report:
                           for t, e, st, sc, sec in self.statuses], ["l", "l", "l", "l", "r"]))
             self.w()
         if self.targets:
+            met = sum(1 for t in self.targets if t[3] == "met")
             self.w("## Targets (issues 2, 3, 4 and 5; shown, never asserted)")
             self.w()
-            self.w(table(["target", "bound", "measured", "verdict"], self.targets, ["l", "l", "l", "l"]))
+            self.w(f"{met} of {len(self.targets)} met. The bound and the measured figures of each: "
+                   "\"Targets in detail\", first of the details.")
+            self.w()
+            self.w(table(["target", "verdict"], [[t[0], t[3]] for t in self.targets], ["l", "l"]))
             self.w()
         if self.headlines:
             self.w("## Headlines")
@@ -1066,6 +1070,11 @@ class Report:
         self.summary()
         self.w("# Details")
         self.w()
+        if self.targets:
+            self.w("## Targets in detail")
+            self.w()
+            self.w(table(["target", "bound", "measured", "verdict"], self.targets, ["l", "l", "l", "l"]))
+            self.w()
         self.lines += body
         if self.plots_note:
             self.lines.append(self.plots_note)
