@@ -132,7 +132,18 @@ stop() { # the INT/TERM trap: stop the running step, report what finished, exit
 trap stop INT TERM
 
 # --- the steps -------------------------------------------------------------------------------------
-step deps bash -c "[ $deps = 0 ] && echo 'bench.sh: --no-deps: nothing installed' || tools/deps.sh bench" || echo "bench.sh: tools/deps.sh bench failed; going on with what is there" >&2
+# In the foreground, not in a group of its own: sudo may ask for a password on the terminal, which a
+# background process group could not read. A Ctrl-C reaches apt-get and this script alike.
+k=$((k + 1))
+echo "bench.sh: [$k/$n] deps" >&2
+if [ "$deps" = 0 ]; then
+    echo "bench.sh: --no-deps: nothing installed" >&2
+    done_steps+=(deps)
+elif tools/deps.sh bench; then
+    done_steps+=(deps)
+else
+    echo "bench.sh: tools/deps.sh bench failed; going on with what is there" >&2
+fi
 
 step build bash -c "cmake -S . -B '$BUILD' -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE='-O2 -DNDEBUG' \
     -DRTALLOC_BUILD_TESTS=OFF -DRTALLOC_BUILD_BENCH=ON >/dev/null && cmake --build '$BUILD' -j${JOBS:-2} --target rtbench-all" ||
