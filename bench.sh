@@ -23,7 +23,7 @@
 # there, and the report is written of what finished, marked partial.
 set -uo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")"
+cd "$(dirname "${BASH_SOURCE[0]}")" || exit 2
 BUILD=build/bench
 OUT=results/latest
 RTBENCH=$BUILD/bench/rtbench
