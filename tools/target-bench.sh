@@ -3,7 +3,7 @@
 # for Cortex-M4 (QEMU mps2-an386) and RV32IMAC (QEMU virt), runs each program twice under QEMU
 # (ports/qemu-run.sh, -icount: every count is an exact number of instructions), requires the two
 # outputs to be byte-identical, keeps the first as OUT/target/<port>.out and writes the report's
-# CSVs (OUT/target_*.csv, bench/report_target.py --parse).
+# CSVs (OUT/target_*.csv, bench/report.py --parse-target).
 #
 # Usage: tools/target-bench.sh [--out DIR] [--build PREFIX] [--ports "cortex-m4 rv32"] [--timeout S]
 #   --out DIR       results directory (default results): DIR/target/<port>.out and DIR/target_*.csv
@@ -132,6 +132,6 @@ if [ "$ran" -eq 0 ]; then
     echo "target-bench.sh: no port ran: no target CSVs" >&2
     exit $((failed ? 1 : 3))
 fi
-"$PY" bench/report_target.py --parse "$out" || failed=1
+"$PY" bench/report.py --parse-target "$out" || failed=1
 echo "target-bench.sh: $ran port(s) in $((SECONDS - t_start)) s; CSVs in $out (target_*.csv)" >&2
 exit "$failed"

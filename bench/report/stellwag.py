@@ -8,6 +8,8 @@ issue 4's targets with measured verdicts (never asserted), and one malloc-latenc
 the tables are repeated for them.
 """
 
+from .common import fmt_rate as _rate, fmt_sep as _num, num as _f, to_int as _i  # noqa: E402
+
 TESTS = ["I", "II", "III", "IV"]
 TEST_TEXT = {
     "I": "malloc(948) until out of memory, never freed; a thread stops at its first failure",
@@ -37,46 +39,19 @@ BASELINE = "wf"
 TLSF = "tlsf+mutex"
 AO = "aomalloc"
 PAPER_UTIL = {"I": 92.58, "III": 66.79}
-# Distinct, saturated colours first: matplotlib's default cycle repeats after 10.
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-          "#000000", "#7f7f7f", "#6b8e23", "#b8860b", "#4b0082", "#ff1493", "#00ced1"]
 
 
-def is_waitfree(name):
-    return name == "wf" or name.startswith("wf_") or (name.startswith("wf") and name[2:3].isdigit())
+def is_waitfree(m, name):
+    """A variant of the wait-free tree: family "tree" in allocators.csv (nothing guessed from names)."""
+    return m.run.family(name) == "tree"
 
 
-def _i(x):
-    try:
-        return int(float(x))
-    except (TypeError, ValueError):
-        return None
 
 
-def _f(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
 
 
-def _rate(r):
-    v = _f(r)
-    if v is None:
-        return "n/a"
-    if v >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f}k"
-    return f"{v:.0f}"
 
 
-def _num(v, nd=0):
-    if v is None:
-        return "n/a"
-    if nd:
-        return f"{v:.{nd}f}"
-    return f"{v:,.0f}"
 
 
 def section(rep, m):
@@ -142,6 +117,7 @@ def _figure10(rep, m, by, tmax, threads):
     w(f"Ours: `{OURS['our']}` (the paper's algorithm), `{OURS['tlsf']}`, `{OURS['atops']}`; malloc cycles "
       "(TSC ticks here, CPU clock cycles in the paper).")
     w()
+    rep.headline("Stellwag 2010: Figure 10 beside ours (malloc cycles)")
     hdr = ["row"]
     for t in TESTS:
         hdr += [f"{t} paper", f"{t} here"]
@@ -234,13 +210,12 @@ def _test_table(rep, m, by, mode, test, threads):
 def _cdf_plots(rep, m, cdf, unit, threads):
     if not cdf or rep.plt is None:
         return
-    plt = rep.plt
     for test in TESTS:
         rows = [r for r in cdf if r["mode"] == "normal" and r["test"] == test and r["op"] == "malloc"]
-        if not rows:
+        if not rows or not rep.want(f"stellwag_cdf_{test}.png"):
             continue
         ts = [t for t in threads if any(_i(r["threads"]) == t for r in rows)]
-        fig, axes = plt.subplots(1, len(ts), figsize=(5.2 * len(ts), 4.6), squeeze=False)
+        fig, axes = rep.fig(1, len(ts), figsize=(5.2 * len(ts), 4.6), squeeze=False)
         for ax, t in zip(axes[0], ts):
             allocs = []
             for r in rows:
@@ -250,24 +225,15 @@ def _cdf_plots(rep, m, cdf, unit, threads):
                 pts = [(_f(r[unit]), _f(r["percentile"]) / 100.0) for r in rows
                        if _i(r["threads"]) == t and r["allocator"] == a]
                 xs, ys = zip(*pts)
-                st = m.style(a, i)
-                st.pop("markevery", None)
-                st["markevery"] = 12
-                st["color"] = COLORS[i % len(COLORS)]  # 13+ allocators: no repeated colour
+                st = m.style(a)
                 ax.step(xs, ys, where="post", label=a, **st)
             ax.set_xscale("log")
             ax.set_xlabel(f"malloc {unit} (raw; log scale)")
             ax.set_title(f"test {test}, {t} thread{'s' if t != 1 else ''}")
             ax.grid(True, which="both", alpha=0.3)
         axes[0][0].set_ylabel("fraction of mallocs")
-        axes[0][-1].legend(fontsize=7, loc="lower right")
         fig.suptitle(f"Stellwag test {test}: CDF of malloc latency, all threads pooled")
-        fig.tight_layout()
-        fname = f"stellwag_cdf_{test}.png"
-        fig.savefig(rep.path(fname), dpi=100)
-        plt.close(fig)
-        rep.w(f"![stellwag test {test} malloc CDF]({fname})")
-        rep.w()
+        rep.save(fig, f"stellwag_cdf_{test}.png", f"stellwag test {test} malloc CDF")
 
 
 def _work(rep, m, rows):
@@ -307,7 +273,7 @@ def _targets(rep, m, by, rows, threads, modes):
     """Issue 4's targets: a matrix per wait-free variant, and one line each in the report's Targets."""
     variants = []
     for r in rows:
-        if r["mode"] == "normal" and is_waitfree(r["allocator"]) and r["allocator"] not in variants:
+        if r["mode"] == "normal" and is_waitfree(m, r["allocator"]) and r["allocator"] not in variants:
             variants.append(r["allocator"])
     if not variants:
         return
@@ -420,11 +386,15 @@ def _targets(rep, m, by, rows, threads, modes):
     w("### Issue 4's targets, per wait-free variant (shown, never asserted)")
     w()
     keys = [k for k in names if k in results]
-    out = []
-    for a in variants:
-        out.append([a] + [results[k][a][1] + mark(results[k][a][0]) if a in results[k] else "n/a" for k in keys])
-    w(m.table(["variant"] + [names[k] for k in keys], out, ["l"] * (len(keys) + 1)))
-    w()
+    # One table per target, one row per variant: the targets' texts are long, side by side they
+    # made lines of 400 characters.
+    for k in keys:
+        w(f"**{names[k]}**")
+        w()
+        w(m.table(["variant", "measured", "met"],
+                  [[a, results[k][a][1], mark(results[k][a][0]).replace(" -- ", "")] if a in results[k]
+                   else [a, None, None] for a in variants], ["l", "l", "l"]))
+        w()
     for k in keys:
         met = [a for a in variants if results[k].get(a, (None,))[0]]
         judged = [a for a in variants if results[k].get(a, (None,))[0] is not None]

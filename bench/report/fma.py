@@ -19,27 +19,10 @@ PAPER_UB = {FMA: 4300.0, BSD: 3400.0}  # ns, upper bound of an allocation (Table
 PAPER_MACHINE = "IBM Thinkpad 850, PowerPC 603e 166 MHz, AIX 4.1.4 single-user"
 TARGET_SAVING = 45.0     # issue 5: FMA >= 45 % fewer pages than BSD 4.4 at 60,000 allocations
 TARGET_WORST = 2.0       # issue 5: worst-case cycles per FMA call within 2x of BSD 4.4's
-COLORS = {"fma": "#d62728", "bsd44": "#1f77b4", "tlsf": "#2ca02c", "glibc": "#7f7f7f", "noop": "#000000"}
 METHOD = {"pages": "rt_fma_pages", "watermark": "watermark / peak live-block bytes, in pages",
           "glibc-span": "span of a fresh arena / peak live-chunk bytes, in pages", "none": "-"}
 
-
-def _f(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _i(x):
-    v = _f(x)
-    return None if v is None else int(v)
-
-
-def _n(v, nd=0):
-    if v is None:
-        return "n/a"
-    return f"{v:,.{nd}f}"
+from .common import fmt_sep as _n, num as _f, to_int as _i  # noqa: E402
 
 
 def section(rep, m):
@@ -143,6 +126,7 @@ def section(rep, m):
     if wm[FMA] is not None and wm[BSD]:
         out.append(["upper bounds, FMA / BSD 4.4", f"{PAPER_UB[FMA] / PAPER_UB[BSD]:.2f}",
                     f"{wm[FMA] / wm[BSD]:.2f}"])
+    rep.headline("FMA 1998: the article's claims beside ours")
     w(m.table(["claim", f"article ({PAPER_MACHINE})", "ours (this machine)"], out, ["l", "l", "l"]))
     w()
     w("The article's upper bounds are single figures of a 1998 machine; ours the largest of every call's raw "
@@ -337,11 +321,16 @@ def section(rep, m):
         w()
 
     # --- plots -----------------------------------------------------------------------------------------------
-    if rep.plt is None:
-        return
-    plt = rep.plt
     burst = any(r["mode"] == "uniform/burst" for r in rows)
-    fig, axes = plt.subplots(1, 2 if burst else 1, figsize=(14 if burst else 8, 5), squeeze=False)
+    if rep.want("fma_pages.png"):
+        _pages_plot(rep, rows, by, mem_allocs, lengths, burst)
+    if cdf and rep.want("fma_cdf.png"):
+        _cdf_plot(rep, cdf, allocs, unit, last)
+
+
+def _pages_plot(rep, rows, by, mem_allocs, lengths, burst):
+    U = "uniform"
+    fig, axes = rep.fig(1, 2 if burst else 1, figsize=(14 if burst else 8, 5), squeeze=False)
     panels = [(U, "FMA 1998 test program (the article's)")]
     if burst:
         panels.append(("uniform/burst", "bursts of one size class (beyond the article)"))
@@ -351,40 +340,36 @@ def section(rep, m):
                    if (a, mode, n) in by and by[(a, mode, n)]["pages_touched"]]
             if not pts:
                 continue
-            c = COLORS.get(a, None)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=c, label=f"{a} touched")
-            ax.plot([p[0] for p in pts], [p[2] for p in pts], linestyle="--", marker="x", color=c,
+            st = rep.style(a)
+            c, lw = st["color"], st["linewidth"]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=c, linewidth=lw, label=f"{a} touched")
+            ax.plot([p[0] for p in pts], [p[2] for p in pts], linestyle="--", marker="x", color=c, linewidth=lw,
                     label=f"{a} peak")
         ax.set_xlabel("allocations in the run")
         ax.set_ylabel("4 KiB pages")
         ax.set_title(f"{title}:\npages touched (solid) and peak in use (dashed)", fontsize=10)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    fig.savefig(rep.path("fma_pages.png"), dpi=110)
-    plt.close(fig)
-    w("![fma_pages.png](fma_pages.png)")
-    w()
-    if cdf:
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    rep.save(fig, "fma_pages.png")
+
+
+def _cdf_plot(rep, cdf, allocs, unit, last):
+    if True:
+        fig, axes = rep.fig(1, 2, figsize=(11, 4.5))
         for ax, op in zip(axes, ("malloc", "free")):
             for a in allocs:
                 pts = sorted((_f(r[unit]), _f(r["percentile"])) for r in cdf if r["allocator"] == a and r["op"] == op)
                 if not pts:
                     continue
-                ax.step([p[0] for p in pts], [p[1] / 100.0 for p in pts], where="post", label=a,
-                        color=COLORS.get(a, None), linestyle="--" if a == "noop" else "-")
+                st = rep.style(a)
+                st.pop("marker", None)
+                st.pop("markevery", None)
+                ax.step([p[0] for p in pts], [p[1] / 100.0 for p in pts], where="post", label=a, **st)
             ax.set_xscale("log")
             ax.set_xlabel(f"{unit} per {op} (log scale)")
             ax.set_ylabel(f"fraction of {op}s")
             ax.set_title(f"{op}: {last:,}-allocation run, uniform sizes")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(rep.path("fma_cdf.png"), dpi=110)
-        plt.close(fig)
-        w("![fma_cdf.png](fma_cdf.png)")
-        w()
+        rep.save(fig, "fma_cdf.png")
 
 
 def _burst_section(rep, m, rows, by, allocs, lengths, last, unit, ghz, b_irows):

@@ -31,6 +31,8 @@ import math
 import os
 import sys
 
+from .common import fmt_sep as _n, to_int as _i  # noqa: E402
+
 PORTS = ["cortex-m4", "rv32"]
 PORT_LABEL = {"cortex-m4": "Cortex-M4 (QEMU mps2-an386)", "rv32": "RV32IMAC (QEMU virt)"}
 
@@ -226,16 +228,6 @@ def parse(dirpath):
 
 # --- the section ------------------------------------------------------------------------------------
 
-def _i(x):
-    try:
-        return int(float(x))
-    except (TypeError, ValueError):
-        return None
-
-
-def _n(v):
-    return "n/a" if v is None else f"{v:,}"
-
 
 def _fit(xs, ys):
     """Least squares y = a x + b: (a, b, r^2)."""
@@ -365,16 +357,15 @@ def section(rep, m):
             out.append(["blog (board, cycles)", a] + [f"{v[p]}" if p in v else "" for p in range(1, maxp + 1)])
         w(table(["port", "allocator"] + [f"{p} probe{'s' if p != 1 else ''}" for p in range(1, maxp + 1)], out))
         w()
-        if rep.plt is not None:
-            plt = rep.plt
-            fig, axes = plt.subplots(1, len(good), figsize=(6 * len(good), 4.5), squeeze=False)
+        if rep.want("target_memstress_bins.png"):
+            fig, axes = rep.fig(1, len(good), figsize=(6 * len(good), 4.5), squeeze=False)
             for ax, t in zip(axes[0], good):
                 i = 0
                 for (tt, a), v in by.items():
-                    if tt != t or a.startswith("wf"):  # the trees' probes are nodes visited: see the table
+                    if tt != t or m.run.family(a) == "tree":  # the trees' probes are nodes visited: see the table
                         continue
                     ps = sorted(v)
-                    ax.plot(ps, [v[p] for p in ps], label=a, **m.style(a, i))
+                    ax.plot(ps, [v[p] for p in ps], label=a, **m.style(a))
                     i += 1
                 for a, v in BLOG_BINS.items():
                     ps = sorted(v)
@@ -384,12 +375,7 @@ def section(rep, m):
                 ax.set_ylabel("mean instructions of malloc (blog: cycles)")
                 ax.set_title(f"mem_stress on {t}: cost by probe count")
                 ax.grid(True, alpha=0.3)
-                ax.legend(fontsize=7)
-            fig.tight_layout()
-            fig.savefig(rep.path("target_memstress_bins.png"), dpi=110)
-            plt.close(fig)
-            w("![target_memstress_bins.png](target_memstress_bins.png)")
-            w()
+            rep.save(fig, "target_memstress_bins.png")
             w("(The plot leaves out the wait-free trees, whose probes are tree nodes visited; the table has them.)")
             w()
 
@@ -429,16 +415,15 @@ def section(rep, m):
                     + ["free instr N=1 / 256", "malloc max/min", "free max/min", "probes per N", "instructions per N"],
                     out))
             w()
-        if rep.plt is not None:
-            plt = rep.plt
-            fig, axes = plt.subplots(2, len(good), figsize=(6.5 * len(good), 8.5), squeeze=False)
+        if rep.want("target_memfrag.png"):
+            fig, axes = rep.fig(2, len(good), figsize=(6.5 * len(good), 8.5), squeeze=False)
             for col, t in enumerate(good):
                 i = 0
                 for (tt, a), v in fits.items():
                     if tt != t:
                         continue
-                    axes[0][col].plot(v["ns"], v["mi"], label=a, **m.style(a, i))
-                    axes[1][col].plot(v["ns"], v["pr"], label=a, **m.style(a, i))
+                    axes[0][col].plot(v["ns"], v["mi"], label=a, **m.style(a))
+                    axes[1][col].plot(v["ns"], v["pr"], label=a, **m.style(a))
                     i += 1
                 axes[0][col].set_yscale("log")
                 axes[1][col].set_yscale("log")
@@ -449,12 +434,7 @@ def section(rep, m):
                 for r in (0, 1):
                     axes[r][col].set_xlabel("N (fenced 72-byte free blocks)")
                     axes[r][col].grid(True, which="both", alpha=0.3)
-                axes[0][col].legend(fontsize=7, ncol=2)
-            fig.tight_layout()
-            fig.savefig(rep.path("target_memfrag.png"), dpi=110)
-            plt.close(fig)
-            w("![target_memfrag.png](target_memfrag.png)")
-            w()
+            rep.save(fig, "target_memfrag.png")
         for t in good:
             v = fits.get((t, "tlsf"))
             if v:
@@ -529,6 +509,7 @@ def section(rep, m):
                         [f"**{_n(max(vals))}**" if vals else "n/a"]))
         w(f"**{PORT_LABEL.get(t, t)}**: instructions with interrupts masked (hooks included)")
         w()
+        rep.headline("On target: longest interrupts-masked stretch (instructions)")
         w(table(["allocator", "stated bound malloc / free", "lock", "mem_stress median / worst", "mem_frag N=1..256 worst"] +
                 [f"{s} worst" for s in scen] + ["longest stretch"], out))
         w()
