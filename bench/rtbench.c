@@ -37,7 +37,7 @@ static const bench_experiment_t experiments[] = {
     {"memfrag", "VaiOS mem_frag: malloc(120) after N fenced free 72-byte blocks, N = 1..256: probes, cycles",
      exp_memfrag, true},
     {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag",
-     exp_inscount, true},
+     exp_inscount, false},
     {"hardening", "cost of each RT_HARDENING level: exact instructions per malloc/free on churn and small, "
                   "levels 0, 1, 2 (runs rtbench-hardening<N> beside rtbench)",
      exp_hardening, false},
@@ -74,7 +74,8 @@ static void usage(FILE *f)
             "  --scale SCALE          quick (default): every study's headline in ~3 min on 2 cores --\n"
             "                         fewer ops, repetitions and samples; the wait-free tree's variants\n"
             "                         (wf32, wf128, wf256, wf_ro, wf_lazy) only in stellwag; run all\n"
-            "                         leaves out hardening (run it by name);\n"
+            "                         leaves out inscount and hardening (minutes of single-stepping;\n"
+            "                         run them by name);\n"
             "                         standard: the former default (~35 min): instruction counts on a\n"
             "                         sample of calls, mem_frag 25 pairs per N, Masmano 30,000 /\n"
             "                         300,000 mallocs per time / fragmentation run;\n"

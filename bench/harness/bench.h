@@ -60,7 +60,7 @@ typedef struct bench_experiment {
     const char *name;
     const char *description;
     int (*run)(bench_ctx_t *ctx);
-    bool in_quick_all; /* part of `run all` at quick scale (hardening is not: run it by name) */
+    bool in_quick_all; /* part of `run all` at quick scale (inscount, hardening are not: by name) */
 } bench_experiment_t;
 
 /* Experiments (exp_*.c). */

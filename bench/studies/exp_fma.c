@@ -164,8 +164,11 @@ static uint64_t fma_loop(const rt_allocator_t *a, void *h, void **slots, const w
 
 static unsigned loop_repeats(const bench_ctx_t *ctx, size_t nops)
 {
-    size_t want = (ctx->scale == BENCH_FULL ? 2400000u : 600000u) / (nops != 0 ? nops : 1u);
-    size_t lo = ctx->scale == BENCH_FULL ? 5u : 3u, hi = ctx->scale == BENCH_FULL ? 100u : 40u;
+    /* quick: about a sixth of the standard loop time, 2..8 repeats (best of 2 still drops one
+     * preempted pass) */
+    bool full = ctx->scale == BENCH_FULL, quick = ctx->scale == BENCH_QUICK;
+    size_t want = (full ? 2400000u : quick ? 100000u : 600000u) / (nops != 0 ? nops : 1u);
+    size_t lo = full ? 5u : quick ? 2u : 3u, hi = full ? 100u : quick ? 8u : 40u;
     return (unsigned)(want < lo ? lo : want > hi ? hi : want);
 }
 
@@ -465,13 +468,15 @@ static void fma_instructions(fma_state_t *st, FILE *csv)
     const char *all_env = getenv("RTBENCH_FMA_INSTR_ALL");
     bool all = all_env != NULL && all_env[0] == '1';
     bool full = ctx->scale == BENCH_FULL;
-    /* every call of the short runs; a sample (or everything) of the 60,000 run */
-    size_t exhaustive = full ? 2u : 1u; /* 1,000 (and 5,000) */
+    bool quick = ctx->scale == BENCH_QUICK;
+    /* every call of the short runs; a sample (or everything) of the 60,000 run; quick: the sample
+     * alone (every call of the 1,000 run is ~500,000 single steps, over a minute, per allocator) */
+    size_t exhaustive = full ? 2u : quick ? 0u : 1u; /* 1,000 (and 5,000) */
     const wl_trace_t *longest = &st->trace[WL_FMA_UNIFORM][FMA_NLEN - 1u];
-    size_t samples = full ? 20000u : 2000u;
+    size_t samples = full ? 20000u : quick ? 500u : 2000u;
     ic_plan_t sample_plan = {
         .stride = all ? 1u : (longest->nops / samples != 0 ? longest->nops / samples : 1u),
-        .step_budget = all ? 0u : (full ? 3000000u : 300000u),
+        .step_budget = all ? 0u : (full ? 3000000u : quick ? 60000u : 300000u),
         .max_samples = 0,
     };
     ic_plan_t every = {.stride = 1, .step_budget = 0, .max_samples = 0};

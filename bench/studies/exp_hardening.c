@@ -81,10 +81,11 @@ static void on_progress(void *context, double done)
 /* The plan of exp_inscount.c's count_uniform, so both count the same calls. */
 static ic_plan_t hb_plan(const bench_ctx_t *ctx, size_t nops)
 {
-    size_t samples = ctx->scale == BENCH_FULL ? 20000u : 2000u;
+    /* the sample of exp_inscount.c at each scale: the siblings' counts are that experiment's */
+    size_t samples = ctx->scale == BENCH_FULL ? 20000u : ctx->scale == BENCH_STANDARD ? 2000u : 500u;
     ic_plan_t plan = {
         .stride = nops / samples != 0 ? nops / samples : 1u,
-        .step_budget = ctx->scale == BENCH_FULL ? 5000000u : 500000u,
+        .step_budget = ctx->scale == BENCH_FULL ? 5000000u : ctx->scale == BENCH_STANDARD ? 500000u : 100000u,
         .max_samples = 0,
     };
     return plan;
@@ -245,7 +246,7 @@ static int run_child(const bench_ctx_t *ctx, int level, const char *exe, const c
         argv[argc++] = ops;
     }
     argv[argc++] = "--scale";
-    argv[argc++] = ctx->scale == BENCH_FULL ? "paper" : "quick";
+    argv[argc++] = bench_scale_name(ctx->scale);
     argv[argc++] = "--alloc";
     argv[argc++] = alloc_list;
     argv[argc] = NULL;

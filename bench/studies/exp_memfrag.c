@@ -28,14 +28,23 @@ typedef struct mf_point {
     uint32_t median, min, max;
     double mean;
     bool probes_vary;
+    bool measured;
 } mf_point_t;
 
-/* Least-squares slope of y over x = 1..n. */
-static double slope(const double *y, size_t n)
+/* The N measured: every N = 1..256; quick, N = 1..16 and every 16th up to 256 (31 points, the
+ * table's columns among them): the wait-free trees' instance over 64 MiB is re-created for every
+ * run, about 10 ms each, which made N = 1..256 half a minute per tree. */
+static bool mf_measured(const bench_ctx_t *ctx, uint32_t n)
+{
+    return ctx->scale != BENCH_QUICK || n <= 16u || n % 16u == 0u;
+}
+
+/* Least-squares slope of y over xs. */
+static double slope(const double *xs, const double *y, size_t n)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (size_t i = 0; i < n; i++) {
-        double x = (double)(i + 1u);
+        double x = xs[i];
         sx += x;
         sy += y[i];
         sxx += x * x;
@@ -48,7 +57,10 @@ static double slope(const double *y, size_t n)
 int exp_memfrag(bench_ctx_t *ctx)
 {
     bench_ensure_clock(ctx);
-    const unsigned pairs = ctx->scale == BENCH_FULL ? 101u : 25u;
+    /* quick: 5 pairs -- the median of 5 minima still drops a preempted pair; every N is kept
+     * (the slope over N = 1..256 is the headline) */
+    const unsigned pairs = ctx->scale == BENCH_FULL ? 101u : ctx->scale == BENCH_STANDARD ? 25u : 5u;
+    /* quick: fewer N as well (mf_measured) */
     const uint32_t nmax = MEMFRAG_NMAX;
     size_t cap = 3u * nmax + 1u;
     uint32_t *cyc = malloc(cap * sizeof *cyc);
@@ -95,6 +107,10 @@ int exp_memfrag(bench_ctx_t *ctx)
         }
         uint32_t done_n = 0;
         for (uint32_t n = 1; n <= nmax && !drv_stop; n++) {
+            pt[n].measured = false;
+            if (!mf_measured(ctx, n)) {
+                continue;
+            }
             const wl_trace_t *t = &traces[n];
             uint32_t runs[2u * MEMFRAG_MAX_PAIRS];
             uint32_t mins[MEMFRAG_MAX_PAIRS];
@@ -133,7 +149,8 @@ int exp_memfrag(bench_ctx_t *ctx)
                                  .mean = msum / pairs,
                                  .min = lo,
                                  .max = hi,
-                                 .probes_vary = vary};
+                                 .probes_vary = vary,
+                                 .measured = true};
             done_n = n;
             bench_progress("memfrag", a->name, "N = 1..256", (double)n / nmax);
         }
@@ -148,20 +165,25 @@ int exp_memfrag(bench_ctx_t *ctx)
                 snprintf(pr[i], sizeof pr[i], "%u", pt[show[i]].probes);
             }
         }
-        double y[MEMFRAG_NMAX], yc[MEMFRAG_NMAX];
+        double x[MEMFRAG_NMAX], y[MEMFRAG_NMAX], yc[MEMFRAG_NMAX];
         uint32_t med_lo = UINT32_MAX, med_hi = 0;
         double mean_lo = 1e300, mean_hi = 0.0;
+        size_t np = 0;
         for (uint32_t n = 1; n <= done_n; n++) {
-            y[n - 1u] = pt[n].probes == DRV_NO_PROBES ? 0.0 : (double)pt[n].probes;
-            yc[n - 1u] = pt[n].mean;
+            if (!pt[n].measured) {
+                continue;
+            }
+            x[np] = (double)n;
+            y[np] = pt[n].probes == DRV_NO_PROBES ? 0.0 : (double)pt[n].probes;
+            yc[np++] = pt[n].mean;
             med_lo = pt[n].median < med_lo ? pt[n].median : med_lo;
             med_hi = pt[n].median > med_hi ? pt[n].median : med_hi;
             mean_lo = pt[n].mean < mean_lo ? pt[n].mean : mean_lo;
             mean_hi = pt[n].mean > mean_hi ? pt[n].mean : mean_hi;
         }
         char pslope[16] = "n/a";
-        if (a->last_probes != NULL && done_n > 1) {
-            snprintf(pslope, sizeof pslope, "%.2f", slope(y, done_n));
+        if (a->last_probes != NULL && np > 1) {
+            snprintf(pslope, sizeof pslope, "%.2f", slope(x, y, np));
         }
         const uint32_t cshow[] = {1, 16, 64, 256};
         char cy[4][16];
@@ -176,7 +198,7 @@ int exp_memfrag(bench_ctx_t *ctx)
         double flat_mean = mean_lo > 0.0 && done_n > 0 ? mean_hi / mean_lo : 0.0;
         printf("%-10s %5s %5s %5s %5s %5s %5s %6s  %6s %6s %6s %6s  %6.2f %6.2f %8.2f", a->name, pr[0], pr[1], pr[2],
                pr[3], pr[4], pr[5], pslope, cy[0], cy[1], cy[2], cy[3], flat, flat_mean,
-               done_n > 1 ? slope(yc, done_n) : 0.0);
+               np > 1 ? slope(x, yc, np) : 0.0);
         if (done_n < nmax) {
             printf("  (interrupted at N = %u)", done_n);
         }
@@ -184,6 +206,9 @@ int exp_memfrag(bench_ctx_t *ctx)
         fflush(stdout);
         if (csv != NULL) {
             for (uint32_t n = 1; n <= done_n; n++) {
+                if (!pt[n].measured) {
+                    continue;
+                }
                 fprintf(csv, "%s,%u,", a->name, n);
                 if (pt[n].probes == DRV_NO_PROBES) {
                     fprintf(csv, ",");
@@ -200,12 +225,15 @@ int exp_memfrag(bench_ctx_t *ctx)
             tlsf_flat = flat;
             tlsf_flat_mean = flat_mean;
             for (uint32_t n = 1; n <= nmax; n++) {
-                tlsf_pmax = pt[n].probes > tlsf_pmax ? pt[n].probes : tlsf_pmax;
+                tlsf_pmax = pt[n].measured && pt[n].probes > tlsf_pmax ? pt[n].probes : tlsf_pmax;
             }
         }
     }
     printf("%s\n", rule);
     bench_peers_footnote(stdout, ctx->allocs, ctx->nallocs);
+    if (ctx->scale == BENCH_QUICK) {
+        printf("quick scale: N = 1..16 and every 16th N up to 256 measured (--scale standard: every N).\n");
+    }
     printf("max/min: of the per-N figures over N = 1..256 (median; mean of the pair minima). slope: least-squares\n"
            "growth per unit of N (probes/N; mean cycles/N). The blog: seglist probes = N + 3, TLSF flat at 2.\n");
     if (tlsf_done) {
