@@ -139,6 +139,9 @@ typedef struct fma_state {
     fma_row_t row[BENCH_MAX_SELECTED][FMA_NMODES][FMA_NLEN];
     uint32_t *c0, *c1, *ms, *fs, *sorted;
     void **dry_slots;
+    FILE *csv, *cdf, *icsv, *fcsv; /* fma.csv, fma_cdf.csv, fma_instr.csv, fma_floor.csv */
+    char path[1200], cdf_path[1200], ipath[1200], fpath[1200];
+    double ghz;
 } fma_state_t;
 
 #ifdef FMA_HAVE_PAGES
@@ -821,37 +824,43 @@ static void print_rule(void)
            "-------------\n");
 }
 
-int exp_fma(bench_ctx_t *ctx)
+/* --- the study's skeleton (bench/README.md, "Layout"): study_setup, then per pass and allocator
+ * study_measure (every run length) with study_summarize_row and study_write_row as each row is
+ * measured, then study_summarize (the claims, the readings of 49.5 %, the instructions) -------- */
+
+static void study_free(fma_state_t *st)
 {
-    bench_ensure_clock(ctx);
-    fma_state_t *st = calloc(1, sizeof *st);
-    if (st == NULL) {
-        return 1;
+    for (int mode = 0; mode < FMA_NMODES; mode++) {
+        for (size_t li = 0; li < FMA_NLEN; li++) {
+            wl_release(&st->trace[mode][li]);
+        }
     }
-    st->ctx = ctx;
-    /* the allocators: the default set, those of it that exist; or --alloc */
+    free(st->c0), free(st->c1), free(st->ms), free(st->fs), free(st->dry_slots), free(st);
+}
+
+/* The allocators: the default set, those of it that exist; or --alloc. */
+static void choose_allocators(fma_state_t *st)
+{
+    const bench_ctx_t *ctx = st->ctx;
     if (ctx->allocs_explicit) {
         for (size_t k = 0; k < ctx->nallocs; k++) {
             st->allocs[st->n++] = ctx->allocs[k];
         }
-    } else {
-        for (size_t k = 0; k < sizeof fma_default / sizeof fma_default[0]; k++) {
-            const rt_allocator_t *a = bench_find(fma_default[k]);
-            if (a != NULL) {
-                st->allocs[st->n++] = a;
-            }
+        return;
+    }
+    for (size_t k = 0; k < sizeof fma_default / sizeof fma_default[0]; k++) {
+        const rt_allocator_t *a = bench_find(fma_default[k]);
+        if (a != NULL) {
+            st->allocs[st->n++] = a;
+        } else {
+            printf("%s: not in this build (not registered): left out\n", fma_default[k]);
         }
     }
-    printf("\n== fma -- the FMA article (Dr. Dobb's 1998): random requests and releases, Table 1's "
-           "sizes, a table of\n"
-           "   5000 blocks freed when it overflows, runs of 1,000 .. 60,000 allocations ==\n");
-    if (!ctx->allocs_explicit) {
-        for (size_t k = 0; k < sizeof fma_default / sizeof fma_default[0]; k++) {
-            if (bench_find(fma_default[k]) == NULL) {
-                printf("%s: not in this build (not registered): left out\n", fma_default[k]);
-            }
-        }
-    }
+}
+
+/* Buffers, the traces of every pass and length and their models. */
+static bool make_traces(fma_state_t *st)
+{
     size_t cap = 2u * FMA_MAX_LEN;
     st->c0 = malloc(cap * sizeof *st->c0);
     st->c1 = malloc(cap * sizeof *st->c1);
@@ -861,19 +870,59 @@ int exp_fma(bench_ctx_t *ctx)
     bool ok = st->c0 && st->c1 && st->ms && st->fs && st->dry_slots;
     for (int mode = 0; ok && mode < FMA_NMODES; mode++) {
         for (size_t li = 0; ok && li < FMA_NLEN; li++) {
-            ok = wl_fma(&st->trace[mode][li], fma_lengths[li], fma_modes[mode].sizes,
-                        fma_modes[mode].release, ctx->seed, &st->info[mode][li]);
+            ok = wl_fma(&st->trace[mode][li], fma_lengths[li], fma_modes[mode].sizes, fma_modes[mode].release,
+                        st->ctx->seed, &st->info[mode][li]);
+            ok = ok && fma_model(&st->trace[mode][li], &st->model[mode][li]);
         }
     }
-    for (int mode = 0; ok && mode < FMA_NMODES; mode++) {
-        for (size_t li = 0; ok && li < FMA_NLEN; li++) {
-            ok = fma_model(&st->trace[mode][li], &st->model[mode][li]);
-        }
+    return ok;
+}
+
+static void open_csvs(fma_state_t *st)
+{
+    bench_ctx_t *ctx = st->ctx;
+    st->csv = bench_csv_open(ctx, "fma.csv", false, st->path, sizeof st->path);
+    st->fcsv = bench_csv_open(ctx, "fma_floor.csv", false, st->fpath, sizeof st->fpath);
+    st->cdf = bench_csv_open(ctx, "fma_cdf.csv", false, st->cdf_path, sizeof st->cdf_path);
+    st->icsv = bench_csv_open(ctx, "fma_instr.csv", false, st->ipath, sizeof st->ipath);
+    if (st->csv != NULL) {
+        fprintf(st->csv, "# workload: %s\n", st->trace[0][FMA_NLEN - 1u].params);
+        fprintf(st->csv,
+                "allocator,sizes,release,allocations,ops,mallocs,frees,overflows,misses,max_live,"
+                "peak_live_bytes,failures,repeats,dry_ms,wet_ms,diff_ms,diff_ns_per_call,calls,"
+                "malloc_median,malloc_p99,malloc_max,malloc_mean,free_median,free_p99,free_max,"
+                "free_mean,clock_ghz,pages_touched,pages_peak,pages_end,pages_method,"
+                "watermark_bytes,peak_used_bytes\n");
     }
-    if (!ok) {
+    if (st->fcsv != NULL) {
+        fprintf(st->fcsv, "# floor: power-of-two blocks (>= %d B) of the live set, pages of %d B; bsd44+hdr: a model "
+                          "(request + %d B, power-of-two buckets never returned)\n%s",
+                FMA_MIN_BLOCK, WL_FMA_PAGE, FMA_HDR, fma_floor_header);
+    }
+    if (st->cdf != NULL) {
+        fprintf(st->cdf, "allocator,op,percentile,%s\n", ctx->clock.unit);
+    }
+    if (st->icsv != NULL) {
+        fprintf(st->icsv, "allocator,sizes,release,allocations,op,counted,n,max,p99,mean,stride,"
+                          "final_stride,widened,error\n");
+    }
+}
+
+static fma_state_t *study_setup(bench_ctx_t *ctx)
+{
+    fma_state_t *st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        return NULL;
+    }
+    st->ctx = ctx;
+    printf("\n== fma -- the FMA article (Dr. Dobb's 1998): random requests and releases, Table 1's "
+           "sizes, a table of\n"
+           "   5000 blocks freed when it overflows, runs of 1,000 .. 60,000 allocations ==\n");
+    choose_allocators(st);
+    if (!make_traces(st)) {
         fprintf(stderr, "rtbench: out of memory for fma\n");
-        free(st->c0), free(st->c1), free(st->ms), free(st->fs), free(st->dry_slots), free(st);
-        return 1;
+        study_free(st);
+        return NULL;
     }
     printf("%s (each run length a prefix of the longest)\n", st->trace[0][FMA_NLEN - 1u].params);
     printf("Table 1: 16 B 10 %%, 32 B 30 %%, 64 B 20 %%, 128 B 15 %%, 256 B 10 %%, 512 B 7 %%, "
@@ -895,114 +944,115 @@ int exp_fma(bench_ctx_t *ctx)
            ctx->clock.unit, ctx->clock.source, (unsigned long long)ctx->clock.empty_median);
     memset(ctx->arena, 0xA5,
            ctx->arena_size); /* touched once: no first-touch faults in timed calls */
+    open_csvs(st);
+    st->ghz = strcmp(ctx->clock.unit, "cycles") == 0 ? ctx->clock.ticks_per_ns : 1.0;
+    return st;
+}
 
-    char path[1200], cdf_path[1200], ipath[1200], fpath[1200];
-    FILE *csv = bench_csv_open(ctx, "fma.csv", false, path, sizeof path);
-    FILE *fcsv = bench_csv_open(ctx, "fma_floor.csv", false, fpath, sizeof fpath);
-    if (fcsv != NULL) {
-        fprintf(fcsv, "# floor: power-of-two blocks (>= %d B) of the live set, pages of %d B; bsd44+hdr: a model "
-                      "(request + %d B, power-of-two buckets never returned)\n%s",
-                FMA_MIN_BLOCK, WL_FMA_PAGE, FMA_HDR, fma_floor_header);
+static void print_pass_head(const fma_state_t *st, int mode)
+{
+    if (fma_modes[mode].release == WL_FMA_BURST) {
+        printf("\n-- beyond the article: bursts, sizes %s (phases of %u..%u requests of one "
+               "class drawn by Table 1,\n"
+               "   a random share of the earlier blocks released among them; %s) --\n",
+               wl_fma_sizes_name(fma_modes[mode].sizes), (unsigned)WL_FMA_BURST_MIN,
+               (unsigned)WL_FMA_BURST_MAX, st->trace[mode][FMA_NLEN - 1u].params);
+    } else {
+        printf("\n-- sizes %s, release by %s --\n", wl_fma_sizes_name(fma_modes[mode].sizes),
+               wl_fma_release_name(fma_modes[mode].release));
     }
-    FILE *cdf = bench_csv_open(ctx, "fma_cdf.csv", false, cdf_path, sizeof cdf_path);
-    FILE *icsv = bench_csv_open(ctx, "fma_instr.csv", false, ipath, sizeof ipath);
-    if (csv != NULL) {
-        fprintf(csv, "# workload: %s\n", st->trace[0][FMA_NLEN - 1u].params);
-        fprintf(csv,
-                "allocator,sizes,release,allocations,ops,mallocs,frees,overflows,misses,max_live,"
-                "peak_live_bytes,failures,repeats,dry_ms,wet_ms,diff_ms,diff_ns_per_call,calls,"
-                "malloc_median,malloc_p99,malloc_max,malloc_mean,free_median,free_p99,free_max,"
-                "free_mean,clock_ghz,pages_touched,pages_peak,pages_end,pages_method,"
-                "watermark_bytes,peak_used_bytes\n");
-    }
-    if (cdf != NULL) {
-        fprintf(cdf, "allocator,op,percentile,%s\n", ctx->clock.unit);
-    }
-    if (icsv != NULL) {
-        fprintf(icsv, "allocator,sizes,release,allocations,op,counted,n,max,p99,mean,stride,"
-                      "final_stride,widened,error\n");
-    }
-    double ghz = strcmp(ctx->clock.unit, "cycles") == 0 ? ctx->clock.ticks_per_ns : 1.0;
+    printf("%-10s %6s %3s %-32s %-22s %-22s %s\n", "", "", "", "  loop (ms; ns per call)",
+           "  malloc (" CLK_UNIT ")", "  free (" CLK_UNIT ")", "pages");
+    printf("%-10s %6s %3s %7s %7s %7s %8s %7s %6s %7s %7s %6s %7s %6s %6s %6s\n", "allocator",
+           "allocs", "ovf", "dry", "wet", "diff", "per call", "median", "p99", "max", "median",
+           "p99", "max", "touched", "peak", "end");
+    print_rule();
+}
 
-    for (int mode = 0; mode < FMA_NMODES && !drv_stop; mode++) {
-        if (fma_modes[mode].release == WL_FMA_BURST) {
-            printf("\n-- beyond the article: bursts, sizes %s (phases of %u..%u requests of one "
-                   "class drawn by Table 1,\n"
-                   "   a random share of the earlier blocks released among them; %s) --\n",
-                   wl_fma_sizes_name(fma_modes[mode].sizes), (unsigned)WL_FMA_BURST_MIN,
-                   (unsigned)WL_FMA_BURST_MAX, st->trace[mode][FMA_NLEN - 1u].params);
-        } else {
-            printf("\n-- sizes %s, release by %s --\n", wl_fma_sizes_name(fma_modes[mode].sizes),
-                   wl_fma_release_name(fma_modes[mode].release));
-        }
-        printf("%-10s %6s %3s %-32s %-22s %-22s %s\n", "", "", "", "  loop (ms; ns per call)",
-               "  malloc (" CLK_UNIT ")", "  free (" CLK_UNIT ")", "pages");
-        printf("%-10s %6s %3s %7s %7s %7s %8s %7s %6s %7s %7s %6s %7s %6s %6s %6s\n", "allocator",
-               "allocs", "ovf", "dry", "wet", "diff", "per call", "median", "p99", "max", "median",
-               "p99", "max", "touched", "peak", "end");
-        print_rule();
-        for (size_t k = 0; k < st->n && !drv_stop; k++) {
-            const rt_allocator_t *a = st->allocs[k];
-            drv_instance_t in;
-            if (!drv_open(&in, a, ctx->arena, ctx->arena_size, WL_FMA_TABLE, false)) {
-                printf("%-10s could not be created over the arena\n", a->name);
-                continue;
-            }
-            for (size_t li = 0; li < FMA_NLEN && !drv_stop; li++) {
-                fma_row_t *r = &st->row[k][mode][li];
-                const wl_fma_info_t *info = &st->info[mode][li];
-                const wl_trace_t *t = &st->trace[mode][li];
-                double span = 1.0 / (double)FMA_NLEN;
-                fma_measure(st, &in, mode, li, r, (double)li * span, span);
-                if (!r->done) {
-                    bench_progress_clear();
-                    printf("%-10s %6zu interrupted\n", a->name, fma_lengths[li]);
-                    break;
-                }
-                double diff = r->wet_ms - r->dry_ms;
-                double per_call = r->calls != 0 ? diff * 1e6 / (double)r->calls : 0.0;
-                char tp[24] = "n/a", pp[24] = "n/a", ep[24] = "n/a";
-                if (r->mem_known) {
-                    snprintf(tp, sizeof tp, "%llu", (unsigned long long)r->touched);
-                    snprintf(pp, sizeof pp, "%llu", (unsigned long long)r->peak);
-                    snprintf(ep, sizeof ep, "%llu", (unsigned long long)r->end);
-                }
-                bench_progress_clear();
-                printf("%-10s %6zu %3zu %7.3f %7.3f %7.3f %8.1f %7llu %6llu %7llu %7llu %6llu "
-                       "%7llu %6s %6s %6s%s\n",
-                       a->name, fma_lengths[li], info->overflows, r->dry_ms, r->wet_ms, diff,
-                       per_call, (unsigned long long)r->m.median, (unsigned long long)r->m.p99,
-                       (unsigned long long)r->m.max, (unsigned long long)r->f.median,
-                       (unsigned long long)r->f.p99, (unsigned long long)r->f.max, tp, pp, ep,
-                       r->failures != 0 ? "  (mallocs failed!)" : "");
-                fflush(stdout);
-                if (csv != NULL) {
-                    fprintf(
-                        csv,
-                        "%s,%s,%s,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%llu,%zu,%u,%.4f,%.4f,%.4f,%.2f,%zu,"
-                        "%llu,%llu,%llu,%.2f,%llu,%llu,%llu,%.2f,%.4f,%s,%s,%s,%s,%llu,%llu\n",
-                        a->name, wl_fma_sizes_name(fma_modes[mode].sizes),
-                        wl_fma_release_name(fma_modes[mode].release), fma_lengths[li], t->nops,
-                        t->nmalloc, t->nfree, info->overflows, info->misses, info->max_live,
-                        (unsigned long long)t->peak_live, r->failures, r->repeats, r->dry_ms,
-                        r->wet_ms, diff, per_call, r->calls, (unsigned long long)r->m.median,
-                        (unsigned long long)r->m.p99, (unsigned long long)r->m.max, r->m.mean,
-                        (unsigned long long)r->f.median, (unsigned long long)r->f.p99,
-                        (unsigned long long)r->f.max, r->f.mean, ghz, r->mem_known ? tp : "",
-                        r->mem_known ? pp : "", r->mem_known ? ep : "", r->mem_method,
-                        (unsigned long long)r->watermark, (unsigned long long)r->peak_used);
-                    fflush(csv);
-                }
-                fma_floor_row(fcsv, a->name, mode, li, r, &st->model[mode][li]);
-                if (mode == 0 && li == FMA_NLEN - 1u) {
-                    /* the last timed pair of this run left its per-op minimum in c0 */
-                    fma_cdf_rows(st, cdf, a->name, t);
-                }
-            }
-            drv_close(&in);
-        }
-        print_rule();
+/* The row of one allocator, pass and run length: the table's line. */
+static void study_summarize_row(const fma_state_t *st, const rt_allocator_t *a, const fma_row_t *r, int mode,
+                                size_t li)
+{
+    const wl_fma_info_t *info = &st->info[mode][li];
+    double diff = r->wet_ms - r->dry_ms;
+    double per_call = r->calls != 0 ? diff * 1e6 / (double)r->calls : 0.0;
+    char tp[24] = "n/a", pp[24] = "n/a", ep[24] = "n/a";
+    if (r->mem_known) {
+        snprintf(tp, sizeof tp, "%llu", (unsigned long long)r->touched);
+        snprintf(pp, sizeof pp, "%llu", (unsigned long long)r->peak);
+        snprintf(ep, sizeof ep, "%llu", (unsigned long long)r->end);
     }
+    bench_progress_clear();
+    printf("%-10s %6zu %3zu %7.3f %7.3f %7.3f %8.1f %7llu %6llu %7llu %7llu %6llu "
+           "%7llu %6s %6s %6s%s\n",
+           a->name, fma_lengths[li], info->overflows, r->dry_ms, r->wet_ms, diff, per_call,
+           (unsigned long long)r->m.median, (unsigned long long)r->m.p99, (unsigned long long)r->m.max,
+           (unsigned long long)r->f.median, (unsigned long long)r->f.p99, (unsigned long long)r->f.max, tp, pp,
+           ep, r->failures != 0 ? "  (mallocs failed!)" : "");
+    fflush(stdout);
+}
+
+/* The same row in fma.csv and fma_floor.csv (and the 60,000 run's quantiles in fma_cdf.csv). */
+static void study_write_row(fma_state_t *st, const rt_allocator_t *a, const fma_row_t *r, int mode, size_t li)
+{
+    const wl_fma_info_t *info = &st->info[mode][li];
+    const wl_trace_t *t = &st->trace[mode][li];
+    if (st->csv != NULL) {
+        double diff = r->wet_ms - r->dry_ms;
+        double per_call = r->calls != 0 ? diff * 1e6 / (double)r->calls : 0.0;
+        char tp[24] = "", pp[24] = "", ep[24] = "";
+        if (r->mem_known) {
+            snprintf(tp, sizeof tp, "%llu", (unsigned long long)r->touched);
+            snprintf(pp, sizeof pp, "%llu", (unsigned long long)r->peak);
+            snprintf(ep, sizeof ep, "%llu", (unsigned long long)r->end);
+        }
+        fprintf(st->csv,
+                "%s,%s,%s,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%llu,%zu,%u,%.4f,%.4f,%.4f,%.2f,%zu,"
+                "%llu,%llu,%llu,%.2f,%llu,%llu,%llu,%.2f,%.4f,%s,%s,%s,%s,%llu,%llu\n",
+                a->name, wl_fma_sizes_name(fma_modes[mode].sizes), wl_fma_release_name(fma_modes[mode].release),
+                fma_lengths[li], t->nops, t->nmalloc, t->nfree, info->overflows, info->misses, info->max_live,
+                (unsigned long long)t->peak_live, r->failures, r->repeats, r->dry_ms, r->wet_ms, diff, per_call,
+                r->calls, (unsigned long long)r->m.median, (unsigned long long)r->m.p99,
+                (unsigned long long)r->m.max, r->m.mean, (unsigned long long)r->f.median,
+                (unsigned long long)r->f.p99, (unsigned long long)r->f.max, r->f.mean, st->ghz, tp, pp, ep,
+                r->mem_method, (unsigned long long)r->watermark, (unsigned long long)r->peak_used);
+        fflush(st->csv);
+    }
+    fma_floor_row(st->fcsv, a->name, mode, li, r, &st->model[mode][li]);
+    if (mode == 0 && li == FMA_NLEN - 1u) {
+        /* the last timed pair of this run left its per-op minimum in c0 */
+        fma_cdf_rows(st, st->cdf, a->name, t);
+    }
+}
+
+/* Every run length of one allocator in one pass, each row printed and written once measured. */
+static void study_measure(fma_state_t *st, size_t k, int mode)
+{
+    bench_ctx_t *ctx = st->ctx;
+    const rt_allocator_t *a = st->allocs[k];
+    drv_instance_t in;
+    if (!drv_open(&in, a, ctx->arena, ctx->arena_size, WL_FMA_TABLE, false)) {
+        printf("%-10s could not be created over the arena\n", a->name);
+        return;
+    }
+    for (size_t li = 0; li < FMA_NLEN && !drv_stop; li++) {
+        fma_row_t *r = &st->row[k][mode][li];
+        double span = 1.0 / (double)FMA_NLEN;
+        fma_measure(st, &in, mode, li, r, (double)li * span, span);
+        if (!r->done) {
+            bench_progress_clear();
+            printf("%-10s %6zu interrupted\n", a->name, fma_lengths[li]);
+            break;
+        }
+        study_summarize_row(st, a, r, mode, li);
+        study_write_row(st, a, r, mode, li);
+    }
+    drv_close(&in);
+}
+
+/* The article's claims, what its 49.5 % can mean, then the instructions (written as counted). */
+static void study_summarize(fma_state_t *st)
+{
     bench_progress_clear();
     bench_peers_footnote(stdout, st->allocs, st->n);
     printf("ovf: table overflows (every tracked block freed before the next allocation; the "
@@ -1011,17 +1061,29 @@ int exp_fma(bench_ctx_t *ctx)
         fma_summary(st);
         fma_readings(st);
         fflush(stdout);
-        fma_instructions(st, icsv);
+        fma_instructions(st, st->icsv);
     }
-    bench_csv_close(csv, path);
-    bench_csv_close(fcsv, fpath);
-    bench_csv_close(cdf, cdf_path);
-    bench_csv_close(icsv, ipath);
-    for (int mode = 0; mode < FMA_NMODES; mode++) {
-        for (size_t li = 0; li < FMA_NLEN; li++) {
-            wl_release(&st->trace[mode][li]);
+}
+
+int exp_fma(bench_ctx_t *ctx)
+{
+    bench_ensure_clock(ctx);
+    fma_state_t *st = study_setup(ctx);
+    if (st == NULL) {
+        return 1;
+    }
+    for (int mode = 0; mode < FMA_NMODES && !drv_stop; mode++) {
+        print_pass_head(st, mode);
+        for (size_t k = 0; k < st->n && !drv_stop; k++) {
+            study_measure(st, k, mode);
         }
+        print_rule();
     }
-    free(st->c0), free(st->c1), free(st->ms), free(st->fs), free(st->dry_slots), free(st);
+    study_summarize(st);
+    bench_csv_close(st->csv, st->path);
+    bench_csv_close(st->fcsv, st->fpath);
+    bench_csv_close(st->cdf, st->cdf_path);
+    bench_csv_close(st->icsv, st->ipath);
+    study_free(st);
     return drv_stop ? 130 : 0;
 }
