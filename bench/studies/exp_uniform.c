@@ -108,213 +108,274 @@ static void print_rule(void)
            "-------------\n");
 }
 
-static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
+/* The study's skeleton (bench/README.md, "Layout"): study_setup (trace, buffers, CSVs, glibc's
+ * reference loop, table head), then per allocator study_measure (two timed runs, the whole loop),
+ * study_summarize (its row, tlsf's targets) and study_write (its CSV rows), so that each row is
+ * printed and written as soon as it is measured. */
+typedef struct un_state {
+    const wl_uniform_spec_t *spec;
+    wl_trace_t t;
+    uint32_t *c1, *c2, *p1, *p2, *ms, *fs, *sorted_m, *sorted_f;
+    FILE *csv, *cdf;
+    char path[1200], cdf_path[1200];
+    drv_instance_t gin; /* glibc, the reference of every loop ratio */
+    bool have_glibc;
+    double glibc_ns;
+    double tlsf_ratio;
+    uint32_t tlsf_probes[2];
+    bool tlsf_seen[2];
+} un_state_t;
+
+/* One allocator's figures. */
+typedef struct un_result {
+    size_t done, failures, differ, nm, nf;
+    bool two, has_probes, interrupted;
+    double loop, ref, ratio, pmean;
+    uint32_t pmax;
+    mt_summary_t sm, sf;
+} un_result_t;
+
+static void study_free(un_state_t *st)
 {
-    bench_ensure_clock(ctx);
+    if (st->have_glibc) {
+        drv_close(&st->gin);
+    }
+    wl_release(&st->t);
+    free(st->c1), free(st->c2), free(st->p1), free(st->p2), free(st->ms), free(st->fs);
+    free(st->sorted_m), free(st->sorted_f);
+}
+
+static void open_csvs(bench_ctx_t *ctx, un_state_t *st)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s.csv", st->spec->name);
+    st->csv = bench_csv_open(ctx, name, false, st->path, sizeof st->path);
+    snprintf(name, sizeof name, "%s_cdf.csv", st->spec->name);
+    st->cdf = bench_csv_open(ctx, name, false, st->cdf_path, sizeof st->cdf_path);
+    if (st->csv != NULL) {
+        fprintf(st->csv, "# workload: %s\n", st->t.params);
+        fprintf(st->csv, "allocator,ops,mallocs,frees,failures,runs,"
+                         "malloc_median,malloc_p90,malloc_p99,malloc_p999,malloc_max,malloc_min,malloc_mean,malloc_sd,"
+                         "malloc_cv,free_median,free_p90,free_p99,free_p999,free_max,free_min,free_mean,free_sd,free_cv,"
+                         "loop_ns_per_op,glibc_ref_ns_per_op,loop_x_glibc,probes_max,probes_mean,probes_differ,"
+                         "interrupted\n");
+    }
+    if (st->cdf != NULL) {
+        fprintf(st->cdf, "allocator,op,percentile,%s\n", ctx->clock.unit);
+    }
+}
+
+static bool study_setup(bench_ctx_t *ctx, un_state_t *st, const wl_uniform_spec_t *spec)
+{
+    memset(st, 0, sizeof *st);
+    st->spec = spec;
+    st->tlsf_ratio = -1.0;
     /* quick: a tenth of the ops -- 1000 or 10000 slots are past their warm-up within the first
      * 20,000 ops, and the percentiles up to p99.9 still rest on 100 calls or more */
     size_t nops = ctx->ops != 0                ? ctx->ops
                   : ctx->scale == BENCH_QUICK ? spec->default_ops / 10u
                                               : spec->default_ops;
-    wl_trace_t t;
-    uint32_t *c1 = malloc(nops * sizeof *c1);
-    uint32_t *c2 = malloc(nops * sizeof *c2);
-    uint32_t *p1 = malloc(nops * sizeof *p1);
-    uint32_t *p2 = malloc(nops * sizeof *p2);
-    uint32_t *ms = malloc(nops * sizeof *ms);
-    uint32_t *fs = malloc(nops * sizeof *fs);
-    uint32_t *sorted = malloc(nops * sizeof *sorted);
-    if (!wl_uniform(&t, spec, nops, ctx->seed) || !c1 || !c2 || !p1 || !p2 || !ms || !fs || !sorted) {
+    uint32_t **bufs[] = {&st->c1, &st->c2, &st->p1, &st->p2, &st->ms, &st->fs, &st->sorted_m, &st->sorted_f};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        *bufs[i] = malloc(nops * sizeof **bufs[i]);
+        ok = ok && *bufs[i] != NULL;
+    }
+    if (!ok || !wl_uniform(&st->t, spec, nops, ctx->seed)) {
         fprintf(stderr, "rtbench: out of memory for %s\n", spec->name);
-        free(c1), free(c2), free(p1), free(p2), free(ms), free(fs), free(sorted);
-        return 1;
+        return false;
     }
     const char *unit = ctx->clock.unit;
     printf("\n== %s -- %s ==\n", spec->name, spec->description);
     printf("%zu ops (%zu malloc, %zu free), xorshift64* seed %llu; heaps over a %zu MiB arena touched before "
            "timing\n",
-           t.nops, t.nmalloc, t.nfree, (unsigned long long)ctx->seed, ctx->arena_size >> 20);
+           st->t.nops, st->t.nmalloc, st->t.nfree, (unsigned long long)ctx->seed, ctx->arena_size >> 20);
     printf("per call: raw %s of one call through the descriptor, %s; per-op minimum of 2 identical runs;\n"
            "nothing subtracted (empty timed region: median %llu). loop: the same ops untimed, ns/op, best of %d;\n"
            "glibc: glibc's loop replayed alternately with this allocator's (best of %d each); x glibc: the ratio of the\n"
            "two. probes: of each malloc.\n",
            unit, ctx->clock.source, (unsigned long long)ctx->clock.empty_median, LOOP_REPEATS, LOOP_REPEATS);
-
-    char path[1200], cdf_path[1200], name[160];
-    snprintf(name, sizeof name, "%s.csv", spec->name);
-    FILE *csv = bench_csv_open(ctx, name, false, path, sizeof path);
-    snprintf(name, sizeof name, "%s_cdf.csv", spec->name);
-    FILE *cdf = bench_csv_open(ctx, name, false, cdf_path, sizeof cdf_path);
-    if (csv != NULL) {
-        fprintf(csv, "# workload: %s\n", t.params);
-        fprintf(csv, "allocator,ops,mallocs,frees,failures,runs,"
-                     "malloc_median,malloc_p90,malloc_p99,malloc_p999,malloc_max,malloc_min,malloc_mean,malloc_sd,"
-                     "malloc_cv,free_median,free_p90,free_p99,free_p999,free_max,free_min,free_mean,free_sd,free_cv,"
-                     "loop_ns_per_op,glibc_ref_ns_per_op,loop_x_glibc,probes_max,probes_mean,probes_differ,"
-                     "interrupted\n");
-    }
-    if (cdf != NULL) {
-        fprintf(cdf, "allocator,op,percentile,%s\n", unit);
-    }
-
-    int rc = 0;
-    double glibc_ns = 0.0;
-    drv_instance_t gin; /* glibc, the reference of every loop ratio */
-    bool have_glibc = drv_open(&gin, &bench_glibc, ctx->arena, ctx->arena_size, t.slots, false);
-    if (have_glibc) {
+    open_csvs(ctx, st);
+    st->have_glibc = drv_open(&st->gin, &bench_glibc, ctx->arena, ctx->arena_size, st->t.slots, false);
+    if (st->have_glibc) {
         progress_ctx_t pc = {spec->name, "glibc", "whole loop"};
         double unused;
-        loop_ns_per_op(&gin, NULL, &t, &pc, &glibc_ns, &unused);
+        loop_ns_per_op(&st->gin, NULL, &st->t, &pc, &st->glibc_ns, &unused);
     }
-
     printf("           %-31s %-32s %-23s %s\n", "malloc", "free", "loop", "probes");
     printf("%-10s %6s %6s %7s %9s  %6s %6s %7s %9s  %7s %7s %7s  %5s %7s\n", "allocator", "median", "p99", "p99.9",
            "max", "median", "p99", "p99.9", "max", "ns/op", "glibc", "x glibc", "max", "mean");
     print_rule();
+    return true;
+}
 
-    double tlsf_ratio = -1.0;
-    uint32_t tlsf_probes[2] = {0, 0};
-    bool tlsf_seen[2] = {false, false};
-    for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-        const rt_allocator_t *a = ctx->allocs[k];
-        progress_ctx_t pc = {spec->name, a->name, "timed run 1/2"};
-        drv_instance_t in;
-        if (!drv_open(&in, a, ctx->arena, ctx->arena_size, t.slots, true)) {
-            printf("%-10s could not be created over the arena\n", a->name);
+/* The per-op minimum of the two runs split into mallocs and frees, summarized; probes of mallocs. */
+static void summarize_calls(un_state_t *st, const rt_allocator_t *a, un_result_t *res)
+{
+    const wl_trace_t *t = &st->t;
+    double psum = 0.0;
+    res->has_probes = a->last_probes != NULL;
+    for (size_t i = 0; i < res->done; i++) {
+        if (st->c1[i] == DRV_NOT_MEASURED) {
             continue;
         }
-        drv_outcome_t o1 = drv_replay_timed(&in, &t, c1, p1, on_progress, &pc);
-        size_t done = o1.done;
-        bool two = false;
-        size_t failures = o1.failures;
-        size_t differ = 0;
-        double loop = 0.0, ref = 0.0;
-        if (!o1.interrupted && drv_reset(&in)) {
-            pc.phase = "timed run 2/2";
-            drv_outcome_t o2 = drv_replay_timed(&in, &t, c2, p2, on_progress, &pc);
-            if (!o2.interrupted) {
-                two = true;
-                failures = o2.failures > failures ? o2.failures : failures;
-                for (size_t i = 0; i < done; i++) {
-                    differ += p1[i] != p2[i];
-                }
-                if (strcmp(a->name, "glibc") == 0) {
-                    loop = ref = glibc_ns;
-                } else {
-                    loop_ns_per_op(&in, have_glibc ? &gin : NULL, &t, &pc, &loop, &ref);
-                }
+        if (t->ops[i].kind == WL_MALLOC) {
+            st->ms[res->nm++] = st->c1[i];
+            if (res->has_probes) {
+                res->pmax = st->p1[i] > res->pmax ? st->p1[i] : res->pmax;
+                psum += st->p1[i];
             }
+        } else {
+            st->fs[res->nf++] = st->c1[i];
         }
-        drv_close(&in);
-        bench_progress_clear();
-        if (ctx->raw) {
-            write_raw(ctx, &t, a->name, c1, c2, p1, done, two);
-        }
-        if (two) {
-            mt_min_into(c1, c2, done);
-        }
-        size_t nm = 0, nf = 0;
-        uint32_t pmax = 0;
-        double psum = 0.0;
-        bool has_probes = a->last_probes != NULL;
-        for (size_t i = 0; i < done; i++) {
-            if (c1[i] == DRV_NOT_MEASURED) {
-                continue;
-            }
-            if (t.ops[i].kind == WL_MALLOC) {
-                ms[nm++] = c1[i];
-                if (has_probes) {
-                    pmax = p1[i] > pmax ? p1[i] : pmax;
-                    psum += p1[i];
-                }
-            } else {
-                fs[nf++] = c1[i];
-            }
-        }
-        double pmean = nm != 0 ? psum / (double)nm : 0.0;
-        mt_summary_t sm, sf;
-        mt_summarize_u32(ms, nm, &sm, sorted);
-        mt_write_cdf(cdf, a->name, "malloc", sorted, nm);
-        mt_summarize_u32(fs, nf, &sf, sorted);
-        mt_write_cdf(cdf, a->name, "free", sorted, nf);
-        bool interrupted = !two || loop == 0.0;
-        double ratio = ref > 0.0 && loop > 0.0 ? loop / ref : 0.0;
+    }
+    res->pmean = res->nm != 0 ? psum / (double)res->nm : 0.0;
+    mt_summarize_u32(st->ms, res->nm, &res->sm, st->sorted_m);
+    mt_summarize_u32(st->fs, res->nf, &res->sf, st->sorted_f);
+}
 
-        char probes_max[16] = "n/a", probes_mean[16] = "n/a", loop_s[16] = "-", ratio_s[16] = "-", ref_s[16] = "-";
-        if (has_probes) {
-            snprintf(probes_max, sizeof probes_max, "%u", pmax);
-            snprintf(probes_mean, sizeof probes_mean, "%.2f", pmean);
-        }
-        if (loop > 0.0) {
-            snprintf(loop_s, sizeof loop_s, "%.1f", loop);
-        }
-        if (ratio > 0.0) {
-            snprintf(ratio_s, sizeof ratio_s, "%.2f", ratio);
-            snprintf(ref_s, sizeof ref_s, "%.1f", ref);
-        }
-        printf("%-10s %6llu %6llu %7llu %9llu  %6llu %6llu %7llu %9llu  %7s %7s %7s  %5s %7s", a->name,
-               (unsigned long long)sm.median, (unsigned long long)sm.p99, (unsigned long long)sm.p999,
-               (unsigned long long)sm.max, (unsigned long long)sf.median, (unsigned long long)sf.p99,
-               (unsigned long long)sf.p999, (unsigned long long)sf.max, loop_s, ref_s, ratio_s, probes_max, probes_mean);
-        if (failures != 0) {
-            printf("  (%zu mallocs failed)", failures);
-        }
-        if (differ != 0) {
-            printf("  (probes differ between runs at %zu ops)", differ);
-        }
-        if (interrupted) {
-            printf("  (interrupted after %zu ops, %s)", done, two ? "2 runs" : "1 run");
-        }
-        printf("\n");
-        fflush(stdout);
-        if (csv != NULL) {
-            fprintf(csv,
-                    "%s,%zu,%zu,%zu,%zu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.4f,"
-                    "%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.4f,%.3f,%.3f,%.4f,%s,%s,%zu,%d\n",
-                    a->name, done, nm, nf, failures, two ? 2 : 1, (unsigned long long)sm.median,
-                    (unsigned long long)sm.p90, (unsigned long long)sm.p99, (unsigned long long)sm.p999,
-                    (unsigned long long)sm.max, (unsigned long long)sm.min, sm.mean, sm.sd, sm.cv,
-                    (unsigned long long)sf.median, (unsigned long long)sf.p90, (unsigned long long)sf.p99,
-                    (unsigned long long)sf.p999, (unsigned long long)sf.max, (unsigned long long)sf.min, sf.mean,
-                    sf.sd, sf.cv, loop, ref, ratio, has_probes ? probes_max : "", has_probes ? probes_mean : "", differ,
-                    interrupted ? 1 : 0);
-            fflush(csv);
-        }
-        if (!interrupted && strcmp(a->name, "tlsf") == 0) {
-            tlsf_ratio = ratio;
-        }
-        for (int j = 0; j < 2; j++) {
-            if (strcmp(a->name, j == 0 ? "tlsf" : "tlsf32") == 0 && has_probes) {
-                tlsf_seen[j] = true;
-                tlsf_probes[j] = pmax;
+/* Two timed runs, then the whole loop against glibc's; false when it cannot be created. */
+static bool study_measure(bench_ctx_t *ctx, un_state_t *st, const rt_allocator_t *a, un_result_t *res)
+{
+    memset(res, 0, sizeof *res);
+    progress_ctx_t pc = {st->spec->name, a->name, "timed run 1/2"};
+    drv_instance_t in;
+    if (!drv_open(&in, a, ctx->arena, ctx->arena_size, st->t.slots, true)) {
+        printf("%-10s could not be created over the arena\n", a->name);
+        return false;
+    }
+    drv_outcome_t o1 = drv_replay_timed(&in, &st->t, st->c1, st->p1, on_progress, &pc);
+    res->done = o1.done;
+    res->failures = o1.failures;
+    if (!o1.interrupted && drv_reset(&in)) {
+        pc.phase = "timed run 2/2";
+        drv_outcome_t o2 = drv_replay_timed(&in, &st->t, st->c2, st->p2, on_progress, &pc);
+        if (!o2.interrupted) {
+            res->two = true;
+            res->failures = o2.failures > res->failures ? o2.failures : res->failures;
+            for (size_t i = 0; i < res->done; i++) {
+                res->differ += st->p1[i] != st->p2[i];
+            }
+            if (strcmp(a->name, "glibc") == 0) {
+                res->loop = res->ref = st->glibc_ns;
+            } else {
+                loop_ns_per_op(&in, st->have_glibc ? &st->gin : NULL, &st->t, &pc, &res->loop, &res->ref);
             }
         }
     }
-    if (drv_stop) {
-        rc = 130;
+    drv_close(&in);
+    bench_progress_clear();
+    if (ctx->raw) {
+        write_raw(ctx, &st->t, a->name, st->c1, st->c2, st->p1, res->done, res->two);
+    }
+    if (res->two) {
+        mt_min_into(st->c1, st->c2, res->done);
+    }
+    summarize_calls(st, a, res);
+    res->interrupted = !res->two || res->loop == 0.0;
+    res->ratio = res->ref > 0.0 && res->loop > 0.0 ? res->loop / res->ref : 0.0;
+    return true;
+}
+
+static void study_summarize(un_state_t *st, const rt_allocator_t *a, const un_result_t *r)
+{
+    char probes_max[16] = "n/a", probes_mean[16] = "n/a", loop_s[16] = "-", ratio_s[16] = "-", ref_s[16] = "-";
+    if (r->has_probes) {
+        snprintf(probes_max, sizeof probes_max, "%u", r->pmax);
+        snprintf(probes_mean, sizeof probes_mean, "%.2f", r->pmean);
+    }
+    if (r->loop > 0.0) {
+        snprintf(loop_s, sizeof loop_s, "%.1f", r->loop);
+    }
+    if (r->ratio > 0.0) {
+        snprintf(ratio_s, sizeof ratio_s, "%.2f", r->ratio);
+        snprintf(ref_s, sizeof ref_s, "%.1f", r->ref);
+    }
+    printf("%-10s %6llu %6llu %7llu %9llu  %6llu %6llu %7llu %9llu  %7s %7s %7s  %5s %7s", a->name,
+           (unsigned long long)r->sm.median, (unsigned long long)r->sm.p99, (unsigned long long)r->sm.p999,
+           (unsigned long long)r->sm.max, (unsigned long long)r->sf.median, (unsigned long long)r->sf.p99,
+           (unsigned long long)r->sf.p999, (unsigned long long)r->sf.max, loop_s, ref_s, ratio_s, probes_max,
+           probes_mean);
+    if (r->failures != 0) {
+        printf("  (%zu mallocs failed)", r->failures);
+    }
+    if (r->differ != 0) {
+        printf("  (probes differ between runs at %zu ops)", r->differ);
+    }
+    if (r->interrupted) {
+        printf("  (interrupted after %zu ops, %s)", r->done, r->two ? "2 runs" : "1 run");
+    }
+    printf("\n");
+    fflush(stdout);
+    if (!r->interrupted && strcmp(a->name, "tlsf") == 0) {
+        st->tlsf_ratio = r->ratio;
+    }
+    for (int j = 0; j < 2; j++) {
+        if (strcmp(a->name, j == 0 ? "tlsf" : "tlsf32") == 0 && r->has_probes) {
+            st->tlsf_seen[j] = true;
+            st->tlsf_probes[j] = r->pmax;
+        }
+    }
+}
+
+static void study_write(un_state_t *st, const rt_allocator_t *a, const un_result_t *r)
+{
+    mt_write_cdf(st->cdf, a->name, "malloc", st->sorted_m, r->nm);
+    mt_write_cdf(st->cdf, a->name, "free", st->sorted_f, r->nf);
+    if (st->csv == NULL) {
+        return;
+    }
+    char probes_max[16] = "", probes_mean[16] = "";
+    if (r->has_probes) {
+        snprintf(probes_max, sizeof probes_max, "%u", r->pmax);
+        snprintf(probes_mean, sizeof probes_mean, "%.2f", r->pmean);
+    }
+    const mt_summary_t *sm = &r->sm, *sf = &r->sf;
+    fprintf(st->csv,
+            "%s,%zu,%zu,%zu,%zu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.4f,"
+            "%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.2f,%.4f,%.3f,%.3f,%.4f,%s,%s,%zu,%d\n",
+            a->name, r->done, r->nm, r->nf, r->failures, r->two ? 2 : 1, (unsigned long long)sm->median,
+            (unsigned long long)sm->p90, (unsigned long long)sm->p99, (unsigned long long)sm->p999,
+            (unsigned long long)sm->max, (unsigned long long)sm->min, sm->mean, sm->sd, sm->cv,
+            (unsigned long long)sf->median, (unsigned long long)sf->p90, (unsigned long long)sf->p99,
+            (unsigned long long)sf->p999, (unsigned long long)sf->max, (unsigned long long)sf->min, sf->mean, sf->sd,
+            sf->cv, r->loop, r->ref, r->ratio, probes_max, probes_mean, r->differ, r->interrupted ? 1 : 0);
+    fflush(st->csv);
+}
+
+static int run_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec)
+{
+    bench_ensure_clock(ctx);
+    static un_state_t st;
+    if (!study_setup(ctx, &st, spec)) {
+        study_free(&st);
+        return 1;
+    }
+    for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+        un_result_t r;
+        if (study_measure(ctx, &st, ctx->allocs[k], &r)) {
+            study_summarize(&st, ctx->allocs[k], &r);
+            study_write(&st, ctx->allocs[k], &r);
+        }
     }
     print_rule();
     bench_peers_footnote(stdout, ctx->allocs, ctx->nallocs);
     double ratio_target = strcmp(spec->name, "churn") == 0 ? 0.85 : 1.00;
-    if (tlsf_ratio > 0.0) {
-        printf("target: tlsf loop <= %.2f x glibc: %.2f x -- %s\n", ratio_target, tlsf_ratio,
-               tlsf_ratio <= ratio_target ? "met" : "NOT met");
+    if (st.tlsf_ratio > 0.0) {
+        printf("target: tlsf loop <= %.2f x glibc: %.2f x -- %s\n", ratio_target, st.tlsf_ratio,
+               st.tlsf_ratio <= ratio_target ? "met" : "NOT met");
     }
     for (int j = 0; j < 2; j++) {
-        if (tlsf_seen[j]) {
+        if (st.tlsf_seen[j]) {
             printf("target: %s at most 2 probes per malloc: max %u -- %s\n", j == 0 ? "tlsf" : "tlsf32",
-                   tlsf_probes[j], tlsf_probes[j] <= 2 ? "met" : "NOT met");
+                   st.tlsf_probes[j], st.tlsf_probes[j] <= 2 ? "met" : "NOT met");
         }
     }
     fflush(stdout);
-    if (have_glibc) {
-        drv_close(&gin);
-    }
-    bench_csv_close(csv, path);
-    bench_csv_close(cdf, cdf_path);
-    wl_release(&t);
-    free(c1), free(c2), free(p1), free(p2), free(ms), free(fs), free(sorted);
-    return rc;
+    bench_csv_close(st.csv, st.path);
+    bench_csv_close(st.cdf, st.cdf_path);
+    study_free(&st);
+    return drv_stop ? 130 : 0;
 }
 
 int exp_churn(bench_ctx_t *ctx) { return run_uniform(ctx, &wl_churn); }
