@@ -3,17 +3,21 @@
  *
  *   rtbench list
  *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|all] [--alloc a,b] [--seed N]
- *               [--ops N] [--scale quick|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
+ *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *
- * Tables go to stdout, progress to stderr, CSV files to --csv DIR (default: results). Ctrl-C
- * stops cleanly: the allocator being measured finishes its line with what was measured, the
- * CSVs are closed, and rtbench exits with status 130 (a second Ctrl-C kills it at once).
+ * Tables go to stdout, progress to stderr ("[k/n] experiment  allocator  phase  %"), CSV files to
+ * --csv DIR (default: results), with the run's bookkeeping (plan.csv, experiments.csv,
+ * allocators.csv: bench.h). Ctrl-C stops cleanly within a second or two: the allocator being
+ * measured finishes its line with what was measured, the interrupted experiment's CSVs are not
+ * written (their .tmp removed; those of finished experiments stay), experiments.csv records it as
+ * interrupted, and rtbench exits with status 130 (a second Ctrl-C kills it at once).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "driver.h"
@@ -26,26 +30,26 @@
 
 static const bench_experiment_t experiments[] = {
     {"clock", "verify the cycle clock: resolution, cost of an empty timed region, frequency, TSC flags",
-     exp_clock},
+     exp_clock, true},
     {"churn", "uniform churn: 1000 slots, sizes 16..4096, 2,000,000 ops: cycles per call, loop ns/op, probes",
-     exp_churn},
-    {"small", "small-block churn: 10000 slots, sizes 8..256, 2,000,000 ops: same figures", exp_small},
+     exp_churn, true},
+    {"small", "small-block churn: 10000 slots, sizes 8..256, 2,000,000 ops: same figures", exp_small, true},
     {"memfrag", "VaiOS mem_frag: malloc(120) after N fenced free 72-byte blocks, N = 1..256: probes, cycles",
-     exp_memfrag},
+     exp_memfrag, true},
     {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag",
-     exp_inscount},
+     exp_inscount, false},
     {"hardening", "cost of each RT_HARDENING level: exact instructions per malloc/free on churn and small, "
                   "levels 0, 1, 2 (runs rtbench-hardening<N> beside rtbench)",
-     exp_hardening},
+     exp_hardening, false},
     {"memstress", "VaiOS mem_stress: 1,200 ops on a live set <= 48, 32 KiB heap: @MS rows, probes, cycles",
-     exp_memstress},
-    {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano},
-    {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst},
+     exp_memstress, true},
+    {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano, true},
+    {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst, true},
     {"stellwag", "Stellwag 2010 tests I-IV: T threads on one shared 64 MiB allocator, cycles, c_v, utilisation",
-     exp_stellwag},
+     exp_stellwag, true},
     {"fma", "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
             "case per call, pages touched and peak (fma, bsd44, tlsf, glibc)",
-     exp_fma},
+     exp_fma, true},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
@@ -66,13 +70,18 @@ static void usage(FILE *f)
             "options:\n"
             "  --alloc a,b,...        allocators to measure (default: all; see list)\n"
             "  --seed N               workload seed (default 42)\n"
-            "  --ops N                operations of churn and small (default 2000000)\n"
-            "  --scale quick|paper    quick (default, the whole suite in ~10 min on 2 cores): instruction\n"
-            "                         counts on a sample of calls, mem_frag 25 pairs per N, Masmano\n"
-            "                         30,000 / 300,000 mallocs per time / fragmentation run;\n"
-            "                         paper: the papers' operation counts (Masmano 300,000 / 1,500,000,\n"
-            "                         Test 4 10 periods x 50 seeds), 20,000-op instruction samples,\n"
-            "                         101 mem_frag pairs (hours). 'full' is a synonym of paper.\n"
+            "  --ops N                operations of churn and small (default 2000000; 200000 at quick)\n"
+            "  --scale SCALE          quick (default): every study's headline in ~3 min on 2 cores --\n"
+            "                         fewer ops, repetitions and samples; the wait-free tree's variants\n"
+            "                         (wf32, wf128, wf256, wf_ro, wf_lazy) only in stellwag; run all\n"
+            "                         leaves out inscount and hardening (minutes of single-stepping;\n"
+            "                         run them by name);\n"
+            "                         standard: the former default (~35 min): instruction counts on a\n"
+            "                         sample of calls, mem_frag 25 pairs per N, Masmano 30,000 /\n"
+            "                         300,000 mallocs per time / fragmentation run;\n"
+            "                         paper (or full): the papers' operation counts (Masmano 300,000 /\n"
+            "                         1,500,000, Test 4 10 periods x 50 seeds), 20,000-op instruction\n"
+            "                         samples, 101 mem_frag pairs (hours).\n"
             "  --csv DIR              write summary CSVs to DIR (default results; - for none)\n"
             "  --raw                  also one row per operation under DIR/raw/\n"
             "  --threads N,N,...      thread counts of stellwag (default 1,2,16; more than the CPUs is\n"
@@ -144,6 +153,20 @@ static bool parse_threads(bench_ctx_t *ctx, const char *list)
     return ctx->nthreads > 0;
 }
 
+/* The wait-free tree's node-size and descent variants: the quick scale leaves them out of the
+ * default selection (no headline needs them: wf and wf_hint stand for the tree; the stellwag study
+ * picks its allocators itself and keeps them); --alloc names them back. */
+static bool quick_leaves_out(const rt_allocator_t *a)
+{
+    static const char *const variants[] = {"wf32", "wf128", "wf256", "wf_ro", "wf_lazy"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        if (strcmp(a->name, variants[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Selects the allocators named in `list` (comma-separated), in the canonical order. */
 static bool select_allocators(bench_ctx_t *ctx, const char *names)
 {
@@ -154,7 +177,7 @@ static bool select_allocators(bench_ctx_t *ctx, const char *names)
     size_t nextra = 0;
     if (names == NULL) {
         for (size_t i = 0; i < n && i < BENCH_MAX_SELECTED; i++) {
-            want[i] = true;
+            want[i] = ctx->scale != BENCH_QUICK || !quick_leaves_out(all[i]);
         }
     } else {
         char buf[512];
@@ -224,6 +247,66 @@ static int replay(bench_ctx_t *ctx, const char *workload)
     return o.interrupted ? 130 : 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* allocators.csv: every allocator rtbench knows, the multi-thread study's peers included. */
+static void write_allocators(const bench_ctx_t *ctx)
+{
+    size_t n = 0;
+    const rt_allocator_t *const *reg = bench_allocators(&n);
+    const rt_allocator_t *all[BENCH_MAX_SELECTED + 2];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < BENCH_MAX_SELECTED; i++) {
+        all[k++] = reg[i];
+    }
+    static const char *const mt_peers[] = {"tlsf+mutex", "aomalloc"};
+    for (size_t i = 0; i < 2; i++) {
+        const rt_allocator_t *a = bench_mt_find(mt_peers[i]);
+        if (a != NULL) {
+            all[k++] = a;
+        }
+    }
+    bench_run_allocators(ctx, all, k);
+}
+
+/* Runs the chosen experiments in order: plan.csv first, a row of experiments.csv after each,
+ * step k of n in the progress line. Returns 0, 130 when interrupted, or an experiment's error. */
+static int run_experiments(bench_ctx_t *ctx, const bool *run_one)
+{
+    const char *names[NEXPERIMENTS];
+    size_t steps = 0;
+    for (size_t i = 0; i < NEXPERIMENTS; i++) {
+        if (run_one[i]) {
+            names[steps++] = experiments[i].name;
+        }
+    }
+    bench_run_plan(ctx, names, steps);
+    write_allocators(ctx);
+    int rc = 0;
+    size_t step = 0;
+    for (size_t i = 0; i < NEXPERIMENTS && rc == 0 && !drv_stop; i++) {
+        if (!run_one[i]) {
+            continue;
+        }
+        bench_progress_step(++step, steps);
+        double t0 = now_s();
+        rc = experiments[i].run(ctx);
+        if (drv_stop) {
+            rc = 130;
+        }
+        bench_progress_clear();
+        bench_run_record(ctx, experiments[i].name, rc == 0, now_s() - t0);
+        fprintf(stderr, "rtbench: [%zu/%zu] %s %s in %.1f s\n", step, steps, experiments[i].name,
+                rc == 0 ? "done" : rc == 130 ? "interrupted" : "failed", now_s() - t0);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     bench_peers_init(argv); /* jemalloc, mimalloc: may re-execute rtbench once (peers.c) */
@@ -263,9 +346,7 @@ int main(int argc, char **argv)
         } else if (strcmp(arg, "--ops") == 0 && parse_u64(val, &v) && v > 0 && v <= UINT32_MAX) {
             ctx.ops = (size_t)v;
             i++;
-        } else if (strcmp(arg, "--scale") == 0 && val != NULL &&
-                   (strcmp(val, "quick") == 0 || strcmp(val, "paper") == 0 || strcmp(val, "full") == 0)) {
-            ctx.scale = strcmp(val, "quick") != 0 ? BENCH_FULL : BENCH_QUICK;
+        } else if (strcmp(arg, "--scale") == 0 && bench_scale_parse(val, &ctx.scale)) {
             i++;
         } else if (strcmp(arg, "--csv") == 0 && val != NULL) {
             ctx.csv_dir = strcmp(val, "-") == 0 ? NULL : val;
@@ -293,7 +374,7 @@ int main(int argc, char **argv)
     if (strcmp(command, "run") == 0) {
         if (what == NULL || strcmp(what, "all") == 0) {
             for (size_t i = 0; i < NEXPERIMENTS; i++) {
-                run_one[i] = true;
+                run_one[i] = ctx.scale != BENCH_QUICK || experiments[i].in_quick_all;
             }
         } else {
             size_t i = 0;
@@ -337,14 +418,7 @@ int main(int argc, char **argv)
             printf(" %s", ctx.allocs[i]->name);
         }
         printf("\n");
-        for (size_t i = 0; i < NEXPERIMENTS && rc == 0; i++) {
-            if (run_one[i]) {
-                rc = experiments[i].run(&ctx);
-                if (drv_stop) {
-                    rc = 130;
-                }
-            }
-        }
+        rc = run_experiments(&ctx, run_one);
         char load[64];
         bench_load_average(load, sizeof load);
         printf("\nload average at end (1/5/15 min): %s (at start: %s)\n", load, ctx.meta.load);

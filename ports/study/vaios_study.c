@@ -4,7 +4,7 @@
  *
  * Built for both ports (ports/CMakeLists.txt: vaios_study.elf); run by tools/target-bench.sh
  * (twice, outputs compared byte for byte) and, cut down, by ctest (study_<port>). The operations
- * come from the host benchmark's own generators (bench/workload.c, compiled unchanged against the
+ * come from the host benchmark's own generators (workloads/workload.c, compiled unchanged against the
  * port's C library): the same code and the same seed give every backend, host and target alike,
  * the same trace.
  *

@@ -1,4 +1,4 @@
-/* ports/study/include/string.h -- for bench/workload.c built for a target (ports/study): the port's C
+/* ports/study/include/string.h -- for workloads/workload.c built for a target (ports/study): the port's C
  * library subset (ports/common/port_libc.h) stands in for the hosted <string.h>, so the host
  * benchmark's generators compile unchanged and produce the same traces from the same seed. */
 #include "port_libc.h"
