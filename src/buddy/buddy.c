@@ -93,7 +93,7 @@
  *
  * Freestanding C11: no libc, no globals; every byte of state lives in the caller's buffer.
  */
-#include "core/hooks.h"
+#include "base/hooks.h"
 #include "rtalloc/buddy.h"
 
 /* --- constants and layout assumptions ------------------------------------------------------- */

@@ -91,7 +91,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 
-#include "core/hooks.h"
+#include "base/hooks.h"
 #include "rtalloc/waitfree.h"
 
 #ifndef RT_WF_STEP

@@ -1,7 +1,7 @@
 /*
  * hooks.c -- error messages and reporting shared by every allocator of the core.
  */
-#include "core/hooks.h"
+#include "base/hooks.h"
 
 const char *rt_error_message(rt_error_kind_t kind)
 {
