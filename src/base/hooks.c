@@ -45,12 +45,6 @@ void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t
     }
 }
 
-void *rt_hooks_refuse(rt_hooks_t *k, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
-{
-    rt_hooks_report(k, true, kind, operation, ptr, size);
-    return NULL;
-}
-
 void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context)
 {
     uintptr_t token = rt_hooks_lock(k);

@@ -39,9 +39,6 @@ void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const ch
 void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t kind, const char *operation,
                       const void *ptr, size_t size);
 
-/* rt_hooks_report(k, true, ...) returning NULL, for allocation functions. */
-void *rt_hooks_refuse(rt_hooks_t *k, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
-
 void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context);
 void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
 

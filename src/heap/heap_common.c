@@ -171,38 +171,35 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
 {
     uintptr_t token = heap_lock(h);
-    __builtin_memset(s, 0, sizeof *s);
-    s->capacity = h->capacity;
-    s->used_bytes = h->used;
-    s->free_bytes = h->capacity - h->used;
-    s->peak_used = h->peak_used;
-    s->used_blocks = (size_t)(h->mallocs - h->frees);
-    s->mallocs = h->mallocs;
-    s->frees = h->frees;
-    s->reallocs = h->reallocs;
-    s->reallocs_in_place = h->reallocs_in_place;
-    s->failures = h->hooks.failures;
-    s->errors = h->hooks.errors;
+    rt_stats_t own = {
+        .capacity = h->capacity,
+        .used_bytes = h->used,
+        .peak_used = h->peak_used,
+        .used_blocks = (size_t)(h->mallocs - h->frees),
+    }; /* watermark, free_blocks and largest_free: summed over the pools below */
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
         uintptr_t first = (uintptr_t)pool->first;
         uintptr_t end = (uintptr_t)pool->end;
         if (h->high >= end) {
-            s->watermark += (size_t)(end - first);
+            own.watermark += (size_t)(end - first);
         } else if (h->high > first) {
-            s->watermark += (size_t)(h->high - first);
+            own.watermark += (size_t)(h->high - first);
         }
         for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = heap_walk_next(h, pool, b)) {
             if (blk_is_free(b) && heap_walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
                 size_t fit = h->ops->fit_limit(blk_size(b)) - BLK_W;
-                s->free_blocks++;
-                if (fit > s->largest_free) {
-                    s->largest_free = fit;
+                own.free_blocks++;
+                if (fit > own.largest_free) {
+                    own.largest_free = fit;
                 }
             }
         }
     }
+    rt_front_counts_t counts = {h->mallocs, h->frees, h->reallocs, h->reallocs_in_place, h->hooks.failures,
+                                h->hooks.errors};
     heap_unlock(h, token);
+    rt_front_stats(s, &own, &counts);
 }
 
 typedef struct check_ctx {

@@ -9,6 +9,7 @@
 
 #include "block/block.h"
 #include "base/hooks.h"
+#include "front/front.h"
 
 /* What the generic entry points and heap_common.c need from a backend: its compiled facade
  * (for run-time dispatch) and three index functions used off the hot path. */
@@ -297,16 +298,20 @@ RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
  * -- else RT_PANIC. */
 #define HEAP_DEBUG_CHECK(h) ((RT_DEBUG >= 2) ? (void)rt_heap_check(h) : (void)0)
 
-/* Cold paths shared by every backend: a report, and a refusal (reported, counted, NULL). */
+/* A report that refuses nothing (free, usable_size, check). Cold. */
 static inline void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr,
                                   size_t size)
 {
     rt_hooks_report(&h->hooks, false, kind, operation, ptr, size);
 }
-static inline void *rt_heap_refuse(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr,
-                                   size_t size)
+
+/* What the allocator front (front/front.h) needs of every backend alike; the facade adds its
+ * malloc and free. */
+static inline void heap_front_report(void *h, bool refused, rt_error_kind_t kind, const char *operation,
+                                     const void *ptr, size_t size)
 {
-    return rt_hooks_refuse(&h->hooks, kind, operation, ptr, size);
+    rt_hooks_report(&((rt_heap_t *)h)->hooks, refused, kind, operation, ptr, size);
 }
+static inline size_t heap_front_max(const void *h) { return ((const rt_heap_t *)h)->max_request; }
 
 #endif /* RT_HEAP_INTERNAL_H */
