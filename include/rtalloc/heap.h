@@ -59,7 +59,7 @@
  * Hardening (RT_HARDENING, rtalloc/config.h; default 1). An application's write past the end or
  * before the start of its block lands in metadata: the next block's header, a free neighbour's
  * links or footer, its own header. At level 1 none of it is acted on unverified:
- *   - every header word carries a tag (src/heap/block.h): a change of any one byte of a header,
+ *   - every header word carries a tag (src/block/block.h): a change of any one byte of a header,
  *     of any value, is detected deterministically, several bytes with probability 1 - 2^-T
  *     (T = 32 on 64-bit, 8 on 32-bit);
  *   - a block the facade will treat as free proves it: tagged free header, footer equal to its
