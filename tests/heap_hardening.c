@@ -85,7 +85,7 @@ static bool outer_ok(void)
 static size_t *header_of(void *p) { return (size_t *)(void *)((unsigned char *)p - W); }
 
 /* An attacker's recomputation of a header word with new data, from one header it can read: the
- * scheme of src/heap/block.h (tag = fold(data) ^ key in the bits above RT_HEAP_MAX_BLOCK_LOG2). */
+ * scheme of src/block/block.h (tag = fold(data) ^ key in the bits above RT_HEAP_MAX_BLOCK_LOG2). */
 static TL_UNUSED size_t shr(size_t x, unsigned n) { return n < 8u * W ? x >> n : 0u; }
 
 static size_t forge(size_t known_head, size_t data)

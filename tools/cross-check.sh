@@ -4,7 +4,7 @@
 #
 # Usage (from anywhere; no arguments):  tools/cross-check.sh
 #
-# 1. Every core source (src/heap, src/buddy, src/waitfree, src/fma, src/core) is compiled with -std=c11 -ffreestanding
+# 1. Every core source (src/base, src/heap, src/buddy, src/waitfree, src/fma, src/registry) is compiled with -std=c11 -ffreestanding
 #    -Os and the project's warning set (-Werror) for: Cortex-M4F (arm-none-eabi-gcc), RV32IMAC
 #    and RV64IMAC (riscv64-unknown-elf-gcc), host gcc and clang at -m32 and -m64, and Cortex-M4F
 #    again with RT_DEBUG=2 (the debug paths must stay freestanding too).
@@ -30,7 +30,7 @@ fail() {
 }
 
 shopt -s nullglob
-SOURCES=(src/heap/*.c src/buddy/*.c src/waitfree/*.c src/fma/*.c src/core/*.c)
+SOURCES=(src/base/*.c src/heap/*.c src/buddy/*.c src/waitfree/*.c src/fma/*.c src/registry/*.c)
 shopt -u nullglob
 if [ "${#SOURCES[@]}" -eq 0 ]; then
     echo "cross-check: no core sources found under src/" >&2

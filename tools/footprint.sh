@@ -51,7 +51,7 @@ declare -A cc=(
 # Objects, and what a firmware links per allocator: the backend, then the shared objects.
 objects=(heap_common hooks heap_tlsf heap_tlsf32 heap_seglist heap_firstfit heap_bestfit heap_halffit buddy
          waitfree fma)
-declare -A src=([heap_common]=src/heap/heap_common.c [hooks]=src/core/hooks.c [buddy]=src/buddy/buddy.c
+declare -A src=([heap_common]=src/heap/heap_common.c [hooks]=src/base/hooks.c [buddy]=src/buddy/buddy.c
                 [waitfree]=src/waitfree/waitfree.c [fma]=src/fma/fma.c)
 # wf: every variant of the wait-free tree (one object); fma: the FMA and its BSD 4.4 baseline (one object)
 allocators=(tlsf tlsf32 seglist firstfit bestfit halffit buddy wf fma)

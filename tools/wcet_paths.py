@@ -58,11 +58,11 @@ LOOP_BOUNDS = {}
 
 
 def set_loop_bounds(pools):
-    # heap_validate -> heap_pool_of (src/heap/heap_internal.h:88): pool 0 is tested before the loop,
+    # heap_validate -> heap_pool_of (src/heap/heap_internal.h:97): pool 0 is tested before the loop,
     # then `for (last = pool + h->npools; ++pool < last;)`, and h->npools <= RT_HEAP_MAX_POOLS
     # (src/heap/heap_common.c:17 refuses a pool beyond it; include/rtalloc/config.h:67). Whether the
     # compiler rotates the loop or not, its header runs at most npools <= RT_HEAP_MAX_POOLS times.
-    why = "heap_pool_of, src/heap/heap_internal.h:88; npools <= RT_HEAP_MAX_POOLS = %d" % pools
+    why = "heap_pool_of, src/heap/heap_internal.h:97; npools <= RT_HEAP_MAX_POOLS = %d" % pools
     LOOP_BOUNDS["heap_free_locked"] = (1, pools, why)
 
 

@@ -69,7 +69,7 @@
 /* Every block of a boundary-tag heap (header included) is smaller than 2^RT_HEAP_MAX_BLOCK_LOG2
  * bytes; larger pools are used up to that size (add pools for more). It sizes the TLSF and
  * half-fit tables, so a small embedded heap saves RAM by lowering it. With RT_HARDENING >= 1 the
- * header word's bits above it hold the header's tag (src/heap/block.h), so it must be a multiple
+ * header word's bits above it hold the header's tag (src/block/block.h), so it must be a multiple
  * of 8 with at least 8 bits left: default 2^32 (4 GiB) on 64-bit (up to 48 allowed: 40 costs two
  * instructions per header check), 2^24 (16 MiB) on 32-bit. With RT_HARDENING 0: 2^40 (1 TiB) on
  * 64-bit, 2^31 on 32-bit. */

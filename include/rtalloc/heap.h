@@ -59,7 +59,7 @@
  * Hardening (RT_HARDENING, rtalloc/config.h; default 1). An application's write past the end or
  * before the start of its block lands in metadata: the next block's header, a free neighbour's
  * links or footer, its own header. At level 1 none of it is acted on unverified:
- *   - every header word carries a tag (src/heap/block.h): a change of any one byte of a header,
+ *   - every header word carries a tag (src/block/block.h): a change of any one byte of a header,
  *     of any value, is detected deterministically, several bytes with probability 1 - 2^-T
  *     (T = 32 on 64-bit, 8 on 32-bit);
  *   - a block the facade will treat as free proves it: tagged free header, footer equal to its
@@ -164,15 +164,18 @@ void rt_heap_free(rt_heap_t *heap, void *ptr);
 /* Resizes in place when the block itself or its free successor allows (shrinking always does),
  * else allocates, copies and frees. realloc(NULL, n) = malloc(n); realloc(p, 0) frees p and
  * returns NULL. Returns NULL iff the request fails; then p is untouched. Bad p: reported as for
- * free, returns NULL. Time: a malloc plus a free plus a copy of the old payload. */
+ * free, returns NULL; a size above the largest request: reported (RT_ERR_TOO_LARGE, operation
+ * "realloc"), returns NULL, p untouched. Time: a malloc plus a free plus a copy of the old payload. */
 void *rt_heap_realloc(rt_heap_t *heap, void *ptr, size_t size);
 
 /* malloc(count * size) zero-filled. Returns NULL (and reports RT_ERR_OVERFLOW) iff the product
- * overflows; otherwise as malloc. Time: malloc plus a memset of the block. */
+ * overflows; otherwise as malloc (a product above the largest request is reported as
+ * RT_ERR_TOO_LARGE with operation "calloc"). Time: malloc plus a memset of the block. */
 void *rt_heap_calloc(rt_heap_t *heap, size_t count, size_t size);
 
 /* Returns a block of at least `size` bytes whose address is a multiple of `alignment`, or NULL
- * iff alignment is 0 or not a power of two (reported, RT_ERR_BAD_ALIGNMENT), or as malloc.
+ * iff alignment is 0 or not a power of two (reported, RT_ERR_BAD_ALIGNMENT, whatever size is), or
+ * as malloc (size 0: NULL, not reported; too large: RT_ERR_TOO_LARGE with operation "memalign").
  * Alignments up to RT_HEAP_ALIGN cost nothing extra; larger ones search for size + alignment +
  * one smallest block and give the slack back as a free block. Same time bound as malloc. */
 void *rt_heap_memalign(rt_heap_t *heap, size_t alignment, size_t size);

@@ -19,6 +19,17 @@
 #ifndef RTALLOC_PMR_HPP
 #define RTALLOC_PMR_HPP
 
+// std::pmr and aligned new are C++17: say so, instead of the compiler's errors deep inside.
+#if defined(_MSVC_LANG) && _MSVC_LANG > __cplusplus
+#define RTALLOC_PMR_CPLUSPLUS _MSVC_LANG
+#else
+#define RTALLOC_PMR_CPLUSPLUS __cplusplus
+#endif
+#if RTALLOC_PMR_CPLUSPLUS < 201703L
+#error "rtalloc/pmr.hpp needs C++17 (std::pmr): compile with -std=c++17 or later"
+#else // the whole header: under C++14 the one error above, not dozens from inside it
+#undef RTALLOC_PMR_CPLUSPLUS
+
 #include <cstddef>
 #include <memory>
 #include <memory_resource>
@@ -213,5 +224,7 @@ class fma_region_resource : public std::pmr::memory_resource {
 };
 
 } // namespace rtalloc
+
+#endif // C++17
 
 #endif // RTALLOC_PMR_HPP

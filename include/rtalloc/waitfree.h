@@ -212,7 +212,9 @@ void rt_wf_free(rt_wf_t *wf, void *ptr);
 void rt_wf_free_ex(rt_wf_t *wf, void *ptr, rt_wf_trace_t *trace);
 
 /* In place when the new size needs no larger chunk (the chunk is kept as it is); otherwise
- * malloc, copy, free. NULL (the old block untouched) when out of memory. */
+ * malloc, copy, free. NULL (the old block untouched) when out of memory. realloc(NULL, n) =
+ * malloc(n); realloc(p, 0) frees p and returns NULL. Bad input, calloc, memalign: as
+ * rtalloc/heap.h (the same allocator front, src/front/front.h). */
 void *rt_wf_realloc(rt_wf_t *wf, void *ptr, size_t size);
 void *rt_wf_calloc(rt_wf_t *wf, size_t count, size_t size);
 /* alignment <= 4: malloc. Larger: a chunk of size + alignment - 4 bytes, the pointer moved to the

@@ -93,7 +93,7 @@
  *
  * Freestanding C11: no libc, no globals; every byte of state lives in the caller's buffer.
  */
-#include "core/hooks.h"
+#include "front/front.h"
 #include "rtalloc/buddy.h"
 
 /* --- constants and layout assumptions ------------------------------------------------------- */
@@ -181,10 +181,16 @@ static void bd_report(rt_buddy_t *b, bool refused, rt_error_kind_t kind, const c
     rt_hooks_report(&b->hooks, refused, kind, operation, ptr, size);
 }
 
-static void *bd_refuse(rt_buddy_t *b, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+/* The buddy as the allocator front sees it (front/front.h). */
+static void *bd_front_malloc(void *b, size_t size) { return rt_buddy_malloc(b, size); }
+static void bd_front_free(void *b, void *ptr) { rt_buddy_free(b, ptr); }
+static void bd_front_report(void *b, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+                            size_t size)
 {
-    return rt_hooks_refuse(&b->hooks, kind, operation, ptr, size);
+    bd_report(b, refused, kind, operation, ptr, size);
 }
+static size_t bd_front_max(const void *b) { return rt_buddy_max_request(b); }
+static const rt_front_ops_t bd_front = {bd_front_malloc, bd_front_free, bd_front_report, bd_front_max};
 
 /* --- block verbs: the only code that touches table bytes or list links ----------------------- */
 
@@ -577,7 +583,7 @@ void *rt_buddy_malloc(rt_buddy_t *b, size_t size)
         return NULL;
     }
     if (size > bd_pow2(b->max_order)) {
-        return bd_refuse(b, RT_ERR_TOO_LARGE, "malloc", NULL, size);
+        return rt_front_refuse(&bd_front, b, RT_ERR_TOO_LARGE, "malloc", NULL, size);
     }
     unsigned k = bd_order_of(size);
     uintptr_t token = bd_lock(b);
@@ -676,15 +682,9 @@ static bool bd_resize_in_place(rt_buddy_t *b, uintptr_t addr, unsigned k, unsign
  * refuses the whole (NULL, the old block as it was). */
 void *rt_buddy_realloc(rt_buddy_t *b, void *ptr, size_t size)
 {
-    if (ptr == NULL) {
-        return rt_buddy_malloc(b, size);
-    }
-    if (size == 0u) {
-        rt_buddy_free(b, ptr);
-        return NULL;
-    }
-    if (size > bd_pow2(b->max_order)) {
-        return bd_refuse(b, RT_ERR_TOO_LARGE, "realloc", ptr, size);
+    void *edge;
+    if (rt_front_realloc_edge(&bd_front, b, ptr, size, &edge)) {
+        return edge;
     }
     unsigned t = bd_order_of(size);
     unsigned k = 0;
@@ -692,7 +692,7 @@ void *rt_buddy_realloc(rt_buddy_t *b, void *ptr, size_t size)
     rt_error_kind_t error = bd_validate(b, ptr, &k);
     if (error != RT_ERR_NONE) {
         bd_unlock(b, token);
-        return bd_refuse(b, error, "realloc", ptr, size);
+        return rt_front_refuse(&bd_front, b, error, "realloc", ptr, size);
     }
     bool in_place = bd_resize_in_place(b, (uintptr_t)ptr, k, t);
     uintptr_t damage = bd_damage_take(b);
@@ -741,30 +741,16 @@ void *rt_buddy_realloc(rt_buddy_t *b, void *ptr, size_t size)
 }
 
 /* O(1) overflow check + malloc + a memset of the request (outside the lock). */
-void *rt_buddy_calloc(rt_buddy_t *b, size_t count, size_t size)
-{
-    if (size != 0u && count > SIZE_MAX / size) {
-        return bd_refuse(b, RT_ERR_OVERFLOW, "calloc", NULL, count);
-    }
-    void *p = rt_buddy_malloc(b, count * size);
-    if (p != NULL) {
-        __builtin_memset(p, 0, count * size);
-    }
-    return p;
-}
+void *rt_buddy_calloc(rt_buddy_t *b, size_t count, size_t size) { return rt_front_calloc(&bd_front, b, count, size); }
 
 /* O(K): every block of order k is 2^k-aligned, so alignment only raises the order. */
 void *rt_buddy_memalign(rt_buddy_t *b, size_t alignment, size_t size)
 {
-    if (alignment == 0u || (alignment & (alignment - 1u)) != 0u) {
-        return bd_refuse(b, RT_ERR_BAD_ALIGNMENT, "memalign", NULL, alignment);
-    }
-    if (size == 0u) {
+    if (!rt_front_memalign_args(&bd_front, b, alignment, size)) {
         return NULL;
     }
-    size_t largest = bd_pow2(b->max_order);
-    if (size > largest || alignment > largest) {
-        return bd_refuse(b, RT_ERR_TOO_LARGE, "memalign", NULL, size);
+    if (alignment > bd_pow2(b->max_order)) {
+        return rt_front_refuse(&bd_front, b, RT_ERR_TOO_LARGE, "memalign", NULL, size);
     }
     unsigned k = bd_order_of(size);
     unsigned a = bd_log2_floor(alignment);
@@ -805,21 +791,19 @@ size_t rt_buddy_max_request(const rt_buddy_t *b) { return bd_pow2(b->max_order);
 void rt_buddy_stats(rt_buddy_t *b, rt_stats_t *stats)
 {
     uintptr_t token = bd_lock(b);
-    stats->capacity = b->units * BD_UNIT;
-    stats->used_bytes = b->used_bytes;
-    stats->free_bytes = stats->capacity - b->used_bytes;
-    stats->largest_free = b->nonempty != 0u ? bd_pow2(BD_MIN + bd_log2_floor(b->nonempty)) : 0u;
-    stats->peak_used = b->peak_used;
-    stats->watermark = b->watermark;
-    stats->used_blocks = b->used_blocks;
-    stats->free_blocks = b->free_blocks;
-    stats->mallocs = b->mallocs;
-    stats->frees = b->frees;
-    stats->reallocs = b->reallocs;
-    stats->reallocs_in_place = b->reallocs_in_place;
-    stats->failures = b->hooks.failures;
-    stats->errors = b->hooks.errors;
+    rt_stats_t own = {
+        .capacity = b->units * BD_UNIT,
+        .used_bytes = b->used_bytes,
+        .largest_free = b->nonempty != 0u ? bd_pow2(BD_MIN + bd_log2_floor(b->nonempty)) : 0u,
+        .peak_used = b->peak_used,
+        .watermark = b->watermark,
+        .used_blocks = b->used_blocks,
+        .free_blocks = b->free_blocks,
+    };
+    rt_front_counts_t counts = {b->mallocs, b->frees, b->reallocs, b->reallocs_in_place, b->hooks.failures,
+                                b->hooks.errors};
     bd_unlock(b, token);
+    rt_front_stats(stats, &own, &counts);
 }
 
 /* O(1). Not locked: one word read. */

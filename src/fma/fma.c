@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 
 #include "fma/fma_internal.h"
+#include "front/front.h"
 
 #define FM_BITS ((unsigned)(8u * sizeof(size_t)))
 
@@ -1286,6 +1287,17 @@ static void fm_report(rt_fma_t *f, rt_error_kind_t kind, const char *operation, 
     rt_hooks_report(&f->hooks, false, kind, operation, ptr, size);
 }
 
+/* The FMA as the allocator front sees it (front/front.h). */
+static void *fm_front_malloc(void *f, size_t size) { return rt_fma_malloc(f, size); }
+static void fm_front_free(void *f, void *p) { rt_fma_free(f, p); }
+static void fm_front_report(void *f, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+                            size_t size)
+{
+    rt_hooks_report(&((rt_fma_t *)f)->hooks, refused, kind, operation, ptr, size);
+}
+static size_t fm_front_max(const void *f) { return rt_fma_max_request(f); }
+static const rt_front_ops_t fm_front = {fm_front_malloc, fm_front_free, fm_front_report, fm_front_max};
+
 /* The error a NULL result of an allocation hides (RT_ERR_NONE: out of memory), cleared. */
 static inline rt_error_kind_t fm_take_pending(rt_fma_t *f, const void *p)
 {
@@ -1303,7 +1315,7 @@ void *rt_fma_malloc(rt_fma_t *f, size_t size)
         return NULL;
     }
     if (size > rt_fma_max_request(f)) {
-        return rt_hooks_refuse(&f->hooks, RT_ERR_TOO_LARGE, "malloc", NULL, size);
+        return rt_front_refuse(&fm_front, f, RT_ERR_TOO_LARGE, "malloc", NULL, size);
     }
     uintptr_t token = fm_lock(f);
     void *p = fm_alloc(f, size);
@@ -1311,7 +1323,7 @@ void *rt_fma_malloc(rt_fma_t *f, size_t size)
     fm_debug_check(f);
     rt_error_kind_t error = fm_take_pending(f, p);
     fm_unlock(f, token);
-    return error == RT_ERR_NONE ? p : rt_hooks_refuse(&f->hooks, error, "malloc", NULL, size);
+    return error == RT_ERR_NONE ? p : rt_front_refuse(&fm_front, f, error, "malloc", NULL, size);
 }
 
 void rt_fma_free(rt_fma_t *f, void *p)
@@ -1335,22 +1347,16 @@ void rt_fma_free(rt_fma_t *f, void *p)
 
 void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
 {
-    if (p == NULL) {
-        return rt_fma_malloc(f, size);
-    }
-    if (size == 0u) {
-        rt_fma_free(f, p);
-        return NULL;
-    }
-    if (size > rt_fma_max_request(f)) {
-        return rt_hooks_refuse(&f->hooks, RT_ERR_TOO_LARGE, "realloc", p, size);
+    void *edge;
+    if (rt_front_realloc_edge(&fm_front, f, p, size, &edge)) {
+        return edge;
     }
     fm_loc_t loc;
     uintptr_t token = fm_lock(f);
     rt_error_kind_t error = fm_locate(f, p, &loc);
     if (error != RT_ERR_NONE) {
         fm_unlock(f, token);
-        return rt_hooks_refuse(&f->hooks, error, "realloc", p, size);
+        return rt_front_refuse(&fm_front, f, error, "realloc", p, size);
     }
     if (size <= loc.size) { /* fits: in place (blocks never shrink) */
         f->reallocs++;
@@ -1362,7 +1368,7 @@ void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
         error = fm_fma_free_check(f, &loc);
         if (error != RT_ERR_NONE) {
             fm_unlock(f, token);
-            return rt_hooks_refuse(&f->hooks, error, "realloc", p, size);
+            return rt_front_refuse(&fm_front, f, error, "realloc", p, size);
         }
     }
     void *moved = fm_alloc(f, size);
@@ -1370,7 +1376,7 @@ void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
     error = fm_take_pending(f, moved);
     fm_unlock(f, token);
     if (moved == NULL) { /* out of memory (or corrupted): the old block is untouched */
-        return error == RT_ERR_NONE ? NULL : rt_hooks_refuse(&f->hooks, error, "realloc", p, size);
+        return error == RT_ERR_NONE ? NULL : rt_front_refuse(&fm_front, f, error, "realloc", p, size);
     }
     __builtin_memcpy(moved, p, loc.size); /* outside the lock: the caller still owns p */
     token = fm_lock(f);
@@ -1390,29 +1396,15 @@ void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
     return moved;
 }
 
-void *rt_fma_calloc(rt_fma_t *f, size_t n, size_t size)
-{
-    if (size != 0u && n > SIZE_MAX / size) {
-        return rt_hooks_refuse(&f->hooks, RT_ERR_OVERFLOW, "calloc", NULL, n);
-    }
-    void *p = rt_fma_malloc(f, n * size);
-    if (p != NULL) {
-        __builtin_memset(p, 0, n * size);
-    }
-    return p;
-}
+void *rt_fma_calloc(rt_fma_t *f, size_t n, size_t size) { return rt_front_calloc(&fm_front, f, n, size); }
 
 void *rt_fma_memalign(rt_fma_t *f, size_t alignment, size_t size)
 {
-    if (alignment == 0u || (alignment & (alignment - 1u)) != 0u) {
-        return rt_hooks_refuse(&f->hooks, RT_ERR_BAD_ALIGNMENT, "memalign", NULL, alignment);
-    }
-    if (size == 0u) {
+    if (!rt_front_memalign_args(&fm_front, f, alignment, size)) {
         return NULL;
     }
-    size_t max = rt_fma_max_request(f);
-    if (size > max || alignment > max) {
-        return rt_hooks_refuse(&f->hooks, RT_ERR_TOO_LARGE, "memalign", NULL, size);
+    if (alignment > rt_fma_max_request(f)) {
+        return rt_front_refuse(&fm_front, f, RT_ERR_TOO_LARGE, "memalign", NULL, size);
     }
     size_t page = fm_page(f);
     uintptr_t token = fm_lock(f);
@@ -1429,7 +1421,7 @@ void *rt_fma_memalign(rt_fma_t *f, size_t alignment, size_t size)
     fm_debug_check(f);
     rt_error_kind_t error = fm_take_pending(f, p);
     fm_unlock(f, token);
-    return error == RT_ERR_NONE ? p : rt_hooks_refuse(&f->hooks, error, "memalign", NULL, size);
+    return error == RT_ERR_NONE ? p : rt_front_refuse(&fm_front, f, error, "memalign", NULL, size);
 }
 
 size_t rt_fma_usable_size(rt_fma_t *f, void *p)
@@ -1457,21 +1449,19 @@ void rt_fma_stats(rt_fma_t *f, rt_stats_t *s)
             largest = bytes;
         }
     }
-    s->capacity = rt_fma_max_request(f);
-    s->used_bytes = f->used_bytes;
-    s->free_bytes = s->capacity - f->used_bytes;
-    s->largest_free = largest;
-    s->peak_used = f->peak_used;
-    s->watermark = (size_t)f->touched << f->page_log2;
-    s->used_blocks = f->used_blocks;
-    s->free_blocks = f->free_small + (f->pages - f->used_pages);
-    s->mallocs = f->mallocs;
-    s->frees = f->frees;
-    s->reallocs = f->reallocs;
-    s->reallocs_in_place = f->reallocs_in_place;
-    s->failures = f->hooks.failures;
-    s->errors = f->hooks.errors;
+    rt_stats_t own = {
+        .capacity = rt_fma_max_request(f),
+        .used_bytes = f->used_bytes,
+        .largest_free = largest,
+        .peak_used = f->peak_used,
+        .watermark = (size_t)f->touched << f->page_log2,
+        .used_blocks = f->used_blocks,
+        .free_blocks = f->free_small + (f->pages - f->used_pages),
+    };
+    rt_front_counts_t counts = {f->mallocs, f->frees, f->reallocs, f->reallocs_in_place, f->hooks.failures,
+                                f->hooks.errors};
     fm_unlock(f, token);
+    rt_front_stats(s, &own, &counts);
 }
 
 unsigned rt_fma_last_probes(const rt_fma_t *f) { return f->last_probes; }

@@ -5,7 +5,7 @@
 #ifndef RT_FMA_INTERNAL_H
 #define RT_FMA_INTERNAL_H
 
-#include "core/hooks.h"
+#include "base/hooks.h"
 #include "rtalloc/fma.h"
 
 #define FMA_MIN_LOG2 4u                 /* 16-byte blocks */

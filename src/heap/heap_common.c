@@ -3,7 +3,7 @@
  * off the hot path: creation and pools, error reports, statistics, the integrity check, the walk,
  * and the generic entry points that dispatch through the heap's backend table.
  */
-#include "heap/heap_internal.h"
+#include "heap/heap_common.h"
 
 /* --- creation and pools -------------------------------------------------------------------- */
 
@@ -151,36 +151,15 @@ void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *
 
 /* --- walk, statistics, check --------------------------------------------------------------- */
 
-/* The block after x in a walk of pool, or NULL when x's size is not sane (a corrupted heap: the
- * walks stop there instead of running off the pool). */
-static rt_blk *walk_next(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *x)
-{
-    size_t size = blk_size(x);
-    if (!blk_head_ok(h->key, x->head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > (size_t)((char *)pool->end - (char *)x)) {
-        return NULL;
-    }
-    return blk_offset(x, size);
-}
-
-bool rt_heap_is_block_start(const rt_heap_t *h, const rt_pool_t *pool, const rt_blk *b)
-{
-    for (rt_blk *x = pool->first; x != NULL && x < pool->end; x = walk_next(h, pool, x)) {
-        if (x == b) {
-            return true;
-        }
-    }
-    return false;
-}
-
 void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 {
     uintptr_t token = heap_lock(h);
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
-        for (rt_blk *b = pool->first; b < pool->end; b = walk_next(h, pool, b)) {
+        for (rt_blk *b = pool->first; b < pool->end; b = heap_walk_next(h, pool, b)) {
             size_t size = blk_size(b);
             rt_block_info_t info = {blk_payload(b), size - BLK_W, size, !blk_is_free(b)};
-            if (walk_next(h, pool, b) == NULL || !fn(context, &info)) {
+            if (heap_walk_next(h, pool, b) == NULL || !fn(context, &info)) {
                 heap_unlock(h, token);
                 return;
             }
@@ -192,38 +171,35 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
 {
     uintptr_t token = heap_lock(h);
-    __builtin_memset(s, 0, sizeof *s);
-    s->capacity = h->capacity;
-    s->used_bytes = h->used;
-    s->free_bytes = h->capacity - h->used;
-    s->peak_used = h->peak_used;
-    s->used_blocks = (size_t)(h->mallocs - h->frees);
-    s->mallocs = h->mallocs;
-    s->frees = h->frees;
-    s->reallocs = h->reallocs;
-    s->reallocs_in_place = h->reallocs_in_place;
-    s->failures = h->hooks.failures;
-    s->errors = h->hooks.errors;
+    rt_stats_t own = {
+        .capacity = h->capacity,
+        .used_bytes = h->used,
+        .peak_used = h->peak_used,
+        .used_blocks = (size_t)(h->mallocs - h->frees),
+    }; /* watermark, free_blocks and largest_free: summed over the pools below */
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
         uintptr_t first = (uintptr_t)pool->first;
         uintptr_t end = (uintptr_t)pool->end;
         if (h->high >= end) {
-            s->watermark += (size_t)(end - first);
+            own.watermark += (size_t)(end - first);
         } else if (h->high > first) {
-            s->watermark += (size_t)(h->high - first);
+            own.watermark += (size_t)(h->high - first);
         }
-        for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = walk_next(h, pool, b)) {
-            if (blk_is_free(b) && walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
+        for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = heap_walk_next(h, pool, b)) {
+            if (blk_is_free(b) && heap_walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
                 size_t fit = h->ops->fit_limit(blk_size(b)) - BLK_W;
-                s->free_blocks++;
-                if (fit > s->largest_free) {
-                    s->largest_free = fit;
+                own.free_blocks++;
+                if (fit > own.largest_free) {
+                    own.largest_free = fit;
                 }
             }
         }
     }
+    rt_front_counts_t counts = {h->mallocs, h->frees, h->reallocs, h->reallocs_in_place, h->hooks.failures,
+                                h->hooks.errors};
     heap_unlock(h, token);
+    rt_front_stats(s, &own, &counts);
 }
 
 typedef struct check_ctx {

@@ -1,12 +1,15 @@
 /*
- * heap_internal.h -- the heap's control structure and what the facade template shares with the
- * backend-independent code in heap_common.c.
+ * heap_internal.h -- the bottom of the heap: its control structure, the O(1) checks every call
+ * makes before it trusts a word (hardening), pointer validation and the walk step. Self-contained
+ * over block/ and base/: nothing here calls into heap_common.c (whose exports are declared in
+ * heap_common.h, one step up), so the facade and heap_common.c both stand on this header.
  */
 #ifndef RT_HEAP_INTERNAL_H
 #define RT_HEAP_INTERNAL_H
 
-#include "block.h"
-#include "core/hooks.h"
+#include "block/block.h"
+#include "base/hooks.h"
+#include "front/front.h"
 
 /* What the generic entry points and heap_common.c need from a backend: its compiled facade
  * (for run-time dispatch) and three index functions used off the hot path. */
@@ -105,12 +108,27 @@ RT_HOT const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
     return NULL;
 }
 
-bool rt_heap_is_block_start(const rt_heap_t *h, const rt_pool_t *pool, const rt_blk *b);
+/* The block after x in a walk of pool, or NULL when x's size is not sane (a corrupted heap: the
+ * walks stop there instead of running off the pool). */
+static inline rt_blk *heap_walk_next(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *x)
+{
+    size_t size = blk_size(x);
+    if (!blk_head_ok(h->key, x->head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > (size_t)((char *)pool->end - (char *)x)) {
+        return NULL;
+    }
+    return blk_offset(x, size);
+}
 
-/* The index contract's find returns the slot that holds the block it found (a list head, or the
- * previous block's next), NULL when none fits, or IDX_CORRUPT when a walking index met a block
- * of its list that fails heap_member. */
-#define IDX_CORRUPT ((rt_blk **)(uintptr_t)BLK_A)
+/* O(blocks of the pool): for RT_DEBUG >= 2 only. */
+static inline bool heap_is_block_start(const rt_heap_t *h, const rt_pool_t *pool, const rt_blk *b)
+{
+    for (rt_blk *x = pool->first; x != NULL && x < pool->end; x = heap_walk_next(h, pool, x)) {
+        if (x == b) {
+            return true;
+        }
+    }
+    return false;
+}
 
 /* --- hardening: which words may be read, and list membership ------------------------------ */
 
@@ -264,7 +282,7 @@ RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
             return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
         }
     }
-    if (RT_DEBUG >= 2 && !rt_heap_is_block_start(h, pool, b)) {
+    if (RT_DEBUG >= 2 && !heap_is_block_start(h, pool, b)) {
         return RT_ERR_BAD_POINTER;
     }
     v->b = b;
@@ -274,27 +292,26 @@ RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
     return RT_ERR_NONE;
 }
 
-/* With RT_DEBUG >= 2 every operation ends with a full integrity check. A failure is reported
- * like any corruption (RT_ERR_CORRUPTED): through the handler when there is one -- an application
- * that wrote into metadata no O(1) check has met yet learns it at once -- else RT_PANIC. */
-bool rt_heap_check(rt_heap_t *heap);
+/* With RT_DEBUG >= 2 every operation ends with a full integrity check (rt_heap_check, public).
+ * A failure is reported like any corruption (RT_ERR_CORRUPTED): through the handler when there
+ * is one -- an application that wrote into metadata no O(1) check has met yet learns it at once
+ * -- else RT_PANIC. */
 #define HEAP_DEBUG_CHECK(h) ((RT_DEBUG >= 2) ? (void)rt_heap_check(h) : (void)0)
 
-extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seglist, rt_heap_ops_firstfit,
-    rt_heap_ops_bestfit, rt_heap_ops_halffit;
-
-/* Cold paths shared by every backend (heap_common.c). */
+/* A report that refuses nothing (free, usable_size, check). Cold. */
 static inline void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr,
                                   size_t size)
 {
     rt_hooks_report(&h->hooks, false, kind, operation, ptr, size);
 }
-static inline void *rt_heap_refuse(rt_heap_t *h, rt_error_kind_t kind, const char *operation, const void *ptr,
-                                   size_t size)
-{
-    return rt_hooks_refuse(&h->hooks, kind, operation, ptr, size);
-}
-rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops);
 
+/* What the allocator front (front/front.h) needs of every backend alike; the facade adds its
+ * malloc and free. */
+static inline void heap_front_report(void *h, bool refused, rt_error_kind_t kind, const char *operation,
+                                     const void *ptr, size_t size)
+{
+    rt_hooks_report(&((rt_heap_t *)h)->hooks, refused, kind, operation, ptr, size);
+}
+static inline size_t heap_front_max(const void *h) { return ((const rt_heap_t *)h)->max_request; }
 
 #endif /* RT_HEAP_INTERNAL_H */

@@ -1,5 +1,14 @@
 /* The heap with the VaiOS blog's segregated-fit index. See index/seglist.h. */
 #include "index/seglist.h"
-#define RT_BACKEND seglist
-#define RT_BACKEND_INDEX RT_INDEX_SEGLIST
 #include "heap/facade.inc"
+
+void *rt_seglist_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
+void rt_seglist_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
+void *rt_seglist_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
+void *rt_seglist_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
+void *rt_seglist_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
+
+const rt_heap_ops_t rt_heap_ops_seglist =
+    FACADE_OPS(RT_INDEX_SEGLIST, rt_seglist_malloc, rt_seglist_free, rt_seglist_realloc, rt_seglist_calloc, rt_seglist_memalign);
+
+rt_heap_t *rt_seglist_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_seglist); }

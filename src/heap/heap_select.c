@@ -2,7 +2,7 @@
  * heap_select.c -- choosing an index at run time. Kept apart from heap_common.c so that a
  * firmware calling only rt_tlsf_create links only the TLSF backend.
  */
-#include "heap/heap_internal.h"
+#include "heap/heap_common.h"
 
 static const rt_heap_ops_t *const backends[RT_INDEX_COUNT] = {
     [RT_INDEX_TLSF] = &rt_heap_ops_tlsf,         [RT_INDEX_TLSF32] = &rt_heap_ops_tlsf32,

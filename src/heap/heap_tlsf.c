@@ -1,5 +1,14 @@
 /* The heap with the TLSF index, 16 slots per octave (RT_TLSF_SL_LOG2). See index/tlsf.h. */
 #include "index/tlsf.h"
-#define RT_BACKEND tlsf
-#define RT_BACKEND_INDEX RT_INDEX_TLSF
 #include "heap/facade.inc"
+
+void *rt_tlsf_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
+void rt_tlsf_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
+void *rt_tlsf_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
+void *rt_tlsf_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
+void *rt_tlsf_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
+
+const rt_heap_ops_t rt_heap_ops_tlsf =
+    FACADE_OPS(RT_INDEX_TLSF, rt_tlsf_malloc, rt_tlsf_free, rt_tlsf_realloc, rt_tlsf_calloc, rt_tlsf_memalign);
+
+rt_heap_t *rt_tlsf_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_tlsf); }

@@ -29,7 +29,7 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
     (void)list_unlink(b);
 }
 
-/* Every block is checked before its size is read or its next followed (heap_member:
+/* Every block is checked before its size is read or its next followed (idx_member:
  * IDX_CORRUPT if one fails). */
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
@@ -40,7 +40,7 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     rt_blk **slot = &x->head;
     for (rt_blk *b = *slot; b != NULL; slot = &b->next, b = b->next) {
         n++;
-        if (!heap_member(h, b, slot)) {
+        if (!idx_member(h, b, slot)) {
             *probes = n;
             return IDX_CORRUPT;
         }

@@ -10,7 +10,19 @@
 #ifndef RT_INDEX_LIST_H
 #define RT_INDEX_LIST_H
 
-#include "heap/heap_internal.h"
+#include "block/block.h"
+
+/* The index contract's find returns the slot that holds the block it found (a list head, or the
+ * previous block's next), NULL when none fits, or IDX_CORRUPT when a walking index met a block
+ * of its list that fails idx_member. */
+#define IDX_CORRUPT ((rt_blk **)(uintptr_t)BLK_A)
+
+/* What a walking index asks of the allocator that owns the blocks before it reads a block's size
+ * or follows its next: true iff b, reached through `slot` (a head, or the previous block's next),
+ * lies in the owner's memory and is a tagged free block whose pprev is slot. The index knows
+ * blocks only through block/; the owner (the heap's facade, heap/facade.inc) defines this in
+ * the same translation unit, so the call inlines as if it were written here. */
+RT_HOT bool idx_member(const rt_heap_t *owner, const rt_blk *b, rt_blk *const *slot);
 
 static inline void list_push(rt_blk **head, rt_blk *b)
 {

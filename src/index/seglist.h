@@ -60,7 +60,7 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
 }
 
 /* Walks the class's list; every block is checked before its size is read or its next followed
- * (heap_member: IDX_CORRUPT if one fails). The head of a higher class is checked by the facade. */
+ * (idx_member: IDX_CORRUPT if one fails). The head of a higher class is checked by the facade. */
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     size_t need = *size;
@@ -69,7 +69,7 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     rt_blk **slot = &x->heads[c];
     for (rt_blk *b = *slot; b != NULL; slot = &b->next, b = b->next) {
         n++;
-        if (!heap_member(h, b, slot)) {
+        if (!idx_member(h, b, slot)) {
             *probes = n;
             return IDX_CORRUPT;
         }

@@ -91,7 +91,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 
-#include "core/hooks.h"
+#include "front/front.h"
 #include "rtalloc/waitfree.h"
 
 #ifndef RT_WF_STEP
@@ -467,11 +467,16 @@ static void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char
     rt_error_deliver(w->handler, w->handler_context, kind, operation, ptr, size);
 }
 
-static void *wf_refuse(rt_wf_t *w, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
+/* The tree as the allocator front sees it (front/front.h). */
+static void *wf_front_malloc(void *w, size_t size) { return rt_wf_malloc(w, size); }
+static void wf_front_free(void *w, void *ptr) { rt_wf_free(w, ptr); }
+static void wf_front_report(void *w, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+                            size_t size)
 {
-    wf_report(w, true, kind, operation, ptr, size);
-    return NULL;
+    wf_report(w, refused, kind, operation, ptr, size);
 }
+static size_t wf_front_max(const void *w) { return ((const rt_wf_t *)w)->max_request; }
+static const rt_front_ops_t wf_front = {wf_front_malloc, wf_front_free, wf_front_report, wf_front_max};
 
 /* --- lazy re-initialisation (paper section 5) ------------------------------------------------------
  *
@@ -800,7 +805,7 @@ static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t, const char *oper
     atomic_store_explicit(&w->last_nodes, t->nodes, memory_order_relaxed);
     if (r == WF_NONE) {
         if (RT_HARDENING >= 1 && c.bad) {
-            return wf_refuse(w, RT_ERR_CORRUPTED, operation, NULL, size);
+            return rt_front_refuse(&wf_front, w, RT_ERR_CORRUPTED, operation, NULL, size);
         }
         wf_stat_add(t, &w->failures, 1u);
         return NULL;
@@ -824,7 +829,7 @@ void *rt_wf_malloc_ex(rt_wf_t *w, size_t size, rt_wf_trace_t *trace)
         return NULL;
     }
     if (size > w->max_request) {
-        return wf_refuse(w, RT_ERR_TOO_LARGE, "malloc", NULL, size);
+        return rt_front_refuse(&wf_front, w, RT_ERR_TOO_LARGE, "malloc", NULL, size);
     }
     return wf_alloc(w, wf_height_for(w, size), t, "malloc", size);
 }
@@ -1029,23 +1034,17 @@ void rt_wf_free(rt_wf_t *w, void *ptr) { rt_wf_free_ex(w, ptr, NULL); }
 
 void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
 {
-    if (ptr == NULL) {
-        return rt_wf_malloc(w, size);
-    }
-    if (size == 0u) {
-        rt_wf_free(w, ptr);
-        return NULL;
-    }
-    if (size > w->max_request) {
-        return wf_refuse(w, RT_ERR_TOO_LARGE, "realloc", ptr, size);
+    void *edge;
+    if (rt_front_realloc_edge(&wf_front, w, ptr, size, &edge)) {
+        return edge;
     }
     wf_chunk_t ch;
     rt_error_kind_t error = wf_validate(w, ptr, &ch);
     if (error != RT_ERR_NONE) {
-        return wf_refuse(w, error, "realloc", ptr, size);
+        return rt_front_refuse(&wf_front, w, error, "realloc", ptr, size);
     }
     if (size > rt_wf_usable(w->node_size, ch.h) - ch.offset && !wf_path_intact(w, &ch)) {
-        return wf_refuse(w, RT_ERR_CORRUPTED, "realloc", ptr, size); /* moving would free into damage */
+        return rt_front_refuse(&wf_front, w, RT_ERR_CORRUPTED, "realloc", ptr, size); /* moving would free into damage */
     }
     rt_wf_trace_t t;
     __builtin_memset(&t, 0, sizeof t);
@@ -1065,40 +1064,20 @@ void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
     return moved;
 }
 
-void *rt_wf_calloc(rt_wf_t *w, size_t count, size_t size)
-{
-    if (size != 0u && count > SIZE_MAX / size) {
-        return wf_refuse(w, RT_ERR_OVERFLOW, "calloc", NULL, count);
-    }
-    size_t n = count * size;
-    if (n > w->max_request) {
-        return wf_refuse(w, RT_ERR_TOO_LARGE, "calloc", NULL, n);
-    }
-    void *p = rt_wf_malloc(w, n);
-    if (p != NULL) {
-        __builtin_memset(p, 0, n);
-    }
-    return p;
-}
+void *rt_wf_calloc(rt_wf_t *w, size_t count, size_t size) { return rt_front_calloc(&wf_front, w, count, size); }
 
 void *rt_wf_memalign(rt_wf_t *w, size_t alignment, size_t size)
 {
-    if (alignment == 0u || (alignment & (alignment - 1u)) != 0u) {
-        return wf_refuse(w, RT_ERR_BAD_ALIGNMENT, "memalign", NULL, alignment);
-    }
-    if (size == 0u) {
+    if (!rt_front_memalign_args(&wf_front, w, alignment, size)) {
         return NULL;
     }
     if (alignment <= RT_WF_ALIGN) {
-        if (size > w->max_request) {
-            return wf_refuse(w, RT_ERR_TOO_LARGE, "memalign", NULL, size);
-        }
         return rt_wf_malloc(w, size);
     }
     /* the data start is 4 past a multiple of 8: the aligned pointer lies at most alignment - 4
      * bytes further, and at least 4 (room for the offset word) */
-    if (size > w->max_request || alignment > w->max_request || size > w->max_request - (alignment - 4u)) {
-        return wf_refuse(w, RT_ERR_TOO_LARGE, "memalign", NULL, size);
+    if (alignment > w->max_request || size > w->max_request - (alignment - 4u)) {
+        return rt_front_refuse(&wf_front, w, RT_ERR_TOO_LARGE, "memalign", NULL, size);
     }
     unsigned char *data = rt_wf_malloc(w, size + alignment - 4u);
     if (data == NULL) {
@@ -1532,20 +1511,24 @@ void rt_wf_stats(rt_wf_t *w, rt_stats_t *s)
     size_t used_nodes = atomic_load_explicit(&w->used_nodes, memory_order_relaxed);
     size_t mallocs = atomic_load_explicit(&w->mallocs, memory_order_relaxed);
     size_t frees = atomic_load_explicit(&w->frees, memory_order_relaxed);
-    s->capacity = (w->nodes - w->ctrl_nodes) << w->node_log2;
-    s->used_bytes = used_nodes << w->node_log2;
-    s->free_bytes = s->capacity - s->used_bytes;
-    s->largest_free = wk.largest_free;
-    s->peak_used = atomic_load_explicit(&w->peak_nodes, memory_order_relaxed) << w->node_log2;
-    s->watermark = atomic_load_explicit(&w->watermark, memory_order_relaxed);
-    s->used_blocks = mallocs - frees;
-    s->free_blocks = wk.free_blocks;
-    s->mallocs = mallocs;
-    s->frees = frees;
-    s->reallocs = atomic_load_explicit(&w->reallocs, memory_order_relaxed);
-    s->reallocs_in_place = atomic_load_explicit(&w->reallocs_in_place, memory_order_relaxed);
-    s->failures = atomic_load_explicit(&w->failures, memory_order_relaxed);
-    s->errors = atomic_load_explicit(&w->errors, memory_order_relaxed);
+    rt_stats_t own = {
+        .capacity = (w->nodes - w->ctrl_nodes) << w->node_log2,
+        .used_bytes = used_nodes << w->node_log2,
+        .largest_free = wk.largest_free,
+        .peak_used = atomic_load_explicit(&w->peak_nodes, memory_order_relaxed) << w->node_log2,
+        .watermark = atomic_load_explicit(&w->watermark, memory_order_relaxed),
+        .used_blocks = mallocs - frees,
+        .free_blocks = wk.free_blocks,
+    };
+    rt_front_counts_t counts = {
+        mallocs,
+        frees,
+        atomic_load_explicit(&w->reallocs, memory_order_relaxed),
+        atomic_load_explicit(&w->reallocs_in_place, memory_order_relaxed),
+        atomic_load_explicit(&w->failures, memory_order_relaxed),
+        atomic_load_explicit(&w->errors, memory_order_relaxed),
+    };
+    rt_front_stats(s, &own, &counts);
 }
 
 void rt_wf_set_handler(rt_wf_t *w, rt_error_handler_t handler, void *context)

@@ -1,7 +1,7 @@
 /*
  * hooks.c -- error messages and reporting shared by every allocator of the core.
  */
-#include "core/hooks.h"
+#include "base/hooks.h"
 
 const char *rt_error_message(rt_error_kind_t kind)
 {
@@ -43,12 +43,6 @@ void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t
     } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
         RT_PANIC(rt_error_message(kind));
     }
-}
-
-void *rt_hooks_refuse(rt_hooks_t *k, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
-{
-    rt_hooks_report(k, true, kind, operation, ptr, size);
-    return NULL;
 }
 
 void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context)

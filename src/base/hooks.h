@@ -3,8 +3,8 @@
  * hooks, the error handler, and the reporting of bad input (SPEC section 3). An allocator embeds
  * one rt_hooks_t in its control structure.
  */
-#ifndef RT_CORE_HOOKS_H
-#define RT_CORE_HOOKS_H
+#ifndef RT_BASE_HOOKS_H
+#define RT_BASE_HOOKS_H
 
 #include "rtalloc/common.h"
 
@@ -39,10 +39,7 @@ void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const ch
 void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t kind, const char *operation,
                       const void *ptr, size_t size);
 
-/* rt_hooks_report(k, true, ...) returning NULL, for allocation functions. */
-void *rt_hooks_refuse(rt_hooks_t *k, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
-
 void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context);
 void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
 
-#endif /* RT_CORE_HOOKS_H */
+#endif /* RT_BASE_HOOKS_H */

@@ -38,13 +38,14 @@
  * the key; the link checks of the facade still keep such a forger's writes inside the heap.
  * At RT_HARDENING 0 the tag is empty (T = 0 bits used, key ignored) and the verbs are as before.
  */
-#ifndef RT_HEAP_BLOCK_H
-#define RT_HEAP_BLOCK_H
+#ifndef RT_BLOCK_BLOCK_H
+#define RT_BLOCK_BLOCK_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/bits.h"
 #include "rtalloc/heap.h"
 
 typedef struct rt_blk {
@@ -182,19 +183,8 @@ static inline bool blk_is_free_header(size_t key, const rt_blk *b, size_t size)
     return b->head == blk_enc(key, size | BLK_FREE);
 }
 
-static inline size_t rt_align_up(size_t x, size_t a) { return (x + a - 1u) & ~(a - 1u); }
-static inline uintptr_t rt_addr_align_up(uintptr_t x, uintptr_t a) { return (x + a - 1u) & ~(a - 1u); }
-
-/* floor(log2(x)) for x > 0. */
-static inline unsigned rt_log2(size_t x) { return (unsigned)(8u * sizeof(size_t) - 1u) - RT_CLZ(x); }
-
-/* 1 << n for n < bit width; 0 otherwise (no undefined shift). */
-static inline size_t rt_bit(unsigned n) { return n < 8u * sizeof(size_t) ? (size_t)1 << n : 0u; }
-/* All bits at positions >= n. */
-static inline size_t rt_bits_from(unsigned n) { return n < 8u * sizeof(size_t) ? ~(size_t)0 << n : 0u; }
-
 /* The index contract's visitor, used by the integrity check: returns false if b is not a
  * plausible free block of the heap (the index then stops and reports failure). */
 typedef bool (*rt_idx_visit_fn)(void *context, rt_blk *b);
 
-#endif /* RT_HEAP_BLOCK_H */
+#endif /* RT_BLOCK_BLOCK_H */
