@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh -- the benchmark command: build, measure, report, into results/latest/.
 #
-#   ./bench.sh                  quick scale: rtbench's quick subset + footprint (about 5 min on 2 cores)
+#   ./bench.sh                  quick scale: rtbench's quick subset, footprint, the on-target study on
+#                               Cortex-M4 alone (about 5 min on 2 cores)
 #   ./bench.sh --full           everything the benchmark measures: every experiment at rtbench's
 #                               standard scale (--scale standard), the callgrind cross-check, the
 #                               on-target study; about 50 minutes on 2 cores
@@ -12,7 +13,8 @@
 #
 # Steps (each printed as `bench.sh: [k/n] step`): dependencies (tools/deps.sh bench), build
 # (Release, -O2 -DNDEBUG, build/bench), rtbench, [full: callgrind cross-check], footprint (when
-# arm-none-eabi-gcc is there), [full: on-target study, when a cross compiler + QEMU pair is there],
+# arm-none-eabi-gcc is there), on-target study (when a cross compiler + QEMU pair is there; quick:
+# Cortex-M4 alone),
 # report (bench/report.py: REPORT.md and PNGs).
 #
 # Everything goes to results/latest/ (git-ignored), cleared first: a run never shows an earlier
@@ -57,7 +59,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 steps=(deps build rtbench)
 [ "$scale" != quick ] && steps+=(callgrind)
 steps+=(footprint)
-[ "$scale" != quick ] && steps+=(target)
+steps+=(target)
 steps+=(report)
 n=${#steps[@]}
 
@@ -173,22 +175,23 @@ if [ "$scale" != quick ]; then
 fi
 
 if have arm-none-eabi-gcc; then
-    step footprint tools/footprint.sh --csv "$OUT" ||
+    fp=(); [ "$scale" = quick ] && fp=(--quick)
+    step footprint tools/footprint.sh "${fp[@]}" --csv "$OUT" ||
         echo "bench.sh: tools/footprint.sh failed; the report's footprint section says not measured" >&2
 else
     k=$((k + 1))
     echo "bench.sh: [$k/$n] footprint: skipped, no arm-none-eabi-gcc (Debian: gcc-arm-none-eabi)" | tee -a "$LOG" >&2
 fi
 
-if [ "$scale" != quick ]; then
-    if { have arm-none-eabi-gcc && have qemu-system-arm; } || { have riscv64-unknown-elf-gcc && have qemu-system-riscv32; }; then
-        step target tools/target-bench.sh --out "$OUT" --build build/bench-target ||
-            echo "bench.sh: tools/target-bench.sh failed; the report shows what it measured" >&2
-    else
-        k=$((k + 1))
-        echo "bench.sh: [$k/$n] target: skipped, no cross compiler + QEMU pair (gcc-arm-none-eabi" \
-             "gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc)" | tee -a "$LOG" >&2
-    fi
+tports="cortex-m4 rv32"
+[ "$scale" = quick ] && tports=cortex-m4 # the quick scale: one port (RV32 at --full)
+if { have arm-none-eabi-gcc && have qemu-system-arm; } || { [ "$scale" != quick ] && have riscv64-unknown-elf-gcc && have qemu-system-riscv32; }; then
+    step target tools/target-bench.sh --out "$OUT" --build build/bench-target --ports "$tports" ||
+        echo "bench.sh: tools/target-bench.sh failed; the report shows what it measured" >&2
+else
+    k=$((k + 1))
+    echo "bench.sh: [$k/$n] target: skipped, no cross compiler + QEMU pair (gcc-arm-none-eabi" \
+         "gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc)" | tee -a "$LOG" >&2
 fi
 
 trap '' INT TERM # the report is fast; let it finish

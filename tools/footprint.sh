@@ -15,8 +15,10 @@
 # Nothing is linked or run: the control sizes are sizeof() read back from tools/footprint_probe.c's
 # objects with the cross nm.
 #
-# Usage: tools/footprint.sh [--markdown] [--csv DIR]      (run from anywhere)
+# Usage: tools/footprint.sh [--markdown] [--quick] [--csv DIR]      (run from anywhere)
 #   --markdown   the tables as markdown (for README.md)
+#   --quick      steps 1-3 only, step 3 for 2^16, 2^20 and 2^24 (bench.sh's quick scale; no
+#                footprint_config.csv)
 #   --csv DIR    also writes DIR/footprint.csv (target,object,text,data,bss),
 #                DIR/footprint_alloc.csv (target,allocator,backend,shared, .text/.data/.bss of the
 #                backend, of the shared objects and in total) and DIR/footprint_control.csv
@@ -28,9 +30,11 @@
 set -euo pipefail
 md=
 csv=
+quick=
 while [ $# -gt 0 ]; do
   case "$1" in
     --markdown) md=--markdown ;;
+    --quick) quick=1 ;;
     --csv) [ $# -ge 2 ] || { echo "footprint.sh: --csv needs a directory" >&2; exit 2; }
            mkdir -p "$2"; csv=$(cd "$2" && pwd); shift ;;
     -h|--help) sed -n '2,/^set -/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -157,14 +161,21 @@ for t in "${present[@]}"; do
   [ "$md" = --markdown ] && { echo; echo "| largest block | tlsf index | tlsf heap | tlsf32 index | seglist index | seglist heap | halffit index | fit-list index | buddy control |"; echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"; }
   [ "$md" = --markdown ] || printf '%-14s %10s %10s %12s %13s %12s %13s %14s %14s\n' "largest block" "tlsf idx" "tlsf heap" "tlsf32 idx" "seglist idx" "seglist heap" "halffit idx" "fitlist idx" "buddy control"
   read -r _ buddy < <(probe -DPROBE_BUDDY) # independent of RT_HEAP_MAX_BLOCK_LOG2
-  for L in 12 16 20 24 28 31; do
+  Ls=(12 16 20 24 28 31)
+  [ -z "$quick" ] || Ls=(16 20 24) # --quick: the blog's range (2^20) and the hardened defaults' neighbours
+  for L in "${Ls[@]}"; do
     declare -A idx=() heap=()
+    # The default hardening takes the header bits above the largest block for its tag, so it
+    # accepts only multiples of 8 up to 24 on 32-bit; the other ranges exist at RT_HARDENING=0
+    # (the sizes of the control structures do not depend on the level).
+    level=()
+    label="< 2^$L B"
+    if [ $((L % 8)) -ne 0 ] || [ "$L" -gt 24 ]; then level=(-DRT_HARDENING=0); label="< 2^$L B (level 0)"; fi
     for a in "${heaps[@]}"; do
-      read -r "idx[$a]" "heap[$a]" < <(probe -DRT_HEAP_MAX_BLOCK_LOG2="$L" "-DPROBE_BACKEND=\"heap/heap_$a.c\"")
+      read -r "idx[$a]" "heap[$a]" < <(probe "${level[@]}" -DRT_HEAP_MAX_BLOCK_LOG2="$L" "-DPROBE_BACKEND=\"heap/heap_$a.c\"")
       [ -z "$csv" ] || echo "$t,$L,$a,${idx[$a]},${heap[$a]}" >>"$out/footprint_control.csv"
     done
     [ -z "$csv" ] || echo "$t,$L,buddy,,$buddy" >>"$out/footprint_control.csv"
-    label="< 2^$L B"
     if [ "$md" = --markdown ]; then
       echo "| $label | ${idx[tlsf]} | ${heap[tlsf]} | ${idx[tlsf32]} | ${idx[seglist]} | ${heap[seglist]} | ${idx[halffit]} | ${idx[firstfit]} | $buddy |"
     else
@@ -176,9 +187,16 @@ done
 # --- 4. configurations ---------------------------------------------------------------------------
 # Each allocator's objects (backend + shared, as in 2) compiled again with one knob changed.
 configs=("RT_DEBUG=1" "RT_TLSF_SL_LOG2=5" "RT_HEAP_MAX_BLOCK_LOG2=16")
-echo
-echo "Per allocator and configuration: .text/.data/.bss of backend + shared objects (bytes, -Os)."
-if [ "$md" = --markdown ]; then
+if [ -n "$quick" ]; then # --quick: no configurations
+  present=()
+  rm -f "$out/footprint_config.csv"
+else
+  echo
+  echo "Per allocator and configuration: .text/.data/.bss of backend + shared objects (bytes, -Os)."
+fi
+if [ -n "$quick" ]; then
+  :
+elif [ "$md" = --markdown ]; then
   echo; echo "| target | allocator | configuration | .text | .data | .bss |"; echo "|---|---|---|---:|---:|---:|"
 else
   printf '%-10s %-10s %-26s %8s %8s %8s\n' target allocator configuration .text .data .bss
@@ -211,7 +229,10 @@ for t in "${present[@]}"; do
 done
 
 if [ -n "$csv" ]; then
-  for f in footprint.csv footprint_alloc.csv footprint_control.csv footprint_config.csv; do cp "$out/$f" "$csv/$f"; done
+  written=()
+  for f in footprint.csv footprint_alloc.csv footprint_control.csv footprint_config.csv; do
+    [ -f "$out/$f" ] && cp "$out/$f" "$csv/$f" && written+=("$f")
+  done
   echo
-  echo "footprint.sh: wrote $csv/footprint.csv, footprint_alloc.csv, footprint_control.csv, footprint_config.csv"
+  echo "footprint.sh: wrote in $csv: ${written[*]}"
 fi
