@@ -183,20 +183,46 @@ void *rt_heap_memalign(rt_heap_t *heap, size_t alignment, size_t size);
 /* Usable bytes of a live block (>= the size requested). Bad pointer: reported, returns 0. O(1). */
 size_t rt_heap_usable_size(rt_heap_t *heap, void *ptr);
 
-#define RT_HEAP_BACKEND_API(name)                                                                  \
-    void *rt_##name##_malloc(rt_heap_t *heap, size_t size);                                         \
-    void rt_##name##_free(rt_heap_t *heap, void *ptr);                                              \
-    void *rt_##name##_realloc(rt_heap_t *heap, void *ptr, size_t size);                             \
-    void *rt_##name##_calloc(rt_heap_t *heap, size_t count, size_t size);                           \
-    void *rt_##name##_memalign(rt_heap_t *heap, size_t alignment, size_t size)
-/* rt_tlsf_malloc, rt_tlsf_free, rt_tlsf_realloc, rt_tlsf_calloc, rt_tlsf_memalign, and the same
- * for tlsf32, seglist, firstfit, bestfit, halffit. Passing a heap of another index is undefined. */
-RT_HEAP_BACKEND_API(tlsf);
-RT_HEAP_BACKEND_API(tlsf32);
-RT_HEAP_BACKEND_API(seglist);
-RT_HEAP_BACKEND_API(firstfit);
-RT_HEAP_BACKEND_API(bestfit);
-RT_HEAP_BACKEND_API(halffit);
+/* The same five calls, per index, written out so that grep and ctags find them: rt_<index>_malloc,
+ * _free, _realloc, _calloc, _memalign for tlsf, tlsf32, seglist, firstfit, bestfit, halffit. Each
+ * is the generic call with its index inlined (no dispatch). Passing a heap of another index is
+ * undefined. */
+
+void *rt_tlsf_malloc(rt_heap_t *heap, size_t size);
+void rt_tlsf_free(rt_heap_t *heap, void *ptr);
+void *rt_tlsf_realloc(rt_heap_t *heap, void *ptr, size_t size);
+void *rt_tlsf_calloc(rt_heap_t *heap, size_t count, size_t size);
+void *rt_tlsf_memalign(rt_heap_t *heap, size_t alignment, size_t size);
+
+void *rt_tlsf32_malloc(rt_heap_t *heap, size_t size);
+void rt_tlsf32_free(rt_heap_t *heap, void *ptr);
+void *rt_tlsf32_realloc(rt_heap_t *heap, void *ptr, size_t size);
+void *rt_tlsf32_calloc(rt_heap_t *heap, size_t count, size_t size);
+void *rt_tlsf32_memalign(rt_heap_t *heap, size_t alignment, size_t size);
+
+void *rt_seglist_malloc(rt_heap_t *heap, size_t size);
+void rt_seglist_free(rt_heap_t *heap, void *ptr);
+void *rt_seglist_realloc(rt_heap_t *heap, void *ptr, size_t size);
+void *rt_seglist_calloc(rt_heap_t *heap, size_t count, size_t size);
+void *rt_seglist_memalign(rt_heap_t *heap, size_t alignment, size_t size);
+
+void *rt_firstfit_malloc(rt_heap_t *heap, size_t size);
+void rt_firstfit_free(rt_heap_t *heap, void *ptr);
+void *rt_firstfit_realloc(rt_heap_t *heap, void *ptr, size_t size);
+void *rt_firstfit_calloc(rt_heap_t *heap, size_t count, size_t size);
+void *rt_firstfit_memalign(rt_heap_t *heap, size_t alignment, size_t size);
+
+void *rt_bestfit_malloc(rt_heap_t *heap, size_t size);
+void rt_bestfit_free(rt_heap_t *heap, void *ptr);
+void *rt_bestfit_realloc(rt_heap_t *heap, void *ptr, size_t size);
+void *rt_bestfit_calloc(rt_heap_t *heap, size_t count, size_t size);
+void *rt_bestfit_memalign(rt_heap_t *heap, size_t alignment, size_t size);
+
+void *rt_halffit_malloc(rt_heap_t *heap, size_t size);
+void rt_halffit_free(rt_heap_t *heap, void *ptr);
+void *rt_halffit_realloc(rt_heap_t *heap, void *ptr, size_t size);
+void *rt_halffit_calloc(rt_heap_t *heap, size_t count, size_t size);
+void *rt_halffit_memalign(rt_heap_t *heap, size_t alignment, size_t size);
 
 /* --- Inspection and configuration. --------------------------------------------------------- */
 
