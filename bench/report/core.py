@@ -1027,7 +1027,8 @@ class Report:
         self.w("## Summary")
         self.w()
         self.w("The verdicts, then one headline table per study; every section's details follow "
-               "(\"Details\"). Scale `unknown`: the directory has no plan.csv (a run of an older rtbench).")
+               "(\"Details\")." + ("" if self.run.plan is not None else
+                                     " Scale `unknown`: the directory has no plan.csv (a run of an older rtbench)."))
         self.w()
         if self.run.run and "rtbench" not in (self.run.run.get("steps_done") or "").split():
             if not os.path.exists(self.path("clock.csv")):

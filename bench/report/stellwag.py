@@ -54,6 +54,12 @@ def is_waitfree(m, name):
 
 
 
+def _threads(*ts):
+    """'2 and 16 threads', or '2 threads' where a count was not run at this scale."""
+    ts = [str(t) for t in ts if t is not None]
+    return (" and ".join(ts) or "no") + " threads"
+
+
 def section(rep, m):
     """Writes the section into rep (a report.Report); m is the report module (helpers)."""
     meta, rows = m.read_csv(rep.path("stellwag.csv"))
@@ -302,8 +308,8 @@ def _targets(rep, m, by, rows, threads, modes):
         "work": "Worst nodes per malloc, I and III: >= 10x below wf, within the stated bound",
         "lat2": f"II, {t2} threads: median and p99.9 below {TLSF}'s",
         "lat16": f"II, {t16} threads: p99 <= 0.2 x {TLSF}'s",
-        "jit": f"II jitter p99.9 / median <= {TLSF}'s ({t2} and {t16} threads)",
-        "thr": f"II throughput >= 2 x {TLSF}'s and >= {AO}'s ({t2} and {t16} threads)",
+        "jit": f"II jitter p99.9 / median <= {TLSF}'s ({_threads(t2, t16)})",
+        "thr": f"II throughput >= 2 x {TLSF}'s and >= {AO}'s ({_threads(t2, t16)})",
         "util": f"Utilisation I >= 92.58 %, III >= 66.79 % at {max(threads)} threads (others in brackets; "
                 "compared at the paper's two decimals)",
     }
