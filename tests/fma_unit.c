@@ -4,7 +4,8 @@
  *
  *   random      seeded runs of malloc / calloc / memalign / realloc / free with rt_fma_check after
  *               EVERY operation, contents verified before each free, for FMA and BSD at pages of
- *               2^8, 2^12 and 2^16 bytes (`fma_unit random <seed>` replays one seed)
+ *               2^8, 2^12 and 2^16 bytes (`fma_unit random <seed>` replays one seed; `fma_unit --seeds N`
+ *               runs N seeds, default 40, 4 with ASan or RT_DEBUG=2)
  *   figures     the article's Figure 5 (first 32-byte request: 128 blocks, count 127, entry block
  *               at the page start, the last block returned, page-table word), the block after the
  *               entry block next, the entry block handed out last (Figure 6's new page), a freed
@@ -969,14 +970,24 @@ static void test_journal(void)
 
 int main(int argc, char **argv)
 {
+    /* seeds of the random pass: ctest asks for fewer in sanitizer and emulated builds */
+    uint64_t seeds = TL_DEBUG_WALKS || TL_ASAN ? 4u : 40u;
     if (argc > 2 && strcmp(argv[1], "random") == 0) {
         uint64_t seed = 0;
         if (!tl_parse_u64(argv[2], &seed)) {
-            fprintf(stderr, "usage: fma_unit [random <seed>]\n");
+            fprintf(stderr, "usage: fma_unit [random <seed> | --seeds N]\n");
             return 2;
         }
         test_random(seed, 1);
         return tl_summary("fma_unit");
+    }
+    if (argc > 2 && strcmp(argv[1], "--seeds") == 0) {
+        uint64_t n = 0;
+        if (!tl_parse_u64(argv[2], &n) || n == 0u) {
+            fprintf(stderr, "usage: fma_unit [random <seed> | --seeds N]\n");
+            return 2;
+        }
+        seeds = n;
     }
     test_figures();
     test_reuse();
@@ -989,6 +1000,6 @@ int main(int argc, char **argv)
     test_misc();
     test_journal();
     test_overflow();
-    test_random(1, TL_DEBUG_WALKS || TL_ASAN ? 4u : 40u);
+    test_random(1, seeds);
     return tl_summary("fma_unit");
 }
