@@ -668,6 +668,7 @@ int main(int argc, char **argv)
 {
     size_t n = 0;
     const rt_allocator_t *const *all = rt_registry(&n);
+    (void)tl_check_registry(n);
     for (size_t i = 0; i < n; i++) {
         const rt_allocator_t *d = all[i];
         if (argc > 1 && strcmp(argv[1], d->name) != 0) {

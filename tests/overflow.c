@@ -1292,6 +1292,7 @@ int main(int argc, char **argv)
     }
     size_t na = 0;
     const rt_allocator_t *const *all = rt_registry(&na);
+    (void)tl_check_registry(na);
     if (na > MAX_ALLOCS) {
         na = MAX_ALLOCS;
     }
