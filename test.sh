@@ -22,8 +22,10 @@
 #   target        the core, the port (ports/) and the contract, model and port tests built for
 #                 Cortex-M4F and RV32IMAC (presets target-m4, target-rv32) and run under QEMU
 #                 (mps2-an386, virt): each twice, output compared byte for byte
-#   quick         (only with 'quick') preset quick: gcc Release without the benchmark; ctest
-#                 leaves out the tests labelled 'long' and the report test
+#   quick         (only with 'quick') preset quick: gcc Release without the benchmark, the
+#                 randomised tests at their reduced seeds (RTALLOC_TEST_REDUCED); ctest leaves out
+#                 the tests labelled 'long' and the report test
+#   cross-quick   (only with 'quick') tools/cross-check.sh for Cortex-M4F and RV32IMAC only
 # Sanitizer and emulated builds run the heavy randomised tests with fewer seeds (tests/
 # CMakeLists.txt, SLOW_ARGS); every ctest TIMEOUT is a guard against hangs, sized for a loaded
 # 2-core machine under TSan.
@@ -38,7 +40,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 JOBS=${JOBS:-2}
 
 ALL_CONFIGS=(gcc-release clang-debug gcc-asan clang-asan clang-tsan gcc-m32 cross target)
-QUICK_CONFIGS=(quick cross)
+QUICK_CONFIGS=(quick cross-quick)
 
 usage() {
     sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -181,6 +183,7 @@ run_config() {
             cmake_config "$name"
             ;;
         cross) CROSS_CHECK_OUT=build/test-cross tools/cross-check.sh ;;
+        cross-quick) CROSS_CHECK_OUT=build/test-cross CROSS_CHECK_ONLY="cortex-m4 rv32imac" tools/cross-check.sh ;;
         target) # both ports, even when the first fails; ctest runs the programs under QEMU
             local status=0
             cmake_config target-m4 || status=1
