@@ -7,9 +7,10 @@
  * failure) and ends with the allocator's integrity check. A case that needs an optional function
  * the descriptor lacks is skipped, and says so.
  *
- * The only allocator-specific knowledge: "buddy" coalesces only with its buddy, so the coalescing
- * cases pick buddies there, and its realloc grows in place only within the block's order. The
- * wait-free buddy trees ("wf*", rtalloc/waitfree.h) hand out post-order subtrees: two sibling
+ * The only family-specific knowledge (the descriptor's family, never its name): the binary buddy
+ * (RT_FAMILY_BUDDY) coalesces only with its buddy, so the coalescing cases pick buddies there, and
+ * its realloc grows in place only within the block's order. The wait-free buddy trees
+ * (RT_FAMILY_TREE, rtalloc/waitfree.h) hand out post-order subtrees: two sibling
  * chunks x, x + f (f = footprint) free together the subtree of their parent, the node after them
  * (min_block bytes), and a realloc that needs a larger subtree moves.
  *
