@@ -411,6 +411,57 @@ static bool check_all(run_t *r)
     return true;
 }
 
+/* One random operation, drawn with the run's leaning (live-set cap, free bias). */
+static bool one_op(run_t *r, size_t cap, unsigned free_bias)
+{
+    const rt_allocator_t *d = r->d;
+    unsigned k = (unsigned)(tl_next(&r->rng) % 100u);
+    if (r->nlive > 0u && (r->nlive >= cap || k < free_bias)) {
+        return op_free(r);
+    }
+    if (r->nlive > 0u && k < free_bias + 15u) {
+        return d->realloc != NULL ? op_realloc(r) : op_malloc(r);
+    }
+    if (k < free_bias + 25u) {
+        return d->calloc != NULL ? op_calloc(r) : op_malloc(r);
+    }
+    if (k < free_bias + 35u) {
+        return d->memalign != NULL ? op_memalign(r) : op_malloc(r);
+    }
+    return op_malloc(r);
+}
+
+/* ops random operations, each checked, every block's pattern every 64; then free everything and
+ * the allocator must be empty. */
+static bool run_ops(run_t *r, unsigned ops)
+{
+    /* each run leans a little differently: a live-set cap and a free bias from the seed */
+    size_t cap = 8u + (size_t)(r->seed * 7u % (MAX_LIVE - 8u));
+    unsigned free_bias = 30u + (unsigned)(r->seed % 25u);
+    for (r->op = 0; r->op < ops; r->op++) {
+        if (!one_op(r, cap, free_bias) || !check_all(r)) {
+            return false;
+        }
+        for (size_t i = 0; r->op % 64u == 63u && i < r->nlive; i++) {
+            if (!verify_block(r, &r->live[i])) {
+                return false;
+            }
+        }
+    }
+    while (r->nlive > 0u) {
+        if (!op_free(r) || !check_all(r)) {
+            return false;
+        }
+    }
+    if (r->d->stats != NULL) {
+        rt_stats_t s;
+        r->d->stats(r->h, &s);
+        return TL_CHECK(s.used_bytes == 0u && s.used_blocks == 0u, "%s seed %" PRIu64 ": all freed, used_bytes %zu",
+                        r->d->name, r->seed, s.used_bytes);
+    }
+    return true;
+}
+
 /* One seeded run. Returns false on the first failure (already reported). */
 static bool run_one(const rt_allocator_t *d, uint64_t seed, unsigned ops)
 {
@@ -420,61 +471,18 @@ static bool run_one(const rt_allocator_t *d, uint64_t seed, unsigned ops)
     r.seed = seed;
     r.rng = tl_rng_seed(seed ^ 0x6D6F64656Cull);
     r.next_id = 1;
-    bool ok = false;
     if (!tl_buffer_new(&r.buf, HEAP_SIZE, (size_t)(seed % 16u))) {
         return TL_CHECK(false, "out of memory");
     }
     r.h = d->create(r.buf.mem, r.buf.size);
-    if (!TL_CHECK(r.h != NULL, "%s: create failed (seed %" PRIu64 ")", d->name, seed)) {
-        goto out;
-    }
-    if (d->set_handler != NULL) {
-        d->set_handler(r.h, tl_record, &r.rec);
-    }
-    r.max_request = d->max_request != NULL ? d->max_request(r.h) : SIZE_MAX;
-    /* each run leans a little differently: a live-set cap and a free bias from the seed */
-    size_t cap = 8u + (size_t)(seed * 7u % (MAX_LIVE - 8u));
-    unsigned free_bias = 30u + (unsigned)(seed % 25u);
-    for (r.op = 0; r.op < ops; r.op++) {
-        unsigned k = (unsigned)(tl_next(&r.rng) % 100u);
-        bool step;
-        if (r.nlive > 0u && (r.nlive >= cap || k < free_bias)) {
-            step = op_free(&r);
-        } else if (r.nlive > 0u && k < free_bias + 15u) {
-            step = d->realloc != NULL ? op_realloc(&r) : op_malloc(&r);
-        } else if (k < free_bias + 25u) {
-            step = d->calloc != NULL ? op_calloc(&r) : op_malloc(&r);
-        } else if (k < free_bias + 35u) {
-            step = d->memalign != NULL ? op_memalign(&r) : op_malloc(&r);
-        } else {
-            step = op_malloc(&r);
+    bool ok = TL_CHECK(r.h != NULL, "%s: create failed (seed %" PRIu64 ")", d->name, seed);
+    if (ok) {
+        if (d->set_handler != NULL) {
+            d->set_handler(r.h, tl_record, &r.rec);
         }
-        if (!step || !check_all(&r)) {
-            goto out;
-        }
-        if (r.op % 64u == 63u) {
-            for (size_t i = 0; i < r.nlive; i++) {
-                if (!verify_block(&r, &r.live[i])) {
-                    goto out;
-                }
-            }
-        }
+        r.max_request = d->max_request != NULL ? d->max_request(r.h) : SIZE_MAX;
+        ok = run_ops(&r, ops);
     }
-    while (r.nlive > 0u) {
-        if (!op_free(&r) || !check_all(&r)) {
-            goto out;
-        }
-    }
-    if (d->stats != NULL) {
-        rt_stats_t s;
-        d->stats(r.h, &s);
-        if (!TL_CHECK(s.used_bytes == 0u && s.used_blocks == 0u, "%s seed %" PRIu64 ": all freed, used_bytes %zu",
-                      d->name, seed, s.used_bytes)) {
-            goto out;
-        }
-    }
-    ok = true;
-out:
     tl_buffer_free(&r.buf);
     return ok;
 }
