@@ -3,6 +3,7 @@
 # embedded targets, and prints its Cortex-M4 footprint.
 #
 # Usage (from anywhere; no arguments):  tools/cross-check.sh
+#   CROSS_CHECK_ONLY="cortex-m4 rv32imac" tools/cross-check.sh   only the named targets (./test.sh quick)
 #
 # 1. Every core source (src/heap, src/buddy, src/waitfree, src/fma, src/core) is compiled with -std=c11 -ffreestanding
 #    -Os and the project's warning set (-Werror) for: Cortex-M4F (arm-none-eabi-gcc), RV32IMAC
