@@ -179,6 +179,22 @@ typedef struct fit {
     size_t free_blocks;
 } fit_t;
 
+/* strstr(s, w) != NULL, which the bare-metal ports' libc lacks (ports/common/port_libc.h) */
+static bool contains(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (; *s != '\0'; s++) {
+        size_t i = 0;
+        while (i < n && s[i] == w[i]) {
+            i++;
+        }
+        if (i == n) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static size_t round_up(size_t n, size_t a) { return (n + a - 1u) / a * a; }
 
 static size_t pow2_at_least(size_t n)
@@ -224,7 +240,7 @@ static bool fit_rule(const rt_allocator_t *d, size_t n, size_t alignment, fit_t 
         if (alignment > d->alignment) {
             b += alignment + d->min_block;
         }
-        bool searches_all = d->malloc_bound != NULL && strstr(d->malloc_bound, "free blocks") != NULL;
+        bool searches_all = d->malloc_bound != NULL && contains(d->malloc_bound, "free blocks");
         f->need = searches_all ? b : 2u * b;
         return true;
     }
