@@ -668,20 +668,16 @@ static bool case_exhaust(ctx_t *c)
     return true;
 }
 
-static bool case_realloc(ctx_t *c)
+/* realloc(NULL, n) = malloc(n) (s0: the stats before); shrinking and realloc to the usable size
+ * stay in place. *pp: the block (not tracked), *pu its usable size, filled with pattern 2. */
+static bool realloc_small(ctx_t *c, bool st, const rt_stats_t *s0, unsigned char **pp, size_t *pu)
 {
-    if (c->d->realloc == NULL) {
-        tl_skip("%s/%s: no realloc", c->d->name, c->name);
-        return true;
-    }
-    rt_stats_t s0, s1;
-    bool st = ast(c, &s0);
-    /* realloc(NULL, n) = malloc(n) */
+    rt_stats_t s1;
     unsigned char *p = c->d->realloc(c->h, NULL, 100);
     TL_REQUIRE(p != NULL, "%s: realloc(NULL, 100) failed", c->d->name);
     if (st) {
         ast(c, &s1);
-        TL_REQUIRE(s1.mallocs == s0.mallocs + 1u && s1.used_blocks == 1u, "%s: realloc(NULL): mallocs %" PRIu64,
+        TL_REQUIRE(s1.mallocs == s0->mallocs + 1u && s1.used_blocks == 1u, "%s: realloc(NULL): mallocs %" PRIu64,
                    c->d->name, s1.mallocs);
     }
     tl_fill(p, 100, 1);
@@ -695,11 +691,20 @@ static bool case_realloc(ctx_t *c)
     TL_REQUIRE(q == p, "%s: realloc to usable_size %zu moved", c->d->name, u);
     TL_REQUIRE(tl_verify(q, 40, 1) == 40u, "%s: realloc to usable_size lost the contents", c->d->name);
     tl_fill(q, u, 2);
-    /* grow into the free successor (p is the first block of a fresh instance) */
+    *pp = p;
+    *pu = u;
+    return true;
+}
+
+/* p (usable u, the first block of a fresh instance) grows to 3000 into its free successor (in
+ * place for the boundary-tag heaps); the result is tracked. */
+static bool realloc_grow(ctx_t *c, bool st, unsigned char *p, size_t u, unsigned char **qq)
+{
+    rt_stats_t s0, s1;
     if (st) {
         ast(c, &s0);
     }
-    q = c->d->realloc(c->h, p, 3000);
+    unsigned char *q = c->d->realloc(c->h, p, 3000);
     TL_REQUIRE(q != NULL, "%s: growing realloc failed", c->d->name);
     TL_REQUIRE(tl_verify(q, u, 2) == u, "%s: growing realloc lost the contents", c->d->name);
     if (st) {
@@ -723,7 +728,15 @@ static bool case_realloc(ctx_t *c)
     if (!track(c, q, 3000)) { /* refills */
         return false;
     }
-    /* grow with a fence behind: must move (or grow in place if it can), contents kept */
+    *qq = q;
+    return true;
+}
+
+/* q (3000 bytes, tracked) grows to 6000 with a fence behind: moves (or grows in place if it
+ * can), contents kept. *rr: the block; *ff: the fence (both tracked). */
+static bool realloc_move(ctx_t *c, bool st, unsigned char *q, unsigned char **rr, void **ff)
+{
+    rt_stats_t s0, s1;
     void *fence;
     ALLOC(fence, c, 64);
     if (st) {
@@ -752,7 +765,15 @@ static bool case_realloc(ctx_t *c)
     if (!verify_all(c) || !check_heap(c, "after moving realloc")) {
         return false;
     }
-    /* a realloc that cannot succeed leaves the block as it was */
+    *rr = r;
+    *ff = fence;
+    return true;
+}
+
+/* a realloc of r that cannot succeed leaves the block as it was */
+static bool realloc_fails(ctx_t *c, bool st, unsigned char *r)
+{
+    rt_stats_t s0;
     size_t huge = too_large(c);
     c->expected_reports++;
     TL_REQUIRE(c->d->realloc(c->h, r, huge) == NULL, "%s: realloc(p, %zu) succeeded", c->d->name, huge);
@@ -768,7 +789,13 @@ static bool case_realloc(ctx_t *c)
     if (!verify_all(c) || !check_heap(c, "after failed reallocs")) {
         return false;
     }
-    /* realloc(p, 0) frees */
+    return true;
+}
+
+/* realloc(fence, 0) frees; then everything is freed */
+static bool realloc_zero(ctx_t *c, bool st, void *fence)
+{
+    rt_stats_t s0, s1;
     if (st) {
         ast(c, &s0);
     }
@@ -790,6 +817,21 @@ static bool case_realloc(ctx_t *c)
                    s1.used_bytes);
     }
     return true;
+}
+
+static bool case_realloc(ctx_t *c)
+{
+    if (c->d->realloc == NULL) {
+        tl_skip("%s/%s: no realloc", c->d->name, c->name);
+        return true;
+    }
+    rt_stats_t s0;
+    bool st = ast(c, &s0);
+    unsigned char *p, *q, *r;
+    size_t u;
+    void *fence;
+    return realloc_small(c, st, &s0, &p, &u) && realloc_grow(c, st, p, u, &q) && realloc_move(c, st, q, &r, &fence) &&
+           realloc_fails(c, st, r) && realloc_zero(c, st, fence);
 }
 
 static bool case_memalign(ctx_t *c)
