@@ -196,6 +196,57 @@ static void case_interior(const rt_allocator_t *d)
     }
 }
 
+/* After double frees: the space reused with another layout (zero-filled, as calloc would), then
+ * stale pointers c and b freed, and pointers into a free block that once held data. */
+static void stale_pointers(tl_inst_t *x, unsigned char *c, unsigned char *b)
+{
+    rt_stats_t s;
+    /* (the sizes are capped by the largest free block: a buddy's largest block in a 64 KiB
+     * buffer depends on the buffer's address modulo its size) */
+    rt_stats_t free_now = snap(x);
+    size_t big_size = free_now.largest_free < 30000u ? free_now.largest_free : 30000u;
+    size_t wide_size = free_now.largest_free < 20000u ? free_now.largest_free : 20000u;
+    unsigned char *big = x->d->calloc(x->h, 1, big_size);
+    if (TL_CHECK(big != NULL, "%s: calloc after double frees", x->d->name)) {
+        unsigned char *const stale[] = {c, b};
+        for (size_t i = 0; i < 2u; i++) {
+            if (stale[i] == big) {
+                continue; /* the new block starts there: freeing it would be legal */
+            }
+            s = snap(x);
+            x->d->free(x->h, stale[i]);
+            refused(x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_BAD_POINTER, RET_VOID,
+                    "free of a stale pointer inside a live block");
+        }
+        x->d->free(x->h, big);
+    }
+    /* a pointer into the middle of a large free block that once held data */
+    unsigned char *wide = x->d->malloc(x->h, wide_size);
+    if (TL_CHECK(wide != NULL && wide_size > 10000u, "%s: malloc(%zu)", x->d->name, wide_size)) {
+        tl_fill(wide, wide_size, 6);
+        x->d->free(x->h, wide);
+        static const size_t offsets[] = {4096, 10000, 512};
+        for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+            s = snap(x);
+            x->d->free(x->h, wide + offsets[i]);
+            refused(x, &s, RT_ERR_BAD_POINTER, RT_ERR_DOUBLE_FREE, RET_VOID, "free(a pointer inside a free block)");
+        }
+    }
+}
+
+/* The instance still serves ten blocks after the refusals. */
+static void still_works(tl_inst_t *x)
+{
+    void *ps[10];
+    for (size_t i = 0; i < 10u; i++) {
+        ps[i] = x->d->malloc(x->h, 1000);
+        TL_CHECK(ps[i] != NULL, "%s: malloc after the double frees failed", x->d->name);
+    }
+    for (size_t i = 0; i < 10u; i++) {
+        x->d->free(x->h, ps[i]);
+    }
+}
+
 static void case_double_free(const rt_allocator_t *d)
 {
     tl_inst_t x;
@@ -233,47 +284,8 @@ static void case_double_free(const rt_allocator_t *d)
     refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_BAD_POINTER, RET_NULL, "realloc of a freed block");
     TL_CHECK(tl_verify(fence, 100, 4) == 100u, "%s: the live block changed", d->name);
     d->free(x.h, fence); /* everything merged now */
-    /* reuse the space with another layout (zero-filled, as calloc would), then free a stale pointer */
-    /* (the sizes are capped by the largest free block: a buddy's largest block in a 64 KiB
-     * buffer depends on the buffer's address modulo its size) */
-    rt_stats_t free_now = snap(&x);
-    size_t big_size = free_now.largest_free < 30000u ? free_now.largest_free : 30000u;
-    size_t wide_size = free_now.largest_free < 20000u ? free_now.largest_free : 20000u;
-    unsigned char *big = d->calloc(x.h, 1, big_size);
-    if (TL_CHECK(big != NULL, "%s: calloc after double frees", d->name)) {
-        unsigned char *const stale[] = {c, b};
-        for (size_t i = 0; i < 2u; i++) {
-            if (stale[i] == big) {
-                continue; /* the new block starts there: freeing it would be legal */
-            }
-            s = snap(&x);
-            d->free(x.h, stale[i]);
-            refused(&x, &s, RT_ERR_DOUBLE_FREE, RT_ERR_BAD_POINTER, RET_VOID,
-                    "free of a stale pointer inside a live block");
-        }
-        d->free(x.h, big);
-    }
-    /* a pointer into the middle of a large free block that once held data */
-    unsigned char *wide = d->malloc(x.h, wide_size);
-    if (TL_CHECK(wide != NULL && wide_size > 10000u, "%s: malloc(%zu)", d->name, wide_size)) {
-        tl_fill(wide, wide_size, 6);
-        d->free(x.h, wide);
-        static const size_t offsets[] = {4096, 10000, 512};
-        for (size_t i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
-            s = snap(&x);
-            d->free(x.h, wide + offsets[i]);
-            refused(&x, &s, RT_ERR_BAD_POINTER, RT_ERR_DOUBLE_FREE, RET_VOID, "free(a pointer inside a free block)");
-        }
-    }
-    /* the heap still works */
-    void *ps[10];
-    for (size_t i = 0; i < 10u; i++) {
-        ps[i] = d->malloc(x.h, 1000);
-        TL_CHECK(ps[i] != NULL, "%s: malloc after the double frees failed", d->name);
-    }
-    for (size_t i = 0; i < 10u; i++) {
-        d->free(x.h, ps[i]);
-    }
+    stale_pointers(&x, c, b);
+    still_works(&x);
     rt_stats_t end = snap(&x);
     TL_CHECK(end.used_blocks == 0u && end.used_bytes == 0u, "%s: used %zu after all freed", d->name, end.used_bytes);
     tl_inst_close(&x, true);
@@ -668,6 +680,7 @@ int main(int argc, char **argv)
 {
     size_t n = 0;
     const rt_allocator_t *const *all = rt_registry(&n);
+    (void)tl_check_registry(n);
     for (size_t i = 0; i < n; i++) {
         const rt_allocator_t *d = all[i];
         if (argc > 1 && strcmp(argv[1], d->name) != 0) {

@@ -10,14 +10,34 @@
  *     probes must grow strictly with N and reach at least 256 at N = 256 (the blog measured
  *     N + 3; the fitted line is printed). First fit and best fit grow likewise; TLSF stays flat.
  *
+ *  3. The probe counters against an independent count: a walk counts the free blocks before and
+ *     after each malloc-family call (probes_vs_walk): list walks visit at most every free block
+ *     (+1 bitmap look-up); the binary buddy's probes are exactly 1 + its splits, which the change
+ *     of the free-block count gives, and at most K + 1.
+ * Which allocator gets which check comes from its descriptor (family, malloc_bound), never its
+ * name; the suite fails when the registry holds fewer allocators than the build registers.
+ *
  * Usage: bounded [seed]   (default: seeds 1..8 for the randomised runs; one seed to replay)
  */
 #include "testlib.h"
 
 #include "rtalloc/registry.h"
 
-static const char *const flat_names[] = {"tlsf", "tlsf32", "halffit"};
-static const char *const walk_names[] = {"seglist", "firstfit", "bestfit"};
+/* Which bound an allocator states, from its descriptor (never its name): */
+/* flat: a boundary-tag heap whose malloc is O(1) (TLSF, tlsf32, half-fit): 1 or 2 probes */
+static bool is_flat(const rt_allocator_t *d)
+{
+    return d->family == RT_FAMILY_HEAP && d->malloc_bound != NULL && strcmp(d->malloc_bound, "O(1)") == 0;
+}
+
+/* walks: a heap whose malloc walks a free list, O(free blocks): probes = free blocks visited */
+static bool walks_list(const rt_allocator_t *d)
+{
+    return d->family == RT_FAMILY_HEAP && d->malloc_bound != NULL && strstr(d->malloc_bound, "free blocks") != NULL;
+}
+
+/* buddy: probes = 1 (the bitmap search) + splits, at most K + 1 for K orders above the smallest */
+static bool is_buddy(const rt_allocator_t *d) { return d->family == RT_FAMILY_BUDDY; }
 
 
 typedef struct probe_stat {
@@ -122,6 +142,88 @@ static bool flat_adversarial(const rt_allocator_t *d, probe_stat_t *ps)
     return ok;
 }
 
+/* K + 1 for the buddy: K = log2(largest block / smallest block) orders above the smallest. */
+static unsigned buddy_max_probes(const rt_allocator_t *d)
+{
+    tl_inst_t x;
+    unsigned k = 0;
+    if (tl_inst_open(&x, d, 4u << 20, 0) && d->max_request != NULL) {
+        for (size_t b = d->min_block; b < d->max_request(x.h) && k < 64u; b *= 2u) {
+            k++;
+        }
+    }
+    tl_inst_close(&x, true);
+    return k + 1u;
+}
+
+static bool count_free(void *context, const rt_block_info_t *info)
+{
+    *(size_t *)context += info->used ? 0u : 1u;
+    return true;
+}
+
+static size_t free_blocks(const rt_allocator_t *d, void *h)
+{
+    size_t n = 0;
+    d->walk(h, count_free, &n);
+    return n;
+}
+
+/* The allocator's probe count of each malloc-family call against a count of our own: the free
+ * blocks a walk sees before and after the call.
+ *   list walks (first fit, best fit, segregated fit): each probe is a free block visited, plus at
+ *     most one bitmap look-up (segregated fit, for a higher class): 1 <= probes <= free + 1,
+ *     where free is the walk's count before the call.
+ *   buddy: probes = 1 + splits exactly, and a successful malloc of order k from a block of order
+ *     j takes one free block and leaves j - k new ones: splits = after - before + 1; a failure
+ *     changes nothing and costs 1 probe. probes <= K + 1. */
+static bool probes_vs_walk(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps)
+{
+    static void *live[LIVE];
+    size_t nlive = 0;
+    tl_inst_t x;
+    bool ok = tl_inst_open(&x, d, 1u << 20, (size_t)(seed % 16u));
+    unsigned kmax = is_buddy(d) ? buddy_max_probes(d) : UINT32_MAX;
+    tl_rng_t r = tl_rng_seed(seed ^ 0xC0C0Au);
+    for (unsigned op = 0; ok && op < 1500u; op++) {
+        unsigned k = (unsigned)(tl_next(&r) % 100u);
+        if (nlive > 0u && (k < 45u || nlive == LIVE)) {
+            size_t i = tl_range(&r, 0, nlive - 1u);
+            d->free(x.h, live[i]);
+            live[i] = live[--nlive];
+            continue;
+        }
+        size_t n = draw(&r);
+        size_t before = free_blocks(d, x.h);
+        void *p = k < 55u && d->calloc != NULL ? d->calloc(x.h, 1, n) : d->malloc(x.h, n);
+        unsigned probes = d->last_probes(x.h);
+        size_t after = free_blocks(d, x.h);
+        ps->calls++;
+        ps->max = probes > ps->max ? probes : ps->max;
+        if (walks_list(d)) {
+            ok = TL_CHECK(probes >= 1u && probes <= before + 1u,
+                          "%s: malloc(%zu) took %u probes with %zu free blocks (seed %" PRIu64 " op %u)", d->name, n,
+                          probes, before, seed, op);
+        } else if (p == NULL) {
+            ok = TL_CHECK(probes == 1u && after == before, "%s: failed malloc(%zu): %u probes, free blocks %zu -> %zu",
+                          d->name, n, probes, before, after);
+        } else {
+            ok = TL_CHECK(after + 1u >= before && probes == after + 2u - before && probes <= kmax,
+                          "%s: malloc(%zu): %u probes, free blocks %zu -> %zu (1 + splits = %zu), K + 1 = %u "
+                          "(seed %" PRIu64 " op %u)",
+                          d->name, n, probes, before, after, after + 2u - before, kmax, seed, op);
+        }
+        if (p != NULL) {
+            live[nlive++] = p;
+        }
+    }
+    while (nlive > 0u) {
+        d->free(x.h, live[--nlive]);
+    }
+    tl_inst_close(&x, true);
+    return ok;
+}
+
 /* mem_frag(N): N free 72-byte blocks, each fenced by an 8-byte spacer, then malloc(120).
  * Returns the probes of that malloc, or UINT32_MAX on a setup failure. */
 static unsigned mem_frag(const rt_allocator_t *d, unsigned n)
@@ -170,6 +272,55 @@ static void fit_line(const unsigned *y, unsigned n, double *slope, double *inter
     *intercept = (sy - *slope * sx) / m;
 }
 
+/* 1. flat: at most 2 probes, always */
+static void test_flat(const rt_allocator_t *d, uint64_t first, uint64_t seeds)
+{
+    probe_stat_t ps = {0, 0, 0};
+    for (uint64_t s = first; s < first + seeds; s++) {
+        if (!flat_random(d, s, &ps)) {
+            break;
+        }
+    }
+    flat_adversarial(d, &ps);
+    printf("%-8s %lu malloc-family calls: max probes %u (%lu took 2); mem_frag below\n", d->name, ps.calls, ps.max,
+           ps.twos);
+}
+
+/* 2. mem_frag: list walks grow with N, the flat ones stay at 1..2, buddy within K + 1 */
+static void test_mem_frag(const rt_allocator_t *d)
+{
+    unsigned probes[257];
+    for (unsigned n = 1; n <= 256u; n++) {
+        probes[n] = mem_frag(d, n);
+        if (probes[n] == UINT32_MAX) {
+            return;
+        }
+    }
+    double slope, intercept;
+    fit_line(probes, 256, &slope, &intercept);
+    printf("%-9s", d->name);
+    for (unsigned n = 1; n <= 256u; n *= 2u) {
+        printf(" %5u", probes[n]);
+    }
+    printf("   probes = %.3f N %+.3f\n", slope, intercept);
+    unsigned lo = 1u, hi = is_flat(d) ? 2u : is_buddy(d) ? buddy_max_probes(d) : UINT32_MAX;
+    for (unsigned n = 1; n <= 256u; n++) {
+        if (!TL_CHECK(probes[n] >= lo && probes[n] <= hi, "%s: mem_frag N=%u: malloc(120) took %u probes, bound %u..%u",
+                      d->name, n, probes[n], lo, hi)) {
+            break;
+        }
+    }
+    if (walks_list(d)) {
+        for (unsigned n = 2; n <= 256u; n++) {
+            if (!TL_CHECK(probes[n] > probes[n - 1u], "%s: mem_frag probes not increasing: N=%u %u, N=%u %u", d->name,
+                          n - 1u, probes[n - 1u], n, probes[n])) {
+                break;
+            }
+        }
+        TL_CHECK(probes[256] >= 256u, "%s: mem_frag N=256 took %u probes, expected >= 256", d->name, probes[256]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t first = 1, seeds = TL_DEBUG_WALKS ? 2 : 8;
@@ -180,80 +331,51 @@ int main(int argc, char **argv)
         }
         seeds = 1;
     }
-
-    /* 1. flat: at most 2 probes, always */
-    for (size_t i = 0; i < sizeof flat_names / sizeof flat_names[0]; i++) {
-        const rt_allocator_t *d = rt_registry_find(flat_names[i]);
-        if (!TL_CHECK(d != NULL, "no allocator \"%s\" in the registry", flat_names[i])) {
-            continue;
-        }
-        if (d->last_probes == NULL) {
+    size_t count = 0;
+    const rt_allocator_t *const *all = rt_registry(&count);
+    (void)tl_check_registry(count);
+    unsigned nflat = 0, nwalk = 0, nbuddy = 0;
+    for (size_t i = 0; i < count; i++) {
+        const rt_allocator_t *d = all[i];
+        nflat += is_flat(d);
+        nwalk += walks_list(d);
+        nbuddy += is_buddy(d);
+        if ((is_flat(d) || walks_list(d) || is_buddy(d)) && d->last_probes == NULL) {
             tl_skip("%s: no last_probes", d->name);
-            continue;
         }
-        probe_stat_t ps = {0, 0, 0};
-        for (uint64_t s = first; s < first + seeds; s++) {
-            if (!flat_random(d, s, &ps)) {
-                break;
-            }
-        }
-        flat_adversarial(d, &ps);
-        printf("%-8s %lu malloc-family calls: max probes %u (%lu took 2); mem_frag below\n", d->name, ps.calls,
-               ps.max, ps.twos);
     }
+    /* the registry's own allocators: three of each heap kind and the buddy (a property that
+     * changed would make this suite test less without failing) */
+    TL_CHECK(nflat >= 3u && nwalk >= 3u && nbuddy >= 1u, "registry: %u O(1) heaps, %u list walks, %u buddies", nflat,
+             nwalk, nbuddy);
 
-    /* 2. mem_frag: list walks grow with N */
-    printf("mem_frag: N free 72-byte blocks fenced by 8-byte spacers, then malloc(120): probes\n");
-    printf("%-9s %5s %5s %5s %5s %5s %5s %5s %5s %5s   fit\n", "", "N=1", "2", "4", "8", "16", "32", "64", "128",
-           "256");
-    static const char *const all_names[] = {"seglist", "firstfit", "bestfit", "tlsf", "tlsf32", "halffit", "buddy"};
-    for (size_t i = 0; i < sizeof all_names / sizeof all_names[0]; i++) {
-        const rt_allocator_t *d = rt_registry_find(all_names[i]);
-        if (!TL_CHECK(d != NULL, "no allocator \"%s\" in the registry", all_names[i])) {
-            continue;
+    for (size_t i = 0; i < count; i++) {
+        if (is_flat(all[i]) && all[i]->last_probes != NULL) {
+            test_flat(all[i], first, seeds);
         }
-        if (d->last_probes == NULL) {
-            tl_skip("%s: no last_probes", d->name);
-            continue;
-        }
-        unsigned probes[257];
-        bool setup = true;
-        for (unsigned n = 1; n <= 256u && setup; n++) {
-            probes[n] = mem_frag(d, n);
-            setup = probes[n] != UINT32_MAX;
-        }
-        if (!setup) {
-            continue;
-        }
-        double slope, intercept;
-        fit_line(probes, 256, &slope, &intercept);
-        printf("%-9s", d->name);
-        for (unsigned n = 1; n <= 256u; n *= 2u) {
-            printf(" %5u", probes[n]);
-        }
-        printf("   probes = %.3f N %+.3f\n", slope, intercept);
-        bool flat = false;
-        for (size_t k = 0; k < sizeof flat_names / sizeof flat_names[0]; k++) {
-            flat = flat || strcmp(flat_names[k], d->name) == 0;
-        }
-        for (unsigned n = 1; flat && n <= 256u; n++) {
-            if (!TL_CHECK(probes[n] >= 1u && probes[n] <= 2u, "%s: mem_frag N=%u: malloc(120) took %u probes",
-                          d->name, n, probes[n])) {
-                break;
-            }
-        }
-        bool walks = false;
-        for (size_t k = 0; k < sizeof walk_names / sizeof walk_names[0]; k++) {
-            walks = walks || strcmp(walk_names[k], d->name) == 0;
-        }
-        if (walks) {
-            for (unsigned n = 2; n <= 256u; n++) {
-                if (!TL_CHECK(probes[n] > probes[n - 1u], "%s: mem_frag probes not increasing: N=%u %u, N=%u %u",
-                              d->name, n - 1u, probes[n - 1u], n, probes[n])) {
+    }
+    /* 3. the probe counters against an independent count of free blocks (a walk) */
+    for (size_t i = 0; i < count; i++) {
+        const rt_allocator_t *d = all[i];
+        if ((walks_list(d) || is_buddy(d)) && d->last_probes != NULL && d->walk != NULL) {
+            probe_stat_t ps = {0, 0, 0};
+            for (uint64_t s = first; s < first + seeds; s++) {
+                if (!probes_vs_walk(d, s, &ps)) {
                     break;
                 }
             }
-            TL_CHECK(probes[256] >= 256u, "%s: mem_frag N=256 took %u probes, expected >= 256", d->name, probes[256]);
+            printf("%-8s %lu malloc-family calls: probes backed by a walk's count of free blocks, max %u\n", d->name,
+                   ps.calls, ps.max);
+        }
+    }
+
+    printf("mem_frag: N free 72-byte blocks fenced by 8-byte spacers, then malloc(120): probes\n");
+    printf("%-9s %5s %5s %5s %5s %5s %5s %5s %5s %5s   fit\n", "", "N=1", "2", "4", "8", "16", "32", "64", "128",
+           "256");
+    for (size_t i = 0; i < count; i++) {
+        const rt_allocator_t *d = all[i];
+        if ((is_flat(d) || walks_list(d) || is_buddy(d)) && d->last_probes != NULL) {
+            test_mem_frag(d);
         }
     }
     printf("(the VaiOS blog: seglist probes = N + 3, TLSF flat at 2)\n");

@@ -655,6 +655,110 @@ static void test_forged(void)
 
 /* --- contain: what a detection leaves behind ------------------------------------------------- */
 
+/* Up to 4 free blocks of footprint sz, by a walk, into m; returns how many. */
+static size_t free_members(world_t *w, blocks_t *bl, size_t sz, uintptr_t m[4])
+{
+    bl->n = 0;
+    rt_buddy_walk(w->h, blocks_fn, bl);
+    size_t nm = 0;
+    for (size_t i = 0; i < bl->n && nm < 4u; i++) {
+        if (!bl->b[i].used && bl->b[i].footprint == sz) {
+            m[nm++] = (uintptr_t)bl->b[i].pointer;
+        }
+    }
+    return nm;
+}
+
+/* A middle member d of a list of order k damaged: freeing its lower buddy quarantines it */
+static void contain_member(world_t *w, blocks_t *bl, unsigned k, uintptr_t d)
+{
+    size_t sz = (size_t)1 << k;
+    /* damage the second-lowest member's next (a middle member), then free its lower buddy:
+     * the merge check finds it, quarantines it alone, and the free is refused; a retry
+     * frees the block (its buddy is out of the way) */
+    ((unsigned char *)d)[0] ^= 0x40u;
+    size_t lower = w_find(w, (void *)(d - sz));
+    TL_CHECK(lower != SIZE_MAX, "the lower buddy is live");
+    rt_stats_t st0, st1;
+    rt_buddy_stats(w->h, &st0);
+    void *lp = w->live[lower].p;
+    rt_buddy_free(w->h, lp);
+    rt_buddy_stats(w->h, &st1);
+    TL_CHECK(w->reports == 1u && w->last_kind == RT_ERR_CORRUPTED && w->last_pointer == (void *)d,
+             "merge into a damaged buddy: one CORRUPTED report at it (%lu, %p)", w->reports, w->last_pointer);
+    TL_CHECK(st1.frees == st0.frees && st1.used_blocks == st0.used_blocks && rt_buddy_usable_size(w->h, lp) == sz,
+             "the free is refused (frees %ju -> %ju)", (uintmax_t)st0.frees, (uintmax_t)st1.frees);
+    (void)w_free_at(w, lower);
+    rt_buddy_stats(w->h, &st1);
+    TL_CHECK(w->reports == 1u && st1.frees == st0.frees + 1u, "a retry frees it, unreported");
+    TL_CHECK(!rt_buddy_check(w->h), "check reports the quarantined block");
+    /* the quarantined block is no one's: free and usable_size refuse it as a bad pointer */
+    w->reports = 0;
+    rt_buddy_free(w->h, (void *)d);
+    TL_CHECK(w->reports == 1u && w->last_kind == RT_ERR_BAD_POINTER, "free of a quarantined block: BAD_POINTER");
+    /* the walk shows it used */
+    bl->n = 0;
+    rt_buddy_walk(w->h, blocks_fn, bl);
+    bool seen = false;
+    for (size_t i = 0; i < bl->n; i++) {
+        if ((uintptr_t)bl->b[i].pointer == d) {
+            seen = bl->b[i].used && bl->b[i].footprint == sz;
+        }
+    }
+    TL_CHECK(seen, "walk shows the quarantined block as used, whole");
+    /* the heap stays usable: fill it, never get the quarantined block or an overlap */
+    w->reports = 0;
+    w->bad_kinds = 0;
+    for (size_t s2 = rt_buddy_max_request(w->h); s2 >= UNIT; s2 /= 2u) {
+        void *p;
+        while (w->nlive < MAX_LIVE && (p = w_malloc(w, s2)) != NULL) {
+            TL_CHECK((uintptr_t)p + s2 <= d || (uintptr_t)p >= d + sz, "the quarantined block handed out");
+        }
+    }
+    TL_CHECK(w->bad_kinds == 0u, "only CORRUPTED reports while filling");
+    world_final(w);
+    for (size_t i = w->nlive; i-- > 0u;) {
+        (void)w_free_at(w, i);
+    }
+    world_final(w);
+    TL_CHECK(!w->failed, "contain: safety");
+}
+
+/* a damaged head: malloc refuses (NULL, counted as a failure), the list is dropped, and the next
+ * malloc of the order is served from a larger block */
+static void contain_head(world_t *w, blocks_t *bl, unsigned k)
+{
+    size_t sz = (size_t)1 << k;
+    uintptr_t m[4];
+    size_t nm = free_members(w, bl, sz, m);
+    /* the head: what malloc takes, and free puts back at the head (its buddy is live) */
+    void *taken = rt_buddy_malloc(w->h, sz);
+    rt_buddy_free(w->h, taken);
+    uintptr_t head = (uintptr_t)taken;
+    /* the orphan two steps after the head: both of its neighbours are orphans too */
+    uintptr_t orphan = ((const uintptr_t *)((const uintptr_t *)head)[0])[0];
+    TL_CHECK(nm == 4u && orphan != head, "4 members, the orphan is not the head");
+    ((uintptr_t *)head)[1] = 0; /* its prev: NULL is never a link of a circular list */
+    rt_stats_t st0, st1;
+    rt_buddy_stats(w->h, &st0);
+    void *p = rt_buddy_malloc(w->h, sz);
+    rt_buddy_stats(w->h, &st1);
+    TL_CHECK(p == NULL && w->reports == 1u && w->last_pointer == (void *)head && st1.failures == st0.failures + 1u,
+             "malloc at a damaged head: refused, reported at the head, counted (%p, %lu)", p, w->reports);
+    void *q = w_malloc(w, sz);
+    TL_CHECK(q != NULL && w->reports == 1u, "the next malloc of the order is served, unreported");
+    /* the dropped list's other members are orphans: freeing the lower buddy of one whose
+     * links still agree merges with it, silently */
+    size_t before = w->reports;
+    size_t lower = w_find(w, (void *)(orphan - sz));
+    if (TL_CHECK(lower != SIZE_MAX, "orphan's lower buddy live")) {
+        TL_CHECK(w_free_at(w, lower) && w->reports == before, "merge with an orphan whose links agree: no report");
+        TL_CHECK(w_malloc(w, 2u * sz) != NULL && w->reports == before, "the merged orphan serves a request");
+    }
+    world_final(w);
+    TL_CHECK(!w->failed, "contain head: safety");
+}
+
 static void test_contain(void)
 {
     if (RT_HARDENING < 1) {
@@ -671,107 +775,15 @@ static void test_contain(void)
     size_t sz = (size_t)1 << k;
     TL_CHECK(build(w, k, 1), "build");
     blocks_t *bl = malloc(sizeof *bl);
-    bl->n = 0;
-    rt_buddy_walk(w->h, blocks_fn, bl);
     uintptr_t m[4];
-    size_t nm = 0;
-    for (size_t i = 0; i < bl->n && nm < 4u; i++) {
-        if (!bl->b[i].used && bl->b[i].footprint == sz) {
-            m[nm++] = (uintptr_t)bl->b[i].pointer;
-        }
-    }
+    size_t nm = free_members(w, bl, sz, m);
     TL_CHECK(nm == 4u, "4 free blocks of order %u, got %zu", k, nm);
     if (nm == 4u) {
-        /* damage the second-lowest member's next (a middle member), then free its lower buddy:
-         * the merge check finds it, quarantines it alone, and the free is refused; a retry
-         * frees the block (its buddy is out of the way) */
-        uintptr_t d = m[1];
-        ((unsigned char *)d)[0] ^= 0x40u;
-        size_t lower = w_find(w, (void *)(d - sz));
-        TL_CHECK(lower != SIZE_MAX, "the lower buddy is live");
-        rt_stats_t st0, st1;
-        rt_buddy_stats(w->h, &st0);
-        void *lp = w->live[lower].p;
-        rt_buddy_free(w->h, lp);
-        rt_buddy_stats(w->h, &st1);
-        TL_CHECK(w->reports == 1u && w->last_kind == RT_ERR_CORRUPTED && w->last_pointer == (void *)d,
-                 "merge into a damaged buddy: one CORRUPTED report at it (%lu, %p)", w->reports, w->last_pointer);
-        TL_CHECK(st1.frees == st0.frees && st1.used_blocks == st0.used_blocks && rt_buddy_usable_size(w->h, lp) == sz,
-                 "the free is refused (frees %ju -> %ju)", (uintmax_t)st0.frees, (uintmax_t)st1.frees);
-        (void)w_free_at(w, lower);
-        rt_buddy_stats(w->h, &st1);
-        TL_CHECK(w->reports == 1u && st1.frees == st0.frees + 1u, "a retry frees it, unreported");
-        TL_CHECK(!rt_buddy_check(w->h), "check reports the quarantined block");
-        /* the quarantined block is no one's: free and usable_size refuse it as a bad pointer */
-        w->reports = 0;
-        rt_buddy_free(w->h, (void *)d);
-        TL_CHECK(w->reports == 1u && w->last_kind == RT_ERR_BAD_POINTER, "free of a quarantined block: BAD_POINTER");
-        /* the walk shows it used */
-        bl->n = 0;
-        rt_buddy_walk(w->h, blocks_fn, bl);
-        bool seen = false;
-        for (size_t i = 0; i < bl->n; i++) {
-            if ((uintptr_t)bl->b[i].pointer == d) {
-                seen = bl->b[i].used && bl->b[i].footprint == sz;
-            }
-        }
-        TL_CHECK(seen, "walk shows the quarantined block as used, whole");
-        /* the heap stays usable: fill it, never get the quarantined block or an overlap */
-        w->reports = 0;
-        w->bad_kinds = 0;
-        for (size_t s2 = rt_buddy_max_request(w->h); s2 >= UNIT; s2 /= 2u) {
-            void *p;
-            while (w->nlive < MAX_LIVE && (p = w_malloc(w, s2)) != NULL) {
-                TL_CHECK((uintptr_t)p + s2 <= d || (uintptr_t)p >= d + sz, "the quarantined block handed out");
-            }
-        }
-        TL_CHECK(w->bad_kinds == 0u, "only CORRUPTED reports while filling");
-        world_final(w);
-        for (size_t i = w->nlive; i-- > 0u;) {
-            (void)w_free_at(w, i);
-        }
-        world_final(w);
-        TL_CHECK(!w->failed, "contain: safety");
+        contain_member(w, bl, k, m[1]); /* a middle member */
     }
-
-    /* a damaged head: malloc refuses (NULL, counted as a failure), the list is dropped, and the
-     * next malloc of the order is served from a larger block */
     world_close(w);
     if (world_open(w) && build(w, k, 1)) {
-        bl->n = 0;
-        rt_buddy_walk(w->h, blocks_fn, bl);
-        nm = 0;
-        for (size_t i = 0; i < bl->n && nm < 4u; i++) {
-            if (!bl->b[i].used && bl->b[i].footprint == sz) {
-                m[nm++] = (uintptr_t)bl->b[i].pointer;
-            }
-        }
-        /* the head: what malloc takes, and free puts back at the head (its buddy is live) */
-        void *taken = rt_buddy_malloc(w->h, sz);
-        rt_buddy_free(w->h, taken);
-        uintptr_t head = (uintptr_t)taken;
-        /* the orphan two steps after the head: both of its neighbours are orphans too */
-        uintptr_t orphan = ((const uintptr_t *)((const uintptr_t *)head)[0])[0];
-        TL_CHECK(nm == 4u && orphan != head, "4 members, the orphan is not the head");
-        ((uintptr_t *)head)[1] = 0; /* its prev: NULL is never a link of a circular list */
-        rt_stats_t st0, st1;
-        rt_buddy_stats(w->h, &st0);
-        void *p = rt_buddy_malloc(w->h, sz);
-        rt_buddy_stats(w->h, &st1);
-        TL_CHECK(p == NULL && w->reports == 1u && w->last_pointer == (void *)head && st1.failures == st0.failures + 1u,
-                 "malloc at a damaged head: refused, reported at the head, counted (%p, %lu)", p, w->reports);
-        void *q = w_malloc(w, sz);
-        TL_CHECK(q != NULL && w->reports == 1u, "the next malloc of the order is served, unreported");
-        /* the dropped list's other members are orphans: freeing the lower buddy of one whose
-         * links still agree merges with it, silently */
-        size_t before = w->reports;
-        size_t lower = w_find(w, (void *)(orphan - sz));
-        if (TL_CHECK(lower != SIZE_MAX, "orphan's lower buddy live")) {
-            TL_CHECK(w_free_at(w, lower) && w->reports == before, "merge with an orphan whose links agree: no report");
-            TL_CHECK(w_malloc(w, 2u * sz) != NULL && w->reports == before, "the merged orphan serves a request");
-        }
-        world_final(w);
-        TL_CHECK(!w->failed, "contain head: safety");
+        contain_head(w, bl, k);
     }
     world_close(w);
     free(bl);

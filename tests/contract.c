@@ -7,9 +7,10 @@
  * failure) and ends with the allocator's integrity check. A case that needs an optional function
  * the descriptor lacks is skipped, and says so.
  *
- * The only allocator-specific knowledge: "buddy" coalesces only with its buddy, so the coalescing
- * cases pick buddies there, and its realloc grows in place only within the block's order. The
- * wait-free buddy trees ("wf*", rtalloc/waitfree.h) hand out post-order subtrees: two sibling
+ * The only family-specific knowledge (the descriptor's family, never its name): the binary buddy
+ * (RT_FAMILY_BUDDY) coalesces only with its buddy, so the coalescing cases pick buddies there, and
+ * its realloc grows in place only within the block's order. The wait-free buddy trees
+ * (RT_FAMILY_TREE, rtalloc/waitfree.h) hand out post-order subtrees: two sibling
  * chunks x, x + f (f = footprint) free together the subtree of their parent, the node after them
  * (min_block bytes), and a realloc that needs a larger subtree moves.
  *
@@ -478,124 +479,63 @@ static bool case_coalesce_pair(ctx_t *c)
 /* Coalescing on both sides at once: [B free][C][D free] and C is freed => one block. Then the
  * other orders: C first, then B (B merges forward), then D (merges backward). Buddy: four
  * quarter blocks of one aligned 4*UNIT block; freeing Q1, Q3, Q0, Q2 must cascade to 4*UNIT. */
-static bool case_coalesce_around(ctx_t *c)
+/* 32 blocks of `size` into blk (tracked). */
+static bool alloc32(ctx_t *c, unsigned char *blk[32], size_t size)
+{
+    for (unsigned i = 0; i < 32u; i++) {
+        void *p;
+        ALLOC(p, c, size);
+        blk[i] = p;
+    }
+    return true;
+}
+
+/* Among blk, four blocks at base + offsets[k] with base aligned to `align` (1: any): into q. */
+static bool find_quad(ctx_t *c, unsigned char *const blk[32], size_t align, const size_t offsets[4],
+                      unsigned char *q[4], const char *what)
+{
+    unsigned char *base = NULL;
+    for (unsigned i = 0; i < 32u && base == NULL; i++) {
+        if (((uintptr_t)blk[i] & (align - 1u)) != 0u) {
+            continue;
+        }
+        unsigned found = 0;
+        for (unsigned k = 0; k < 4u; k++) {
+            for (unsigned j = 0; j < 32u; j++) {
+                found += blk[j] == blk[i] + offsets[k];
+            }
+        }
+        base = found == 4u ? blk[i] : NULL;
+    }
+    TL_REQUIRE(base != NULL, "%s: no %s among 32 blocks", c->d->name, what);
+    for (unsigned k = 0; k < 4u; k++) {
+        q[k] = base + offsets[k];
+    }
+    return true;
+}
+
+/* Everything else exhausted, the quarters q freed Q1, Q3, Q0, Q2: `whole` bytes fit nowhere
+ * before the last free and at Q0 after it. */
+static bool free_quarters(ctx_t *c, unsigned char *const q[4], size_t whole, const char *what)
+{
+    if (!exhaust(c)) {
+        return false;
+    }
+    static const unsigned order[4] = {1, 3, 0, 2};
+    for (unsigned k = 0; k < 4u; k++) {
+        if (!does_not_fit(c, whole, "before the last quarter") || !free_tracked(c, q[order[k]]) ||
+            !check_heap(c, "between frees")) {
+            return false;
+        }
+    }
+    return fits_as_one(c, whole, q[0], what) && verify_all(c) && free_all(c);
+}
+
+/* [A][B][C][D][E] of 1, 1, 2, 1, 1 units: B, D, C freed, then C, B, D; each time the three are one
+ * block, and come back in place. */
+static bool coalesce_around_heap(ctx_t *c, size_t four)
 {
     unsigned char *blk[32];
-    unsigned char *q[4];
-    size_t four = req(c, 4u * UNIT);
-    if (c->d->never_unites) {
-        tl_skip("%s/%s: never unites freed blocks (never_unites)", c->d->name, c->name);
-        return true;
-    }
-    if (c->d->page_size != 0u) {
-        /* The four quarters of one page, freed Q1, Q3, Q0, Q2: the page only when all are free. */
-        size_t quarter = c->d->page_size / 4u;
-        for (unsigned i = 0; i < 32u; i++) {
-            void *p;
-            ALLOC(p, c, quarter);
-            blk[i] = p;
-        }
-        unsigned char *base = NULL;
-        for (unsigned i = 0; i < 32u && base == NULL; i++) {
-            if (((uintptr_t)blk[i] & (c->d->page_size - 1u)) != 0u) {
-                continue;
-            }
-            unsigned found = 0;
-            for (unsigned k = 0; k < 4u; k++) {
-                for (unsigned j = 0; j < 32u; j++) {
-                    found += blk[j] == blk[i] + k * quarter;
-                }
-            }
-            base = found == 4u ? blk[i] : NULL;
-        }
-        TL_REQUIRE(base != NULL, "%s: no page among 32 blocks of %zu", c->d->name, quarter);
-        for (unsigned k = 0; k < 4u; k++) {
-            q[k] = base + k * quarter;
-        }
-        if (!exhaust(c)) {
-            return false;
-        }
-        static const unsigned porder[4] = {1, 3, 0, 2};
-        for (unsigned k = 0; k < 4u; k++) {
-            if (!does_not_fit(c, c->d->page_size, "before the last quarter") || !free_tracked(c, q[porder[k]]) ||
-                !check_heap(c, "between frees")) {
-                return false;
-            }
-        }
-        return fits_as_one(c, c->d->page_size, q[0], "four quarters back into their page") && verify_all(c) &&
-               free_all(c);
-    }
-    if (is_tree(c->d)) {
-        /* Four chunks of one subtree two levels up: x, x + f, then after their parent node
-         * (min_block bytes) x + 2f + B, x + 3f + B; freeing Q1, Q3, Q0, Q2 must give it back. */
-        for (unsigned i = 0; i < 32u; i++) {
-            void *p;
-            ALLOC(p, c, req(c, UNIT));
-            blk[i] = p;
-        }
-        size_t f = au(c, blk[0], req(c, UNIT)) + c->d->block_overhead, node = c->d->min_block;
-        const size_t offsets[4] = {0, f, 2u * f + node, 3u * f + node};
-        unsigned char *base = NULL;
-        for (unsigned i = 0; i < 32u && base == NULL; i++) {
-            unsigned found = 0;
-            for (unsigned k = 0; k < 4u; k++) {
-                for (unsigned j = 0; j < 32u; j++) {
-                    found += blk[j] == blk[i] + offsets[k];
-                }
-            }
-            base = found == 4u ? blk[i] : NULL;
-        }
-        TL_REQUIRE(base != NULL, "%s: no four of 32 chunks of %zu bytes form one subtree", c->d->name, f);
-        for (unsigned k = 0; k < 4u; k++) {
-            q[k] = base + offsets[k];
-        }
-        if (!exhaust(c)) {
-            return false;
-        }
-        static const unsigned order[4] = {1, 3, 0, 2};
-        for (unsigned k = 0; k < 4u; k++) {
-            if (!does_not_fit(c, four, "before the last quarter") || !free_tracked(c, q[order[k]]) ||
-                !check_heap(c, "between frees")) {
-                return false;
-            }
-        }
-        return fits_as_one(c, four, q[0], "four chunks back into their subtree") && verify_all(c) && free_all(c);
-    }
-    if (is_buddy(c->d)) {
-        for (unsigned i = 0; i < 32u; i++) {
-            void *p;
-            ALLOC(p, c, UNIT);
-            blk[i] = p;
-        }
-        unsigned char *base = NULL;
-        for (unsigned i = 0; i < 32u && base == NULL; i++) {
-            if (((uintptr_t)blk[i] & (4u * UNIT - 1u)) != 0u) {
-                continue;
-            }
-            unsigned found = 0;
-            for (unsigned k = 0; k < 4u; k++) {
-                for (unsigned j = 0; j < 32u; j++) {
-                    found += blk[j] == blk[i] + k * UNIT;
-                }
-            }
-            base = found == 4u ? blk[i] : NULL;
-        }
-        TL_REQUIRE(base != NULL, "buddy: no aligned quad among 32 blocks of %u", UNIT);
-        for (unsigned k = 0; k < 4u; k++) {
-            q[k] = base + k * UNIT;
-        }
-        if (!exhaust(c)) {
-            return false;
-        }
-        static const unsigned order[4] = {1, 3, 0, 2};
-        for (unsigned k = 0; k < 4u; k++) {
-            if (!does_not_fit(c, four, "before the last quarter") || !free_tracked(c, q[order[k]]) ||
-                !check_heap(c, "between frees")) {
-                return false;
-            }
-        }
-        return fits_as_one(c, four, q[0], "cascade of buddies") && verify_all(c) && free_all(c);
-    }
     static const unsigned units[5] = {1, 1, 2, 1, 1}; /* A B C D E */
     if (!alloc_run(c, blk, units, 5) || !exhaust(c)) {
         return false;
@@ -622,6 +562,42 @@ static bool case_coalesce_around(ctx_t *c)
         TL_REQUIRE(p == d, "%s: D came back at %p, expected %p", c->d->name, p, (void *)d);
     }
     return verify_all(c) && free_all(c);
+}
+
+static bool case_coalesce_around(ctx_t *c)
+{
+    unsigned char *blk[32];
+    unsigned char *q[4];
+    size_t four = req(c, 4u * UNIT);
+    if (c->d->never_unites) {
+        tl_skip("%s/%s: never unites freed blocks (never_unites)", c->d->name, c->name);
+        return true;
+    }
+    if (c->d->page_size != 0u) {
+        /* The four quarters of one page: the page only when all are free. */
+        size_t quarter = c->d->page_size / 4u;
+        const size_t offsets[4] = {0, quarter, 2u * quarter, 3u * quarter};
+        return alloc32(c, blk, quarter) && find_quad(c, blk, c->d->page_size, offsets, q, "page of four quarters") &&
+               free_quarters(c, q, c->d->page_size, "four quarters back into their page");
+    }
+    if (is_tree(c->d)) {
+        /* Four chunks of one subtree two levels up: x, x + f, then after their parent node
+         * (min_block bytes) x + 2f + B, x + 3f + B. */
+        if (!alloc32(c, blk, req(c, UNIT))) {
+            return false;
+        }
+        size_t f = au(c, blk[0], req(c, UNIT)) + c->d->block_overhead, node = c->d->min_block;
+        const size_t offsets[4] = {0, f, 2u * f + node, 3u * f + node};
+        return find_quad(c, blk, 1, offsets, q, "four chunks of one subtree") &&
+               free_quarters(c, q, four, "four chunks back into their subtree");
+    }
+    if (is_buddy(c->d)) {
+        /* four quarter blocks of one aligned 4*UNIT block: the cascade of buddies */
+        const size_t offsets[4] = {0, UNIT, 2u * UNIT, 3u * UNIT};
+        return alloc32(c, blk, UNIT) && find_quad(c, blk, 4u * UNIT, offsets, q, "aligned quad") &&
+               free_quarters(c, q, four, "cascade of buddies");
+    }
+    return coalesce_around_heap(c, four);
 }
 
 static size_t exhaust_size(size_t i) { return 1u + (i * 97u) % 700u + (i % 13u == 0u ? 3000u : 0u); }
@@ -692,20 +668,16 @@ static bool case_exhaust(ctx_t *c)
     return true;
 }
 
-static bool case_realloc(ctx_t *c)
+/* realloc(NULL, n) = malloc(n) (s0: the stats before); shrinking and realloc to the usable size
+ * stay in place. *pp: the block (not tracked), *pu its usable size, filled with pattern 2. */
+static bool realloc_small(ctx_t *c, bool st, const rt_stats_t *s0, unsigned char **pp, size_t *pu)
 {
-    if (c->d->realloc == NULL) {
-        tl_skip("%s/%s: no realloc", c->d->name, c->name);
-        return true;
-    }
-    rt_stats_t s0, s1;
-    bool st = ast(c, &s0);
-    /* realloc(NULL, n) = malloc(n) */
+    rt_stats_t s1;
     unsigned char *p = c->d->realloc(c->h, NULL, 100);
     TL_REQUIRE(p != NULL, "%s: realloc(NULL, 100) failed", c->d->name);
     if (st) {
         ast(c, &s1);
-        TL_REQUIRE(s1.mallocs == s0.mallocs + 1u && s1.used_blocks == 1u, "%s: realloc(NULL): mallocs %" PRIu64,
+        TL_REQUIRE(s1.mallocs == s0->mallocs + 1u && s1.used_blocks == 1u, "%s: realloc(NULL): mallocs %" PRIu64,
                    c->d->name, s1.mallocs);
     }
     tl_fill(p, 100, 1);
@@ -719,11 +691,20 @@ static bool case_realloc(ctx_t *c)
     TL_REQUIRE(q == p, "%s: realloc to usable_size %zu moved", c->d->name, u);
     TL_REQUIRE(tl_verify(q, 40, 1) == 40u, "%s: realloc to usable_size lost the contents", c->d->name);
     tl_fill(q, u, 2);
-    /* grow into the free successor (p is the first block of a fresh instance) */
+    *pp = p;
+    *pu = u;
+    return true;
+}
+
+/* p (usable u, the first block of a fresh instance) grows to 3000 into its free successor (in
+ * place for the boundary-tag heaps); the result is tracked. */
+static bool realloc_grow(ctx_t *c, bool st, unsigned char *p, size_t u, unsigned char **qq)
+{
+    rt_stats_t s0, s1;
     if (st) {
         ast(c, &s0);
     }
-    q = c->d->realloc(c->h, p, 3000);
+    unsigned char *q = c->d->realloc(c->h, p, 3000);
     TL_REQUIRE(q != NULL, "%s: growing realloc failed", c->d->name);
     TL_REQUIRE(tl_verify(q, u, 2) == u, "%s: growing realloc lost the contents", c->d->name);
     if (st) {
@@ -747,7 +728,15 @@ static bool case_realloc(ctx_t *c)
     if (!track(c, q, 3000)) { /* refills */
         return false;
     }
-    /* grow with a fence behind: must move (or grow in place if it can), contents kept */
+    *qq = q;
+    return true;
+}
+
+/* q (3000 bytes, tracked) grows to 6000 with a fence behind: moves (or grows in place if it
+ * can), contents kept. *rr: the block; *ff: the fence (both tracked). */
+static bool realloc_move(ctx_t *c, bool st, unsigned char *q, unsigned char **rr, void **ff)
+{
+    rt_stats_t s0, s1;
     void *fence;
     ALLOC(fence, c, 64);
     if (st) {
@@ -776,7 +765,15 @@ static bool case_realloc(ctx_t *c)
     if (!verify_all(c) || !check_heap(c, "after moving realloc")) {
         return false;
     }
-    /* a realloc that cannot succeed leaves the block as it was */
+    *rr = r;
+    *ff = fence;
+    return true;
+}
+
+/* a realloc of r that cannot succeed leaves the block as it was */
+static bool realloc_fails(ctx_t *c, bool st, unsigned char *r)
+{
+    rt_stats_t s0;
     size_t huge = too_large(c);
     c->expected_reports++;
     TL_REQUIRE(c->d->realloc(c->h, r, huge) == NULL, "%s: realloc(p, %zu) succeeded", c->d->name, huge);
@@ -792,7 +789,13 @@ static bool case_realloc(ctx_t *c)
     if (!verify_all(c) || !check_heap(c, "after failed reallocs")) {
         return false;
     }
-    /* realloc(p, 0) frees */
+    return true;
+}
+
+/* realloc(fence, 0) frees; then everything is freed */
+static bool realloc_zero(ctx_t *c, bool st, void *fence)
+{
+    rt_stats_t s0, s1;
     if (st) {
         ast(c, &s0);
     }
@@ -814,6 +817,21 @@ static bool case_realloc(ctx_t *c)
                    s1.used_bytes);
     }
     return true;
+}
+
+static bool case_realloc(ctx_t *c)
+{
+    if (c->d->realloc == NULL) {
+        tl_skip("%s/%s: no realloc", c->d->name, c->name);
+        return true;
+    }
+    rt_stats_t s0;
+    bool st = ast(c, &s0);
+    unsigned char *p, *q, *r;
+    size_t u;
+    void *fence;
+    return realloc_small(c, st, &s0, &p, &u) && realloc_grow(c, st, p, u, &q) && realloc_move(c, st, q, &r, &fence) &&
+           realloc_fails(c, st, r) && realloc_zero(c, st, fence);
 }
 
 static bool case_memalign(ctx_t *c)
@@ -1187,6 +1205,7 @@ int main(int argc, char **argv)
     }
     size_t n = 0;
     const rt_allocator_t *const *all = rt_registry(&n);
+    (void)tl_check_registry(n);
     TL_CHECK(n >= 7u, "registry lists %zu allocators", n);
     for (size_t i = 0; i < n; i++) {
         const rt_allocator_t *d = all[i];

@@ -111,8 +111,10 @@ void test_registry()
         if (a->create == nullptr) {
             continue;
         }
-        saw_fma = saw_fma || std::strcmp(a->name, "fma") == 0;
-        saw_bsd = saw_bsd || std::strcmp(a->name, "bsd44") == 0;
+        // by property, never by name: a page allocator that unites pages (FMA) and one that never
+        // unites (BSD 4.4)
+        saw_fma = saw_fma || (a->family == RT_FAMILY_PAGES && !a->never_unites);
+        saw_bsd = saw_bsd || (a->family == RT_FAMILY_PAGES && a->never_unites);
         std::size_t bytes = buffer_bytes;
         if (a->min_buffer != nullptr && a->min_buffer() > bytes) {
             bytes = a->min_buffer();
@@ -134,7 +136,7 @@ void test_registry()
             CHECK(a->check(res.handle()), "%s: check", a->name);
         }
     }
-    CHECK(saw_fma && saw_bsd, "the registry has fma (%d) and bsd44 (%d)", saw_fma, saw_bsd);
+    CHECK(saw_fma && saw_bsd, "the registry has a uniting page allocator (%d) and one that never unites (%d)", saw_fma, saw_bsd);
 
     // two resources over the same kind are different resources
     const rt_allocator_t *tlsf = rt_registry_find("tlsf");

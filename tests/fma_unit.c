@@ -4,7 +4,8 @@
  *
  *   random      seeded runs of malloc / calloc / memalign / realloc / free with rt_fma_check after
  *               EVERY operation, contents verified before each free, for FMA and BSD at pages of
- *               2^8, 2^12 and 2^16 bytes (`fma_unit random <seed>` replays one seed)
+ *               2^8, 2^12 and 2^16 bytes (`fma_unit random <seed>` replays one seed; `fma_unit --seeds N`
+ *               runs N seeds, default 40, 4 with ASan or RT_DEBUG=2)
  *   figures     the article's Figure 5 (first 32-byte request: 128 blocks, count 127, entry block
  *               at the page start, the last block returned, page-table word), the block after the
  *               entry block next, the entry block handed out last (Figure 6's new page), a freed
@@ -666,13 +667,14 @@ static bool sum_walk(void *ctx, const rt_block_info_t *b)
     return true;
 }
 
-static void test_misc(void)
+/* create and create_ex: bad arguments, every page size, the 2^32 clamp, the overhead */
+static bool misc_create(void)
 {
     unsigned char dummy[64];
     TL_CHECK(rt_fma_create(NULL, 1u << 20) == NULL && rt_fma_create(dummy, sizeof dummy) == NULL, "create: NULL, tiny");
     tl_buffer_t b;
     if (!TL_CHECK(tl_buffer_new(&b, 1u << 20, 0), "out of memory")) {
-        return;
+        return false;
     }
     TL_CHECK(rt_fma_create_ex(b.mem, b.size, 4, 0) == NULL && rt_fma_create_ex(b.mem, b.size, 17, 0) == NULL &&
                  rt_fma_create_ex(b.mem, b.size, 12, 4) == NULL,
@@ -715,48 +717,64 @@ static void test_misc(void)
     printf("control + page table + maps for 256 MiB of 4 KiB pages: %zu bytes (%.2f %%)\n", ctl,
            100.0 * (double)ctl / (double)(256u << 20));
     tl_buffer_free(&b);
+    return true;
+}
 
-    /* lock hooks around every call; walk */
+/* lock hooks around every call; walk */
+static void misc_locks_walk(region_t *r)
+{
+    rt_fma_set_lock(r->f, count_lock, count_unlock, NULL);
+    void *p = rt_fma_malloc(r->f, 100), *q = rt_fma_malloc(r->f, 9000), *w = rt_fma_malloc(r->f, 4000);
+    rt_fma_free(r->f, q);
+    q = rt_fma_realloc(r->f, p, 300);
+    TL_CHECK(locks > 0u && locks == unlocks, "lock hooks: %lu locks, %lu unlocks", locks, unlocks);
+    walk_sum_t ws = {0, 0, 0, 0, true};
+    rt_fma_walk(r->f, sum_walk, &ws);
+    rt_stats_t s;
+    rt_fma_stats(r->f, &s);
+    TL_CHECK(ws.ordered && ws.used == 2u && ws.free == s.free_blocks && ws.bytes == s.capacity, "walk: %zu used %zu free",
+             ws.used, ws.free);
+    rt_fma_set_lock(r->f, NULL, NULL, NULL);
+    rt_fma_free(r->f, q);
+    rt_fma_free(r->f, w);
+}
+
+/* position independence: copy the region (same address modulo the page) and go on there */
+static void misc_moved(region_t *r)
+{
+    unsigned char *x = rt_fma_malloc(r->f, 64), *y = rt_fma_malloc(r->f, 5000);
+    tl_fill(x, 64, 9);
+    tl_fill(y, 5000, 10);
+    tl_buffer_t copy;
+    if (TL_CHECK(tl_buffer_new(&copy, r->buf.size + 8192u, 0), "out of memory")) {
+        unsigned char *src = r->buf.mem;
+        uintptr_t want = ((uintptr_t)copy.mem + 4095u) & ~(uintptr_t)4095u;
+        unsigned char *dst = (unsigned char *)want + ((uintptr_t)src & 4095u);
+        memcpy(dst, src, r->buf.size);
+        memset(src, 0xEE, r->buf.size); /* the original is gone */
+        rt_fma_t *g = (rt_fma_t *)(void *)(dst + ((unsigned char *)r->f - src));
+        unsigned char *x2 = dst + (x - src), *y2 = dst + (y - src);
+        TL_CHECK(rt_fma_check(g) && tl_verify(x2, 64, 9) == 64u && tl_verify(y2, 5000, 10) == 5000u,
+                 "moved region: check / contents");
+        rt_fma_set_handler(g, tl_record, &r->rec);
+        rt_fma_free(g, x2);
+        rt_fma_free(g, y2);
+        TL_CHECK(rt_fma_check(g) && g->used_pages == 0u && r->rec.count == 0u, "moved region: frees");
+        tl_buffer_free(&copy);
+    }
+}
+
+static void test_misc(void)
+{
+    if (!misc_create()) {
+        return;
+    }
     region_t r;
     if (!open_region(&r, 128u << 10, 1, 12, 0)) {
         return;
     }
-    rt_fma_set_lock(r.f, count_lock, count_unlock, NULL);
-    void *p = rt_fma_malloc(r.f, 100), *q = rt_fma_malloc(r.f, 9000), *w = rt_fma_malloc(r.f, 4000);
-    rt_fma_free(r.f, q);
-    q = rt_fma_realloc(r.f, p, 300);
-    TL_CHECK(locks > 0u && locks == unlocks, "lock hooks: %lu locks, %lu unlocks", locks, unlocks);
-    walk_sum_t ws = {0, 0, 0, 0, true};
-    rt_fma_walk(r.f, sum_walk, &ws);
-    rt_stats_t s;
-    rt_fma_stats(r.f, &s);
-    TL_CHECK(ws.ordered && ws.used == 2u && ws.free == s.free_blocks && ws.bytes == s.capacity, "walk: %zu used %zu free",
-             ws.used, ws.free);
-    rt_fma_set_lock(r.f, NULL, NULL, NULL);
-    rt_fma_free(r.f, q);
-    rt_fma_free(r.f, w);
-
-    /* position independence: copy the region (same address modulo the page) and go on there */
-    unsigned char *x = rt_fma_malloc(r.f, 64), *y = rt_fma_malloc(r.f, 5000);
-    tl_fill(x, 64, 9);
-    tl_fill(y, 5000, 10);
-    tl_buffer_t copy;
-    if (TL_CHECK(tl_buffer_new(&copy, r.buf.size + 8192u, 0), "out of memory")) {
-        unsigned char *src = r.buf.mem;
-        uintptr_t want = ((uintptr_t)copy.mem + 4095u) & ~(uintptr_t)4095u;
-        unsigned char *dst = (unsigned char *)want + ((uintptr_t)src & 4095u);
-        memcpy(dst, src, r.buf.size);
-        memset(src, 0xEE, r.buf.size); /* the original is gone */
-        rt_fma_t *g = (rt_fma_t *)(void *)(dst + ((unsigned char *)r.f - src));
-        unsigned char *x2 = dst + (x - src), *y2 = dst + (y - src);
-        TL_CHECK(rt_fma_check(g) && tl_verify(x2, 64, 9) == 64u && tl_verify(y2, 5000, 10) == 5000u,
-                 "moved region: check / contents");
-        rt_fma_set_handler(g, tl_record, &r.rec);
-        rt_fma_free(g, x2);
-        rt_fma_free(g, y2);
-        TL_CHECK(rt_fma_check(g) && g->used_pages == 0u && r.rec.count == 0u, "moved region: frees");
-        tl_buffer_free(&copy);
-    }
+    misc_locks_walk(&r);
+    misc_moved(&r);
     tl_buffer_free(&r.buf); /* the original was overwritten: no check */
 }
 
@@ -969,14 +987,24 @@ static void test_journal(void)
 
 int main(int argc, char **argv)
 {
+    /* seeds of the random pass: ctest asks for fewer in sanitizer and emulated builds */
+    uint64_t seeds = TL_DEBUG_WALKS || TL_ASAN ? 4u : 40u;
     if (argc > 2 && strcmp(argv[1], "random") == 0) {
         uint64_t seed = 0;
         if (!tl_parse_u64(argv[2], &seed)) {
-            fprintf(stderr, "usage: fma_unit [random <seed>]\n");
+            fprintf(stderr, "usage: fma_unit [random <seed> | --seeds N]\n");
             return 2;
         }
         test_random(seed, 1);
         return tl_summary("fma_unit");
+    }
+    if (argc > 2 && strcmp(argv[1], "--seeds") == 0) {
+        uint64_t n = 0;
+        if (!tl_parse_u64(argv[2], &n) || n == 0u) {
+            fprintf(stderr, "usage: fma_unit [random <seed> | --seeds N]\n");
+            return 2;
+        }
+        seeds = n;
     }
     test_figures();
     test_reuse();
@@ -989,6 +1017,6 @@ int main(int argc, char **argv)
     test_misc();
     test_journal();
     test_overflow();
-    test_random(1, TL_DEBUG_WALKS || TL_ASAN ? 4u : 40u);
+    test_random(1, seeds);
     return tl_summary("fma_unit");
 }

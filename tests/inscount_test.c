@@ -13,7 +13,7 @@
  *       per descriptor function (<name>_d_malloc / <name>_d_free), the calls into it and their
  *       inclusive Ir.
  *
- * Skipped (printed SKIP, exit 0): not Linux on x86-64 (-m32, cross builds), under ASan/TSan
+ * Skipped (printed SKIP, exit 77 = ctest's SKIP_RETURN_CODE): not Linux on x86-64 (-m32, cross builds), under ASan/TSan
  * (ptrace single-stepping of instrumented code is slow and the shadow memory makes counts
  * meaningless), when ptrace is refused (containers, seccomp). Part (b) alone is skipped when
  * valgrind is not installed or cannot read the binary's debug info, and in RT_DEBUG >= 2 builds
@@ -43,7 +43,7 @@
 int main(void)
 {
     printf("SKIP inscount: the ptrace instruction counter needs Linux on x86-64 without sanitizers\n");
-    return 0;
+    return TL_SKIP_STATUS;
 }
 
 #else
@@ -441,7 +441,7 @@ int main(int argc, char **argv)
         return tl_summary("inscount");
     }
     if (!test_known_length()) {
-        return 0;
+        return TL_SKIP_STATUS; /* nothing of the counter was checked */
     }
     if (TL_DEBUG_WALKS) {
         /* RT_DEBUG >= 2: every call walks the whole heap (tens of thousands of instructions),

@@ -136,72 +136,71 @@ static bool exercise(pool_t *p, const rt_allocator_t *d, const char *label, bool
     return true;
 }
 
-static void one_index(rt_index_t idx)
+/* B*: the smallest buffer (at misalignment mis) whose pool holds the largest block, checked
+ * against heap.h's sizing rule. 0 when none; SIZE_MAX when a buffer could not be had. */
+static size_t exact_pool(rt_index_t idx, const char *name, size_t control, size_t mis)
 {
-    const char *name = rt_index_name(idx);
-    const rt_allocator_t *d = rt_registry_find(name);
-    if (!TL_CHECK(d != NULL && d->max_request != NULL, "no descriptor with max_request for %s", name)) {
-        return;
+    size_t lo = control + LARGEST - 256u, best = 0;
+    for (size_t b = lo; b < lo + 1024u && best == 0u; b++) {
+        pool_t p;
+        if (!pool_open(&p, idx, b, mis)) {
+            return SIZE_MAX;
+        }
+        if (p.h != NULL && capacity_of(p.h) == LARGEST) {
+            best = b;
+        }
+        pool_close(&p);
     }
-    size_t control = rt_heap_control_size(idx);
-    static const size_t mis[] = {0, 1, 8, 15};
-    for (size_t k = 0; k < sizeof mis / sizeof mis[0]; k++) {
-        /* B*: the smallest buffer whose pool holds the largest block */
-        size_t lo = control + LARGEST - 256u, best = 0;
-        for (size_t b = lo; b < lo + 1024u && best == 0u; b++) {
-            pool_t p;
-            if (!pool_open(&p, idx, b, mis[k])) {
-                return;
-            }
-            if (p.h != NULL && capacity_of(p.h) == LARGEST) {
-                best = b;
-            }
-            pool_close(&p);
-        }
-        if (!TL_CHECK(best != 0u, "%s +%zu: no buffer up to %zu bytes reaches the largest block", name, mis[k],
-                      lo + 1024u)) {
-            continue;
-        }
-        size_t overhead = best - LARGEST;
-        TL_CHECK(overhead >= control + sizeof(size_t) + 2u * RT_HEAP_POOL_GUARD &&
-                     overhead <= control + (size_t)RT_HEAP_ALIGN - 1u + (size_t)RT_HEAP_ALIGN + sizeof(size_t) +
-                                     2u * RT_HEAP_POOL_GUARD,
-                 "%s +%zu: exact pool = largest block + %zu (control %zu): outside heap.h's sizing rule", name, mis[k],
-                 overhead, control);
-        if (k == 0u) {
-            printf("%-9s largest block %zu: exact pool %zu bytes at +0 (control %zu + %zu)\n", name, LARGEST, best,
-                   control, overhead - control);
-        }
-        const struct {
-            size_t size;
-            bool maximal;
-            const char *label;
-        } cases[] = {
-            {best - 1u, false, "one byte less"},
-            {best, true, "exact"},
-            {best + 1u, true, "one byte more"},
-            {best + (size_t)RT_HEAP_ALIGN, true, "one alignment unit more"},
-            {2u * best, true, "twice (capped)"},
-        };
-        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            pool_t p;
-            if (!pool_open(&p, idx, cases[c].size, mis[k])) {
-                return;
-            }
-            char label[96];
-            snprintf(label, sizeof label, "%s (%zu bytes at +%zu)", cases[c].label, cases[c].size, mis[k]);
-            if (TL_CHECK(p.h != NULL, "%s: create over %s failed", name, label)) {
-                exercise(&p, d, label, cases[c].maximal);
-            }
-            pool_close(&p);
-        }
+    if (!TL_CHECK(best != 0u, "%s +%zu: no buffer up to %zu bytes reaches the largest block", name, mis, lo + 1024u)) {
+        return 0;
     }
-    /* print the reachable maximum once per index */
+    size_t overhead = best - LARGEST;
+    TL_CHECK(overhead >= control + sizeof(size_t) + 2u * RT_HEAP_POOL_GUARD &&
+                 overhead <= control + (size_t)RT_HEAP_ALIGN - 1u + (size_t)RT_HEAP_ALIGN + sizeof(size_t) +
+                                 2u * RT_HEAP_POOL_GUARD,
+             "%s +%zu: exact pool = largest block + %zu (control %zu): outside heap.h's sizing rule", name, mis,
+             overhead, control);
+    return best;
+}
+
+/* Pools of one byte less than B*, exactly B*, one byte and one alignment unit more, twice.
+ * false when a buffer could not be had. */
+static bool around_exact(rt_index_t idx, const rt_allocator_t *d, size_t best, size_t mis)
+{
+    const struct {
+        size_t size;
+        bool maximal;
+        const char *label;
+    } cases[] = {
+        {best - 1u, false, "one byte less"},
+        {best, true, "exact"},
+        {best + 1u, true, "one byte more"},
+        {best + (size_t)RT_HEAP_ALIGN, true, "one alignment unit more"},
+        {2u * best, true, "twice (capped)"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        pool_t p;
+        if (!pool_open(&p, idx, cases[c].size, mis)) {
+            return false;
+        }
+        char label[96];
+        snprintf(label, sizeof label, "%s (%zu bytes at +%zu)", cases[c].label, cases[c].size, mis);
+        if (TL_CHECK(p.h != NULL, "%s: create over %s failed", d->name, label)) {
+            exercise(&p, d, label, cases[c].maximal);
+        }
+        pool_close(&p);
+    }
+    return true;
+}
+
+/* The reachable maximum, printed once per index, and a second maximal pool: a maximal block in
+ * each. */
+static void two_maximal_pools(rt_index_t idx, const rt_allocator_t *d, const char *name, size_t control)
+{
     pool_t p;
     if (pool_open(&p, idx, 2u * (control + LARGEST), 0) && p.h != NULL) {
         printf("%-9s max_request on a maximal pool %zu (RT_HEAP_MAX_REQUEST %zu)\n", name, d->max_request(p.h),
                (size_t)RT_HEAP_MAX_REQUEST);
-        /* a second maximal pool */
         tl_buffer_t second;
         if (tl_buffer_new(&second, LARGEST + 64u, 7)) {
             bool added = rt_heap_add_pool(p.h, second.mem, LARGEST + 64u);
@@ -219,6 +218,34 @@ static void one_index(rt_index_t idx)
         }
     }
     pool_close(&p);
+}
+
+static void one_index(rt_index_t idx)
+{
+    const char *name = rt_index_name(idx);
+    const rt_allocator_t *d = rt_registry_find(name);
+    if (!TL_CHECK(d != NULL && d->max_request != NULL, "no descriptor with max_request for %s", name)) {
+        return;
+    }
+    size_t control = rt_heap_control_size(idx);
+    static const size_t mis[] = {0, 1, 8, 15};
+    for (size_t k = 0; k < sizeof mis / sizeof mis[0]; k++) {
+        size_t best = exact_pool(idx, name, control, mis[k]);
+        if (best == SIZE_MAX) {
+            return;
+        }
+        if (best == 0u) {
+            continue;
+        }
+        if (k == 0u) {
+            printf("%-9s largest block %zu: exact pool %zu bytes at +0 (control %zu + %zu)\n", name, LARGEST, best,
+                   control, best - LARGEST - control);
+        }
+        if (!around_exact(idx, d, best, mis[k])) {
+            return;
+        }
+    }
+    two_maximal_pools(idx, d, name, control);
 }
 
 int main(void)

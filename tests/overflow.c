@@ -1247,14 +1247,9 @@ static void usage(void)
            "  K: odd and not a multiple of 3 (coprime to the 36 neighbour-operation combinations per size)\n");
 }
 
-int main(int argc, char **argv)
+/* The command line (usage()); false on anything it does not know. */
+static bool parse_args(int argc, char **argv, const char **only_alloc, uint64_t *only_case, bool *replay)
 {
-#if TL_ASAN
-    ubsan_no_stacks(argv);
-#endif
-    const char *only_alloc = NULL;
-    uint64_t only_case = 0;
-    bool replay = false;
     for (int i = 1; i < argc; i++) {
         uint64_t v = 0;
         const char *a = argv[i];
@@ -1262,7 +1257,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--strict") == 0) {
             g_strict = true;
         } else if (strcmp(a, "--alloc") == 0 && next != NULL) {
-            only_alloc = next;
+            *only_alloc = next;
             i++;
         } else if (strcmp(a, "--stride") == 0 && tl_parse_u64(next, &v) && v >= 1u && v < 1000u &&
                    v % 2u != 0u && v % 3u != 0u) {
@@ -1275,70 +1270,19 @@ int main(int argc, char **argv)
             g_show = (unsigned)v;
             i++;
         } else if (strcmp(a, "--case") == 0 && tl_parse_u64(next, &v)) {
-            only_case = v;
-            replay = true;
+            *only_case = v;
+            *replay = true;
             i++;
         } else {
-            usage();
-            return 2;
+            return false;
         }
     }
-    if (replay && only_alloc == NULL) {
-        usage();
-        return 2;
-    }
-    if (!map_buffers()) {
-        return 1;
-    }
-    size_t na = 0;
-    const rt_allocator_t *const *all = rt_registry(&na);
-    if (na > MAX_ALLOCS) {
-        na = MAX_ALLOCS;
-    }
-    bool found = only_alloc == NULL;
-    if (replay) {
-        rec.print = true;
-        g_stride = 1;
-        for (unsigned ai = 0; ai < na; ai++) {
-            if (strcmp(all[ai]->name, only_alloc) == 0) {
-                found = true;
-                run_from(ai, all[ai], only_case, true);
-                if (sh->c[ai].cases + sh->c[ai].noop + sh->c[ai].outside == 0u) {
-                    printf("overflow: %s has no case %" PRIu64 " (an operation that needs a used neighbour)\n",
-                           only_alloc, only_case);
-                }
-            }
-        }
-        if (!found) {
-            printf("overflow: no allocator '%s'\n", only_alloc);
-            return 2;
-        }
-        return 0;
-    }
-    printf("overflow: seed %" PRIu64 ", stride %u (%s (size, neighbour, operation) combination; all "
-           "offsets 1..16 after the end and before the start, all 12 values)\n",
-           g_seed, g_stride, g_stride == 1u ? "every" : "every K-th");
-    fflush(stdout);
-    for (unsigned ai = 0; ai < na; ai++) {
-        if (only_alloc != NULL && strcmp(all[ai]->name, only_alloc) != 0) {
-            continue;
-        }
-        found = true;
-        FILE *err = tmpfile();
-        san_fd = err != NULL ? fileno(err) : -1;
-        double t0 = now_s();
-        run_allocator(ai, all[ai], err);
-        sh->c[ai].seconds = now_s() - t0;
-        if (err != NULL) {
-            fclose(err);
-            san_fd = -1;
-        }
-    }
-    if (!found) {
-        printf("overflow: no allocator '%s'\n", only_alloc);
-        return 2;
-    }
-    /* the table */
+    return true;
+}
+
+/* The table: one row per allocator with cases, and the total (returned). */
+static counts_t print_table(const rt_allocator_t *const *all, size_t na)
+{
     counts_t tot;
     memset(&tot, 0, sizeof tot);
     printf("\n%-10s %9s %9s %9s %9s %9s", "allocator", "cases", "reported", "check", "harmless", "failures");
@@ -1385,7 +1329,79 @@ int main(int argc, char **argv)
     printf("\noverflow: %" PRIu64 " cases (+%" PRIu64 " values equal to the byte there, %" PRIu64
            " bytes outside the buffer: not cases), %" PRIu64 " setup failures\n",
            tot.cases, tot.noop, tot.outside, sh->setup_failures);
+    return tot;
+}
+
+int main(int argc, char **argv)
+{
+#if TL_ASAN
+    ubsan_no_stacks(argv);
+#endif
+    const char *only_alloc = NULL;
+    uint64_t only_case = 0;
+    bool replay = false;
+    if (!parse_args(argc, argv, &only_alloc, &only_case, &replay)) {
+        usage();
+        return 2;
+    }
+    if (replay && only_alloc == NULL) {
+        usage();
+        return 2;
+    }
+    if (!map_buffers()) {
+        return 1;
+    }
+    size_t na = 0;
+    const rt_allocator_t *const *all = rt_registry(&na);
+    bool registry_ok = tl_check_registry(na);
+    if (na > MAX_ALLOCS) {
+        na = MAX_ALLOCS;
+    }
+    bool found = only_alloc == NULL;
+    if (replay) {
+        rec.print = true;
+        g_stride = 1;
+        for (unsigned ai = 0; ai < na; ai++) {
+            if (strcmp(all[ai]->name, only_alloc) == 0) {
+                found = true;
+                run_from(ai, all[ai], only_case, true);
+                if (sh->c[ai].cases + sh->c[ai].noop + sh->c[ai].outside == 0u) {
+                    printf("overflow: %s has no case %" PRIu64 " (an operation that needs a used neighbour)\n",
+                           only_alloc, only_case);
+                }
+            }
+        }
+        if (!found) {
+            printf("overflow: no allocator '%s'\n", only_alloc);
+            return 2;
+        }
+        return 0;
+    }
+    printf("overflow: seed %" PRIu64 ", stride %u (%s (size, neighbour, operation) combination; all "
+           "offsets 1..16 after the end and before the start, all 12 values)\n",
+           g_seed, g_stride, g_stride == 1u ? "every" : "every K-th");
+    fflush(stdout);
+    for (unsigned ai = 0; ai < na; ai++) {
+        if (only_alloc != NULL && strcmp(all[ai]->name, only_alloc) != 0) {
+            continue;
+        }
+        found = true;
+        FILE *err = tmpfile();
+        san_fd = err != NULL ? fileno(err) : -1;
+        double t0 = now_s();
+        run_allocator(ai, all[ai], err);
+        sh->c[ai].seconds = now_s() - t0;
+        if (err != NULL) {
+            fclose(err);
+            san_fd = -1;
+        }
+    }
+    if (!found) {
+        printf("overflow: no allocator '%s'\n", only_alloc);
+        return 2;
+    }
+    counts_t tot = print_table(all, na);
     tl_state.passed = (unsigned long)(tot.cases - tot.failed);
-    tl_state.failed = (unsigned long)(tot.failed + sh->setup_failures);
+    tl_state.failed = (unsigned long)(tot.failed + sh->setup_failures) + (registry_ok ? 0u : 1u);
     return tl_summary("overflow");
 }

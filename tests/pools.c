@@ -70,10 +70,121 @@ static void refuse_pool(rt_heap_t *h, tl_recorder_t *rec, void *mem, size_t size
     tl_recorder_reset(rec);
 }
 
+static void *pool_live[1024]; /* two_pools and max_pools */
+
+/* Fill the first pool, add a second of 16 KiB, spill into it, walk, free everything. */
+static bool two_pools(rt_heap_t *h, tl_recorder_t *rec, const char *name, tl_buffer_t *b1, tl_buffer_t *b2)
+{
+    size_t nlive = 0, n1 = 0, n2 = 0;
+    /* fill the first pool */
+    for (void *p; (p = rt_heap_malloc(h, 512)) != NULL;) {
+        pool_live[nlive++] = p;
+        n1 += in_buffer(p, b1);
+    }
+    TL_CHECK(n1 == nlive && nlive > 10u, "%s: %zu of %zu blocks in the first pool", name, n1, nlive);
+    rt_stats_t s1, s2;
+    rt_heap_stats(h, &s1);
+    bool added = rt_heap_add_pool(h, b2->mem, b2->size);
+    if (!TL_CHECK(added && rec->count == 0u, "%s: add_pool of 16 KiB refused", name)) {
+        return false;
+    }
+    rt_heap_stats(h, &s2);
+    TL_CHECK(s2.capacity > s1.capacity && s2.capacity <= s1.capacity + b2->size && s2.used_bytes == s1.used_bytes,
+             "%s: capacity %zu -> %zu after a pool of %zu", name, s1.capacity, s2.capacity, b2->size);
+    TL_CHECK(rt_heap_check(h), "%s: check with two pools", name);
+    /* spill */
+    for (void *p; nlive < 1024u && (p = rt_heap_malloc(h, 512)) != NULL;) {
+        pool_live[nlive++] = p;
+        n2 += in_buffer(p, b2);
+        TL_CHECK(in_buffer(p, b2), "%s: block %p after the first pool filled is not in the second", name, p);
+    }
+    TL_CHECK(n2 > 10u, "%s: only %zu blocks spilled into the second pool", name, n2);
+    for (size_t i = 0; i < nlive; i++) {
+        memset(pool_live[i], (int)(i & 0x7Fu), 512);
+    }
+    pool_walk_t w = {b1, b2, 0, 0, 0, 0};
+    rt_heap_walk(h, pool_walk_fn, &w);
+    rt_heap_stats(h, &s2);
+    TL_CHECK(w.in1 >= n1 && w.in2 >= n2 && w.elsewhere == 0u && w.footprint == s2.capacity,
+             "%s: walk: %zu blocks in pool 1, %zu in pool 2, %zu elsewhere; footprints %zu, capacity %zu", name, w.in1,
+             w.in2, w.elsewhere, w.footprint, s2.capacity);
+    /* free every other block (both pools), check, then the rest */
+    for (size_t i = 0; i < nlive; i += 2u) {
+        unsigned char *c = pool_live[i];
+        TL_CHECK(c[0] == (unsigned char)(i & 0x7Fu) && c[511] == (unsigned char)(i & 0x7Fu), "%s: block %zu changed",
+                 name, i);
+        rt_heap_free(h, pool_live[i]);
+        pool_live[i] = NULL;
+    }
+    TL_CHECK(rt_heap_check(h), "%s: check after freeing half in both pools", name);
+    for (size_t i = 1; i < nlive; i += 2u) {
+        rt_heap_free(h, pool_live[i]);
+    }
+    rt_heap_stats(h, &s2);
+    TL_CHECK(rt_heap_check(h) && s2.used_blocks == 0u && s2.used_bytes == 0u && s2.free_blocks == 2u,
+             "%s: all freed: used %zu, free blocks %zu (expected one per pool)", name, s2.used_bytes, s2.free_blocks);
+    return true;
+}
+
+/* add_pool refusals: overlaps, a duplicate, tiny, NULL */
+static void pool_refusals(rt_heap_t *h, tl_recorder_t *rec, tl_buffer_t *b1, tl_buffer_t *b2)
+{
+    refuse_pool(h, rec, b2->mem + 100, 4096, "overlapping the second pool");
+    refuse_pool(h, rec, b2->mem, b2->size, "identical to the second pool");
+    refuse_pool(h, rec, b1->mem, b1->size, "overlapping the first pool and the control structure");
+    refuse_pool(h, rec, b2->mem - 2048, 4096, "overlapping the start of the second pool");
+    unsigned char tiny[64];
+    refuse_pool(h, rec, tiny, 8, "of 8 bytes");
+    refuse_pool(h, rec, NULL, 4096, "of NULL");
+}
+
+/* Fill the remaining pool slots, then one too many; every pool serves. */
+static void max_pools(rt_heap_t *h, tl_recorder_t *rec, const char *name, tl_buffer_t *b1, tl_buffer_t *b2)
+{
+    tl_buffer_t extra[RT_HEAP_MAX_POOLS + 1];
+    pool_walk_t w;
+    rt_stats_t s2;
+    size_t nlive;
+    size_t nextra = 0;
+    for (unsigned p = 2; p < RT_HEAP_MAX_POOLS; p++) {
+        if (!TL_CHECK(tl_buffer_new(&extra[nextra], 4096, p), "out of memory")) {
+            return; /* (the buffers had so far are not freed, as before) */
+        }
+        TL_CHECK(rt_heap_add_pool(h, extra[nextra].mem, 4096), "%s: add_pool number %u refused", name, p + 1u);
+        nextra++;
+    }
+    if (TL_CHECK(tl_buffer_new(&extra[nextra], 4096, 0), "out of memory")) {
+        nextra++;
+        refuse_pool(h, rec, extra[nextra - 1u].mem, 4096, "beyond RT_HEAP_MAX_POOLS");
+    }
+    /* every pool serves */
+    nlive = 0;
+    for (void *p; nlive < 1024u && (p = rt_heap_malloc(h, 200)) != NULL;) {
+        pool_live[nlive++] = p;
+    }
+    w = (pool_walk_t){b1, b2, 0, 0, 0, 0};
+    rt_heap_walk(h, pool_walk_fn, &w);
+    rt_heap_stats(h, &s2);
+    TL_CHECK(w.footprint == s2.capacity && rt_heap_check(h), "%s: %u pools: walk footprints %zu, capacity %zu", name,
+             (unsigned)RT_HEAP_MAX_POOLS, w.footprint, s2.capacity);
+    size_t in_extra = 0;
+    for (size_t i = 0; i < nlive; i++) {
+        for (size_t k = 0; k + 1u < nextra; k++) {
+            in_extra += in_buffer(pool_live[i], &extra[k]);
+        }
+        rt_heap_free(h, pool_live[i]);
+    }
+    TL_CHECK(nextra <= 1u || in_extra > 0u, "%s: no block came from the extra pools", name);
+    TL_CHECK(rt_heap_check(h) && rec->count == 0u, "%s: end of pools test", name);
+    for (size_t k = 0; k < nextra; k++) {
+        tl_buffer_free(&extra[k]);
+    }
+}
+
 static void test_pools(rt_index_t idx)
 {
     const char *name = index_names[idx];
-    tl_buffer_t b1, b2, extra[RT_HEAP_MAX_POOLS + 1];
+    tl_buffer_t b1, b2;
     size_t size1 = rt_heap_min_buffer(idx) + (16u << 10);
     bool got = tl_buffer_new(&b1, size1, 3);
     got = tl_buffer_new(&b2, 16u << 10, 11) && got;
@@ -84,103 +195,13 @@ static void test_pools(rt_index_t idx)
     }
     tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
     rt_heap_t *h = rt_heap_create_with(b1.mem, b1.size, idx);
-    if (!TL_CHECK(h != NULL, "%s: create", name)) {
-        goto out;
-    }
-    rt_heap_set_handler(h, tl_record, &rec);
-    static void *live[1024];
-    size_t nlive = 0, n1 = 0, n2 = 0;
-    /* fill the first pool */
-    for (void *p; (p = rt_heap_malloc(h, 512)) != NULL;) {
-        live[nlive++] = p;
-        n1 += in_buffer(p, &b1);
-    }
-    TL_CHECK(n1 == nlive && nlive > 10u, "%s: %zu of %zu blocks in the first pool", name, n1, nlive);
-    rt_stats_t s1, s2;
-    rt_heap_stats(h, &s1);
-    bool added = rt_heap_add_pool(h, b2.mem, b2.size);
-    if (!TL_CHECK(added && rec.count == 0u, "%s: add_pool of 16 KiB refused", name)) {
-        goto out;
-    }
-    rt_heap_stats(h, &s2);
-    TL_CHECK(s2.capacity > s1.capacity && s2.capacity <= s1.capacity + b2.size && s2.used_bytes == s1.used_bytes,
-             "%s: capacity %zu -> %zu after a pool of %zu", name, s1.capacity, s2.capacity, b2.size);
-    TL_CHECK(rt_heap_check(h), "%s: check with two pools", name);
-    /* spill */
-    for (void *p; nlive < 1024u && (p = rt_heap_malloc(h, 512)) != NULL;) {
-        live[nlive++] = p;
-        n2 += in_buffer(p, &b2);
-        TL_CHECK(in_buffer(p, &b2), "%s: block %p after the first pool filled is not in the second", name, p);
-    }
-    TL_CHECK(n2 > 10u, "%s: only %zu blocks spilled into the second pool", name, n2);
-    for (size_t i = 0; i < nlive; i++) {
-        memset(live[i], (int)(i & 0x7Fu), 512);
-    }
-    pool_walk_t w = {&b1, &b2, 0, 0, 0, 0};
-    rt_heap_walk(h, pool_walk_fn, &w);
-    rt_heap_stats(h, &s2);
-    TL_CHECK(w.in1 >= n1 && w.in2 >= n2 && w.elsewhere == 0u && w.footprint == s2.capacity,
-             "%s: walk: %zu blocks in pool 1, %zu in pool 2, %zu elsewhere; footprints %zu, capacity %zu", name, w.in1,
-             w.in2, w.elsewhere, w.footprint, s2.capacity);
-    /* free every other block (both pools), check, then the rest */
-    for (size_t i = 0; i < nlive; i += 2u) {
-        unsigned char *c = live[i];
-        TL_CHECK(c[0] == (unsigned char)(i & 0x7Fu) && c[511] == (unsigned char)(i & 0x7Fu), "%s: block %zu changed",
-                 name, i);
-        rt_heap_free(h, live[i]);
-        live[i] = NULL;
-    }
-    TL_CHECK(rt_heap_check(h), "%s: check after freeing half in both pools", name);
-    for (size_t i = 1; i < nlive; i += 2u) {
-        rt_heap_free(h, live[i]);
-    }
-    rt_heap_stats(h, &s2);
-    TL_CHECK(rt_heap_check(h) && s2.used_blocks == 0u && s2.used_bytes == 0u && s2.free_blocks == 2u,
-             "%s: all freed: used %zu, free blocks %zu (expected one per pool)", name, s2.used_bytes, s2.free_blocks);
-    /* refusals */
-    refuse_pool(h, &rec, b2.mem + 100, 4096, "overlapping the second pool");
-    refuse_pool(h, &rec, b2.mem, b2.size, "identical to the second pool");
-    refuse_pool(h, &rec, b1.mem, b1.size, "overlapping the first pool and the control structure");
-    refuse_pool(h, &rec, b2.mem - 2048, 4096, "overlapping the start of the second pool");
-    unsigned char tiny[64];
-    refuse_pool(h, &rec, tiny, 8, "of 8 bytes");
-    refuse_pool(h, &rec, NULL, 4096, "of NULL");
-    /* fill the remaining pool slots, then one too many */
-    size_t nextra = 0;
-    for (unsigned p = 2; p < RT_HEAP_MAX_POOLS; p++) {
-        if (!TL_CHECK(tl_buffer_new(&extra[nextra], 4096, p), "out of memory")) {
-            goto out;
+    if (TL_CHECK(h != NULL, "%s: create", name)) {
+        rt_heap_set_handler(h, tl_record, &rec);
+        if (two_pools(h, &rec, name, &b1, &b2)) {
+            pool_refusals(h, &rec, &b1, &b2);
+            max_pools(h, &rec, name, &b1, &b2);
         }
-        TL_CHECK(rt_heap_add_pool(h, extra[nextra].mem, 4096), "%s: add_pool number %u refused", name, p + 1u);
-        nextra++;
     }
-    if (TL_CHECK(tl_buffer_new(&extra[nextra], 4096, 0), "out of memory")) {
-        nextra++;
-        refuse_pool(h, &rec, extra[nextra - 1u].mem, 4096, "beyond RT_HEAP_MAX_POOLS");
-    }
-    /* every pool serves */
-    nlive = 0;
-    for (void *p; nlive < 1024u && (p = rt_heap_malloc(h, 200)) != NULL;) {
-        live[nlive++] = p;
-    }
-    w = (pool_walk_t){&b1, &b2, 0, 0, 0, 0};
-    rt_heap_walk(h, pool_walk_fn, &w);
-    rt_heap_stats(h, &s2);
-    TL_CHECK(w.footprint == s2.capacity && rt_heap_check(h), "%s: %u pools: walk footprints %zu, capacity %zu", name,
-             (unsigned)RT_HEAP_MAX_POOLS, w.footprint, s2.capacity);
-    size_t in_extra = 0;
-    for (size_t i = 0; i < nlive; i++) {
-        for (size_t k = 0; k + 1u < nextra; k++) {
-            in_extra += in_buffer(live[i], &extra[k]);
-        }
-        rt_heap_free(h, live[i]);
-    }
-    TL_CHECK(nextra <= 1u || in_extra > 0u, "%s: no block came from the extra pools", name);
-    TL_CHECK(rt_heap_check(h) && rec.count == 0u, "%s: end of pools test", name);
-    for (size_t k = 0; k < nextra; k++) {
-        tl_buffer_free(&extra[k]);
-    }
-out:
     tl_buffer_free(&b1);
     tl_buffer_free(&b2);
 }

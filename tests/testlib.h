@@ -109,6 +109,12 @@ static inline TL_PRINTF(1, 2) void tl_skip(const char *fmt, ...)
     fputc('\n', stdout);
 }
 
+/* Exit status of a test that skipped everything it had to check: ctest's SKIP_RETURN_CODE
+ * (tests/CMakeLists.txt), so that ctest reports it as not run, never as passed. */
+#define TL_SKIP_STATUS 77
+
+/* Prints the counts; returns 1 on any failure, TL_SKIP_STATUS when nothing was checked and
+ * something was skipped, else 0. */
 static inline int tl_summary(const char *name)
 {
     printf("%s: %lu passed, %lu failed", name, tl_state.passed, tl_state.failed);
@@ -116,8 +122,28 @@ static inline int tl_summary(const char *name)
         printf(" (%lu cases skipped)", tl_state.skipped);
     }
     printf("\n%lu passed, %lu failed\n", tl_state.passed, tl_state.failed);
+    if (tl_state.failed == 0u && tl_state.passed == 0u && tl_state.skipped != 0u) {
+        printf("%s: everything skipped (exit %d)\n", name, TL_SKIP_STATUS);
+        fflush(stdout);
+        return TL_SKIP_STATUS;
+    }
     fflush(stdout);
     return tl_state.failed == 0u ? 0 : 1;
+}
+
+/* The suites that loop over rt_registry() check first that it holds every allocator the build
+ * registers: tests/CMakeLists.txt counts the registry[] table's entries and passes
+ * RT_EXPECTED_ALLOCATORS (builds without it, e.g. the ports, check nothing). */
+static inline bool tl_check_registry(size_t count)
+{
+#ifdef RT_EXPECTED_ALLOCATORS
+    return tl_check(count == (size_t)(RT_EXPECTED_ALLOCATORS), __FILE__, __LINE__, "registry count",
+                    "rt_registry() holds %zu allocators, the build registers %zu", count,
+                    (size_t)(RT_EXPECTED_ALLOCATORS));
+#else
+    (void)count;
+    return true;
+#endif
 }
 
 /* --- xorshift64* ------------------------------------------------------------------------------ */

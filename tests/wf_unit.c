@@ -332,6 +332,169 @@ static bool refused(rt_wf_t *w, tl_recorder_t *rec, const snapshot_t *before, rt
     return ok;
 }
 
+/* Bad input, one phase per function; each leaves the tree as it found it (w, its recorder rec). */
+
+/* foreign pointers, free(NULL), pointers into chunk b, into zeros */
+static void bad_pointers(rt_wf_t *w, tl_recorder_t *rec, unsigned char *b)
+{
+    snapshot_t sn;
+    char local[64];
+    static char other[256];
+    void *const foreign[] = {local + 8, other + 64, tree + rt_wf_nodes(w) * 64u + 4u,
+                             (void *)((uintptr_t)tree - 60u)};
+    for (size_t i = 0; i < 4u; i++) {
+        take(w, &sn);
+        rt_wf_free(w, foreign[i]);
+        refused(w, rec, &sn, RT_ERR_FOREIGN_POINTER, false, "free(foreign)");
+    }
+    take(w, &sn);
+    rt_wf_free(w, NULL);
+    TL_CHECK(rec->count == 0u, "free(NULL) reported");
+    static const size_t interior[] = {1, 4, 8, 60, 64, 128, 192, 256};
+    for (size_t i = 0; i < sizeof interior / sizeof interior[0]; i++) {
+        take(w, &sn);
+        rt_wf_free(w, b + interior[i]);
+        char what[64];
+        snprintf(what, sizeof what, "free(p + %zu)", interior[i]);
+        refused(w, rec, &sn, RT_ERR_BAD_POINTER, false, what);
+    }
+    /* zeros inside: the interior nodes' words are zero, never a valid length word */
+    memset(b, 0, 300);
+    take(w, &sn);
+    rt_wf_free(w, b + 60);
+    refused(w, rec, &sn, RT_ERR_BAD_POINTER, false, "free(p + 60) over zeros");
+}
+
+/* a's length word overwritten (an underrun) and restored; one byte past a's usable area */
+static void bad_length_word(rt_wf_t *w, tl_recorder_t *rec, unsigned char *a)
+{
+    snapshot_t sn;
+    /* the length word overwritten (an underrun), then restored */
+    uint32_t saved;
+    memcpy(&saved, a - 4, 4);
+    static const uint32_t forged[] = {0, 0xFFFFFFFFu, 0x41414141u, 1u, 0x21u};
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+        uint32_t bad = forged[i];
+        memcpy(a - 4, &bad, 4);
+        take(w, &sn);
+        rt_wf_free(w, a);
+        refused(w, rec, &sn, RT_ERR_BAD_POINTER, false, "free with the length word overwritten");
+        bad = saved ^ (1u << (i + 3u)); /* one flipped check bit */
+        memcpy(a - 4, &bad, 4);
+        take(w, &sn);
+        TL_CHECK(rt_wf_usable_size(w, a) == 0u, "usable_size with a bad length word");
+        refused(w, rec, &sn, RT_ERR_BAD_POINTER, false, "usable_size with a flipped check bit");
+    }
+    memcpy(a - 4, &saved, 4);
+    TL_CHECK(rt_wf_usable_size(w, a) == 180u && rec->count == 0u, "the restored length word validates");
+    /* overrun: one byte past the usable area hits the canary */
+    size_t ua = rt_wf_usable_size(w, a);
+    unsigned char keep = a[ua];
+    a[ua] = (unsigned char)(keep ^ 0x80u);
+    take(w, &sn);
+    rt_wf_free(w, a);
+    refused(w, rec, &sn, RT_ERR_CORRUPTED, false, "free after an overrun of one byte");
+    TL_CHECK(!rt_wf_check(w) && rec->count == 1u && rec->last == RT_ERR_CORRUPTED,
+             "check sees the overrun canary");
+    tl_recorder_reset(rec);
+    take(w, &sn);
+    TL_CHECK(rt_wf_realloc(w, a, 1000) == NULL, "realloc after an overrun");
+    refused(w, rec, &sn, RT_ERR_CORRUPTED, true, "realloc after an overrun");
+    a[ua] = keep;
+    TL_CHECK(tl_verify(a, 100, 1) == 100u && rt_wf_check(w), "the canary restored: intact");
+}
+
+/* double frees of c, then stale pointers a, b, c into a larger chunk that reuses their space */
+static void bad_double_free(rt_wf_t *w, tl_recorder_t *rec, unsigned char *a, unsigned char *b, unsigned char *c)
+{
+    snapshot_t sn;
+    /* double free: at once, then of a stale pointer into memory a larger chunk reuses */
+    rt_wf_free(w, c);
+    take(w, &sn);
+    rt_wf_free(w, c);
+    refused(w, rec, &sn, RT_ERR_DOUBLE_FREE, false, "double free");
+    take(w, &sn);
+    TL_CHECK(rt_wf_realloc(w, c, 10) == NULL, "realloc of a freed chunk");
+    refused(w, rec, &sn, RT_ERR_DOUBLE_FREE, true, "realloc of a freed chunk");
+    rt_wf_free(w, a);
+    rt_wf_free(w, b);
+    unsigned char *big = rt_wf_malloc(w, 5000); /* takes the space of a, b and c */
+    TL_CHECK(big != NULL, "bad input: malloc(5000)");
+    tl_fill(big, 5000, 4);
+    unsigned char *const stale[] = {a, b, c};
+    for (size_t i = 0; i < 3u; i++) {
+        if (stale[i] == big) {
+            continue;
+        }
+        take(w, &sn);
+        rt_wf_free(w, stale[i]);
+        TL_CHECK(rec->count == 1u && (rec->last == RT_ERR_BAD_POINTER || rec->last == RT_ERR_DOUBLE_FREE),
+                 "stale pointer into a live chunk: %s", tl_kind_name(rec->last));
+        tl_recorder_reset(rec);
+    }
+    TL_CHECK(tl_verify(big, 5000, 4) == 5000u, "the live chunk untouched");
+    rt_wf_free(w, big);
+}
+
+/* memalign's offset word overwritten, and a double free of a memalign pointer */
+static void bad_memalign(rt_wf_t *w, tl_recorder_t *rec, unsigned flags)
+{
+    snapshot_t sn;
+    /* memalign: the offset word */
+    unsigned char *m = rt_wf_memalign(w, 256, 1000);
+    TL_CHECK(m != NULL && (uintptr_t)m % 256u == 0u && rt_wf_usable_size(w, m) >= 1000u, "memalign(256, 1000)");
+    uint32_t word;
+    memcpy(&word, m - 4, 4);
+    uint32_t flipped = word ^ 0x10u; /* the chunk it leads to is no longer 4 past a node */
+    memcpy(m - 4, &flipped, 4);
+    take(w, &sn);
+    rt_wf_free(w, m);
+    refused(w, rec, &sn, RT_ERR_BAD_POINTER, false, "free(memalign pointer) with its offset word overwritten");
+    memcpy(m - 4, &word, 4);
+    rt_wf_free(w, m);
+    TL_CHECK(rec->count == 0u, "memalign pointer frees");
+    /* the offset word of an alignment >= 64 is an interior node's counter word, which eager
+     * re-initialisation rewrites: then the pointer no longer leads to a chunk at all */
+    take(w, &sn);
+    rt_wf_free(w, m);
+    refused(w, rec, &sn, (flags & RT_WF_LAZY_REINIT) != 0u ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER, false,
+            "double free of a memalign pointer");
+}
+
+/* requests refused: calloc overflow, a bad alignment, beyond max_request */
+static void bad_requests(rt_wf_t *w, tl_recorder_t *rec)
+{
+    snapshot_t sn;
+    /* requests */
+    take(w, &sn);
+    TL_CHECK(rt_wf_calloc(w, SIZE_MAX / 2u + 1u, 2) == NULL, "calloc overflow");
+    refused(w, rec, &sn, RT_ERR_OVERFLOW, true, "calloc overflow");
+    take(w, &sn);
+    TL_CHECK(rt_wf_memalign(w, 24, 10) == NULL, "memalign(24)");
+    refused(w, rec, &sn, RT_ERR_BAD_ALIGNMENT, true, "memalign(24)");
+    take(w, &sn);
+    TL_CHECK(rt_wf_malloc(w, rt_wf_max_request(w) + 1u) == NULL, "malloc(max_request + 1)");
+    refused(w, rec, &sn, RT_ERR_TOO_LARGE, true, "malloc(max_request + 1)");
+}
+
+/* the control chunk of rt_wf_create is not a block */
+static void bad_control_chunk(void)
+{
+/* the control chunk of rt_wf_create is not a block */
+static unsigned char buf[64u << 10] __attribute__((aligned(64)));
+rt_wf_t *w = rt_wf_create(buf, sizeof buf, NULL);
+tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
+rt_wf_set_handler(w, tl_record, &rec);
+snapshot_t sn;
+take(w, &sn);
+rt_wf_free(w, buf + 4);
+refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the control chunk)");
+take(w, &sn);
+rt_wf_free(w, w);
+refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the handle)");
+TL_CHECK(rt_wf_check(w), "control chunk intact");
+}
+
 static void test_bad_input(void)
 {
     static const unsigned flags[] = {0, RT_WF_LAZY_REINIT, RT_WF_HINTS | RT_WF_LAZY_REINIT};
@@ -346,136 +509,14 @@ static void test_bad_input(void)
         tl_fill(a, 100, 1);
         tl_fill(b, 300, 2);
         tl_fill(c, 50, 3);
-        snapshot_t sn;
-        char local[64];
-        static char other[256];
-        void *const foreign[] = {local + 8, other + 64, tree + rt_wf_nodes(w) * 64u + 4u,
-                                 (void *)((uintptr_t)tree - 60u)};
-        for (size_t i = 0; i < 4u; i++) {
-            take(w, &sn);
-            rt_wf_free(w, foreign[i]);
-            refused(w, &rec, &sn, RT_ERR_FOREIGN_POINTER, false, "free(foreign)");
-        }
-        take(w, &sn);
-        rt_wf_free(w, NULL);
-        TL_CHECK(rec.count == 0u, "free(NULL) reported");
-        static const size_t interior[] = {1, 4, 8, 60, 64, 128, 192, 256};
-        for (size_t i = 0; i < sizeof interior / sizeof interior[0]; i++) {
-            take(w, &sn);
-            rt_wf_free(w, b + interior[i]);
-            char what[64];
-            snprintf(what, sizeof what, "free(p + %zu)", interior[i]);
-            refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, what);
-        }
-        /* zeros inside: the interior nodes' words are zero, never a valid length word */
-        memset(b, 0, 300);
-        take(w, &sn);
-        rt_wf_free(w, b + 60);
-        refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(p + 60) over zeros");
-        /* the length word overwritten (an underrun), then restored */
-        uint32_t saved;
-        memcpy(&saved, a - 4, 4);
-        static const uint32_t forged[] = {0, 0xFFFFFFFFu, 0x41414141u, 1u, 0x21u};
-        for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
-            uint32_t bad = forged[i];
-            memcpy(a - 4, &bad, 4);
-            take(w, &sn);
-            rt_wf_free(w, a);
-            refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free with the length word overwritten");
-            bad = saved ^ (1u << (i + 3u)); /* one flipped check bit */
-            memcpy(a - 4, &bad, 4);
-            take(w, &sn);
-            TL_CHECK(rt_wf_usable_size(w, a) == 0u, "usable_size with a bad length word");
-            refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "usable_size with a flipped check bit");
-        }
-        memcpy(a - 4, &saved, 4);
-        TL_CHECK(rt_wf_usable_size(w, a) == 180u && rec.count == 0u, "the restored length word validates");
-        /* overrun: one byte past the usable area hits the canary */
-        size_t ua = rt_wf_usable_size(w, a);
-        unsigned char keep = a[ua];
-        a[ua] = (unsigned char)(keep ^ 0x80u);
-        take(w, &sn);
-        rt_wf_free(w, a);
-        refused(w, &rec, &sn, RT_ERR_CORRUPTED, false, "free after an overrun of one byte");
-        TL_CHECK(!rt_wf_check(w) && rec.count == 1u && rec.last == RT_ERR_CORRUPTED,
-                 "check sees the overrun canary");
-        tl_recorder_reset(&rec);
-        take(w, &sn);
-        TL_CHECK(rt_wf_realloc(w, a, 1000) == NULL, "realloc after an overrun");
-        refused(w, &rec, &sn, RT_ERR_CORRUPTED, true, "realloc after an overrun");
-        a[ua] = keep;
-        TL_CHECK(tl_verify(a, 100, 1) == 100u && rt_wf_check(w), "the canary restored: intact");
-        /* double free: at once, then of a stale pointer into memory a larger chunk reuses */
-        rt_wf_free(w, c);
-        take(w, &sn);
-        rt_wf_free(w, c);
-        refused(w, &rec, &sn, RT_ERR_DOUBLE_FREE, false, "double free");
-        take(w, &sn);
-        TL_CHECK(rt_wf_realloc(w, c, 10) == NULL, "realloc of a freed chunk");
-        refused(w, &rec, &sn, RT_ERR_DOUBLE_FREE, true, "realloc of a freed chunk");
-        rt_wf_free(w, a);
-        rt_wf_free(w, b);
-        unsigned char *big = rt_wf_malloc(w, 5000); /* takes the space of a, b and c */
-        TL_CHECK(big != NULL, "bad input: malloc(5000)");
-        tl_fill(big, 5000, 4);
-        unsigned char *const stale[] = {a, b, c};
-        for (size_t i = 0; i < 3u; i++) {
-            if (stale[i] == big) {
-                continue;
-            }
-            take(w, &sn);
-            rt_wf_free(w, stale[i]);
-            TL_CHECK(rec.count == 1u && (rec.last == RT_ERR_BAD_POINTER || rec.last == RT_ERR_DOUBLE_FREE),
-                     "stale pointer into a live chunk: %s", tl_kind_name(rec.last));
-            tl_recorder_reset(&rec);
-        }
-        TL_CHECK(tl_verify(big, 5000, 4) == 5000u, "the live chunk untouched");
-        rt_wf_free(w, big);
-        /* memalign: the offset word */
-        unsigned char *m = rt_wf_memalign(w, 256, 1000);
-        TL_CHECK(m != NULL && (uintptr_t)m % 256u == 0u && rt_wf_usable_size(w, m) >= 1000u, "memalign(256, 1000)");
-        uint32_t word;
-        memcpy(&word, m - 4, 4);
-        uint32_t flipped = word ^ 0x10u; /* the chunk it leads to is no longer 4 past a node */
-        memcpy(m - 4, &flipped, 4);
-        take(w, &sn);
-        rt_wf_free(w, m);
-        refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(memalign pointer) with its offset word overwritten");
-        memcpy(m - 4, &word, 4);
-        rt_wf_free(w, m);
-        TL_CHECK(rec.count == 0u, "memalign pointer frees");
-        /* the offset word of an alignment >= 64 is an interior node's counter word, which eager
-         * re-initialisation rewrites: then the pointer no longer leads to a chunk at all */
-        take(w, &sn);
-        rt_wf_free(w, m);
-        refused(w, &rec, &sn, (flags[v] & RT_WF_LAZY_REINIT) != 0u ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER, false,
-                "double free of a memalign pointer");
-        /* requests */
-        take(w, &sn);
-        TL_CHECK(rt_wf_calloc(w, SIZE_MAX / 2u + 1u, 2) == NULL, "calloc overflow");
-        refused(w, &rec, &sn, RT_ERR_OVERFLOW, true, "calloc overflow");
-        take(w, &sn);
-        TL_CHECK(rt_wf_memalign(w, 24, 10) == NULL, "memalign(24)");
-        refused(w, &rec, &sn, RT_ERR_BAD_ALIGNMENT, true, "memalign(24)");
-        take(w, &sn);
-        TL_CHECK(rt_wf_malloc(w, rt_wf_max_request(w) + 1u) == NULL, "malloc(max_request + 1)");
-        refused(w, &rec, &sn, RT_ERR_TOO_LARGE, true, "malloc(max_request + 1)");
+        bad_pointers(w, &rec, b);
+        bad_length_word(w, &rec, a);
+        bad_double_free(w, &rec, a, b, c);
+        bad_memalign(w, &rec, flags[v]);
+        bad_requests(w, &rec);
         TL_CHECK(rt_wf_check(w), "bad input: intact at the end (flags %#x)", flags[v]);
     }
-
-    /* the control chunk of rt_wf_create is not a block */
-    static unsigned char buf[64u << 10] __attribute__((aligned(64)));
-    rt_wf_t *w = rt_wf_create(buf, sizeof buf, NULL);
-    tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
-    rt_wf_set_handler(w, tl_record, &rec);
-    snapshot_t sn;
-    take(w, &sn);
-    rt_wf_free(w, buf + 4);
-    refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the control chunk)");
-    take(w, &sn);
-    rt_wf_free(w, w);
-    refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the handle)");
-    TL_CHECK(rt_wf_check(w), "control chunk intact");
+    bad_control_chunk();
 }
 
 /* --- the registry's seven variants ---------------------------------------------------------------- */

@@ -227,6 +227,48 @@ static void print_row(const variant_t *v, const work_t *wk, size_t height, doubl
            100.0 * util, wk->max_nodes_height);
 }
 
+/* One table: test I or III on a tree of `mib` MiB with nt threads, every variant; the bounds are
+ * asserted on the deterministic (one-thread) runs. */
+static void run_table(unsigned test, unsigned nt, size_t mib, size_t bytes)
+{
+    printf("\nTest %s, %zu MiB tree, %u thread%s%s\n", test == 1u ? "I (malloc(948) until full)"
+                                                               : "III (16 streams x1.25 from 10 B)",
+           mib, nt, nt == 1u ? "" : "s", nt == 1u ? " (deterministic)" : " (one interleaving; not asserted)");
+    printf("  %-22s %-4s %8s %6s %9s %8s %8s %8s %7s\n", "variant", "", "mallocs", "fails", "max nodes", "mean",
+           "max RMW", "mean", "util");
+    work_t base;
+    memset(&base, 0, sizeof base);
+    for (size_t k = 0; k < NVARIANTS; k++) {
+        const variant_t *v = &variants[k];
+        work_t wk;
+        size_t height = 0;
+        double util = 0.0;
+        if (!run_test(v, test, nt, bytes, &wk, &height, &util)) {
+            continue;
+        }
+        print_row(v, &wk, height, util);
+        if (k == 0u) {
+            base = wk;
+        }
+        if (nt == 1u) {
+            TL_CHECK(wk.beyond_bound == 0u, "%s: test %u: %lu mallocs beyond the stated bound", v->name, test,
+                     wk.beyond_bound);
+            TL_CHECK(wk.off_path == 0u, "%s: test %u: %lu successful mallocs off the direct path", v->name, test,
+                     wk.off_path);
+            if (v->node == 64u && mib == 64u) {
+                double paper = test == 1u ? 0.9258 : 0.6679;
+                TL_CHECK(util >= paper - 0.01, "%s: test %u: utilisation %.2f %%, the paper %.2f %%", v->name, test,
+                         100.0 * util, 100.0 * paper);
+            }
+        }
+        if (v->flags == (RT_WF_HINTS | RT_WF_LAZY_REINIT)) {
+            printf("  -> worst-case nodes per malloc, paper / wf_hint: %u / %u = %.2fx; RMW %u / %u = %.2fx\n",
+                   base.max_nodes, wk.max_nodes, (double)base.max_nodes / (double)wk.max_nodes, base.max_rmw,
+                   wk.max_rmw, (double)base.max_rmw / (double)wk.max_rmw);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t mib = 64;
@@ -248,44 +290,7 @@ int main(int argc, char **argv)
     for (unsigned pass = 0; pass < (threads > 1u ? 2u : 1u); pass++) {
         unsigned nt = pass == 0u ? 1u : threads;
         for (unsigned test = 1; test <= 3u; test += 2u) {
-            printf("\nTest %s, %zu MiB tree, %u thread%s%s\n", test == 1u ? "I (malloc(948) until full)"
-                                                                          : "III (16 streams x1.25 from 10 B)",
-                   mib, nt, nt == 1u ? "" : "s", nt == 1u ? " (deterministic)" : " (one interleaving; not asserted)");
-            printf("  %-22s %-4s %8s %6s %9s %8s %8s %8s %7s\n", "variant", "", "mallocs", "fails", "max nodes",
-                   "mean", "max RMW", "mean", "util");
-            work_t base;
-            memset(&base, 0, sizeof base);
-            for (size_t k = 0; k < NVARIANTS; k++) {
-                const variant_t *v = &variants[k];
-                work_t wk;
-                size_t height = 0;
-                double util = 0.0;
-                if (!run_test(v, test, nt, bytes, &wk, &height, &util)) {
-                    continue;
-                }
-                print_row(v, &wk, height, util);
-                if (k == 0u) {
-                    base = wk;
-                }
-                if (nt == 1u) {
-                    TL_CHECK(wk.beyond_bound == 0u, "%s: test %u: %lu mallocs beyond the stated bound", v->name, test,
-                             wk.beyond_bound);
-                    TL_CHECK(wk.off_path == 0u, "%s: test %u: %lu successful mallocs off the direct path", v->name, test,
-                             wk.off_path);
-                    if (v->node == 64u && mib == 64u) {
-                        double paper = test == 1u ? 0.9258 : 0.6679;
-                        TL_CHECK(util >= paper - 0.01, "%s: test %u: utilisation %.2f %%, the paper %.2f %%", v->name,
-                                 test, 100.0 * util, 100.0 * paper);
-                    }
-                }
-                if (k + 1u == NVARIANTS || v->flags == (RT_WF_HINTS | RT_WF_LAZY_REINIT)) {
-                    if (v->flags == (RT_WF_HINTS | RT_WF_LAZY_REINIT)) {
-                        printf("  -> worst-case nodes per malloc, paper / wf_hint: %u / %u = %.2fx; RMW %u / %u = %.2fx\n",
-                               base.max_nodes, wk.max_nodes, (double)base.max_nodes / (double)wk.max_nodes,
-                               base.max_rmw, wk.max_rmw, (double)base.max_rmw / (double)wk.max_rmw);
-                    }
-                }
-            }
+            run_table(test, nt, mib, bytes);
         }
     }
     return tl_summary("wf_visits");

@@ -3,6 +3,7 @@
 # embedded targets, and prints its Cortex-M4 footprint.
 #
 # Usage (from anywhere; no arguments):  tools/cross-check.sh
+#   CROSS_CHECK_ONLY="cortex-m4 rv32imac" tools/cross-check.sh   only the named targets (./test.sh quick)
 #
 # 1. Every core source (src/base, src/heap, src/buddy, src/waitfree, src/fma, src/registry) is compiled with -std=c11 -ffreestanding
 #    -Os and the project's warning set (-Werror) for: Cortex-M4F (arm-none-eabi-gcc), RV32IMAC
@@ -52,6 +53,16 @@ TARGETS=(
     "clang-m32|clang|nm|-m32"
     "clang-m64|clang|nm|-m64"
 )
+# CROSS_CHECK_ONLY="name ...": only those targets (./test.sh quick: cortex-m4 rv32imac)
+if [ -n "${CROSS_CHECK_ONLY:-}" ]; then
+    _only=()
+    for spec in "${TARGETS[@]}"; do
+        if [[ " $CROSS_CHECK_ONLY " == *" ${spec%%|*} "* ]]; then
+            _only+=("$spec")
+        fi
+    done
+    TARGETS=("${_only[@]}")
+fi
 
 # Symbols an object may import from outside the core.
 ALLOWED_EXTERNAL='^(mem(cpy|set|move|cmp)|__aeabi_[a-z0-9_]+|__(u?(div|mod|mul)|udivmod|divmod|ash[lr]|lshr|neg|cmp|ucmp)[sdt]i[234]|__(clz|ctz|ffs|popcount|parity|bswap)[sdt]i2|__riscv_(save|restore)_[0-9]+|_GLOBAL_OFFSET_TABLE_|__x86\.get_pc_thunk\.[a-z]+)$'

@@ -1,62 +1,116 @@
 #!/usr/bin/env bash
-# deps.sh -- installs what a part of the project needs, on Debian/Ubuntu (apt-get
-# --no-install-recommends; sudo unless root). Nothing is installed when all is present.
+# tools/deps.sh -- installs the Debian/Ubuntu packages the project's two commands need.
 #
-#   tools/deps.sh bench
+#   tools/deps.sh test        what ./test.sh uses (every configuration); all required
+#   tools/deps.sh bench       what ./bench.sh uses: required ones first, then the optional ones
+#                             (gcc-arm-none-eabi, libatomic-ops-dev, the RISC-V compiler, QEMU)
+#                             one at a time: a failure is reported, not fatal
+#   tools/deps.sh m32-emulator   qemu-user, for test.sh's gcc-m32 where the kernel cannot run
+#                             32-bit x86 programs (test.sh asks for it only then)
 #
-# bench: required cmake gcc make valgrind python3 python3-matplotlib libjemalloc-dev
-#        libmimalloc-dev (rtbench dlopen()s the peers; a missing one is skipped at run time);
-#        optional gcc-arm-none-eabi (footprint), libatomic-ops-dev (aomalloc),
-#        gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc (on-target study).
-# Exit status 0 when everything required is present or was installed; an optional package that
-# fails to install is reported and does not fail it.
-#
-# Minimal version written for bench.sh (issue 13); the lead merges it with the full one.
-set -uo pipefail
+# Installs only what is missing (asks dpkg), with apt-get update once, --no-install-recommends,
+# DEBIAN_FRONTEND=noninteractive and no stdin; sudo unless root. Prints what it installs. Without
+# dpkg/apt-get it prints what may be missing and exits 0 (the build then says what it lacks).
+# Exits non-zero when a required package could not be installed.
+set -euo pipefail
 
-what=${1:-}
-if [ "$what" != bench ]; then
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
-    exit 2
-fi
+# test: every package here is used by a test configuration (none "just in case"):
+#   cmake make                      configure and build (make: CMake's default generator; cmake
+#                                   only recommends it, and recommends are not installed)
+#   gcc g++ clang                   the host compilers (C++: the adapters' tests, tests/*.cpp)
+#   libclang-rt-14-dev              clang 14's ASan/UBSan/TSan and libFuzzer runtimes (clang-asan,
+#                                   clang-tsan; only recommended by clang-14)
+#   gcc-multilib g++-multilib       gcc-m32
+#   valgrind                        inscount_test compares the ptrace counter with callgrind
+#   python3 python3-matplotlib      the report test (bench/report.py and its figures)
+#   pkg-config                      the package test's plain-compile consumer (cmake/PackageTest.cmake)
+#   gcc-arm-none-eabi               cross (tools/cross-check.sh, footprint) and target (Cortex-M4F)
+#   gcc-riscv64-unknown-elf         cross and target (RV32IMAC, RV64IMAC)
+#   qemu-system-arm qemu-system-misc   target: mps2-an386 and riscv32 virt
+# Not here: libnewlib-arm-none-eabi (the ports bring their own libc functions, ports/common/
+# port_libc.h, and link -nostdlib: no newlib header or library is used).
+TEST_PACKAGES=(cmake make gcc g++ clang libclang-rt-14-dev gcc-multilib g++-multilib valgrind python3
+               python3-matplotlib pkg-config gcc-arm-none-eabi gcc-riscv64-unknown-elf qemu-system-arm
+               qemu-system-misc)
+BENCH_PACKAGES=(cmake gcc make valgrind python3 python3-matplotlib libjemalloc-dev libmimalloc-dev)
+# optional for bench.sh: footprint section (arm), aomalloc (libatomic-ops-dev), on-target study
+BENCH_OPTIONAL=(gcc-arm-none-eabi libatomic-ops-dev gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc)
+M32_PACKAGES=(qemu-user)
 
-have_lib() { # a shared library by soname, as the dynamic loader would find it
-    { /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } | grep -q "^[[:space:]]*$1 "
+usage() {
+    sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
-missing=()
-command -v cmake >/dev/null 2>&1 || missing+=(cmake)
-command -v gcc >/dev/null 2>&1 || missing+=(gcc)
-command -v make >/dev/null 2>&1 || missing+=(make)
-command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
-python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 ||
-    missing+=(python3-matplotlib)
-have_lib libjemalloc.so.2 || missing+=(libjemalloc-dev)
-have_lib libmimalloc.so.2 || missing+=(libmimalloc-dev)
-optional=()
-command -v arm-none-eabi-gcc >/dev/null 2>&1 || optional+=(gcc-arm-none-eabi)
-[ -e /usr/include/atomic_ops_malloc.h ] || optional+=(libatomic-ops-dev)
-command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || optional+=(gcc-riscv64-unknown-elf)
-command -v qemu-system-arm >/dev/null 2>&1 || optional+=(qemu-system-arm)
-command -v qemu-system-riscv32 >/dev/null 2>&1 || optional+=(qemu-system-misc)
 
-[ $((${#missing[@]} + ${#optional[@]})) -eq 0 ] && exit 0
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "deps.sh: no apt-get; please install: ${missing[*]} (optional: ${optional[*]})" >&2
-    [ ${#missing[@]} -eq 0 ]
-    exit
-fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-echo "deps.sh: installing ${missing[*]} ${optional[*]}" >&2
-$SUDO apt-get update || echo "deps.sh: apt-get update failed" >&2
-rc=0
-if [ ${#missing[@]} -gt 0 ]; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}" || rc=1
-fi
-for pkg in "${optional[@]}"; do # one at a time: one that fails leaves the others
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "$pkg" ||
-        echo "deps.sh: could not install optional $pkg (gcc-arm-none-eabi: no footprint;" \
-             "libatomic-ops-dev: aomalloc unavailable; cross compilers, qemu: no on-target study)" >&2
-done
-exit "$rc"
+# is_installed PACKAGE
+is_installed() {
+    dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+SUDO=()
+APT_UPDATED=
+apt() {
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "$@" </dev/null
+}
+
+# install PACKAGE...: one apt-get install; apt-get update first, once per run
+install() {
+    echo "deps.sh: installing: $*"
+    if [ -z "$APT_UPDATED" ]; then
+        apt update || { echo "deps.sh: apt-get update failed" >&2; return 1; }
+        APT_UPDATED=1
+    fi
+    apt install -y --no-install-recommends "$@"
+}
+
+# missing PACKAGE...: prints those not installed
+missing() {
+    local pkg
+    for pkg in "$@"; do
+        is_installed "$pkg" || echo "$pkg"
+    done
+}
+
+main() {
+    local mode=${1:-}
+    local -a required optional=()
+    case "$mode" in
+        test) required=("${TEST_PACKAGES[@]}") ;;
+        bench) required=("${BENCH_PACKAGES[@]}"); optional=("${BENCH_OPTIONAL[@]}") ;;
+        m32-emulator) required=("${M32_PACKAGES[@]}") ;;
+        -h | --help | help) usage; return 0 ;;
+        *) usage >&2; return 2 ;;
+    esac
+    if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+        echo "deps.sh: no dpkg/apt-get here: make sure these are installed: ${required[*]} ${optional[*]}" >&2
+        return 0
+    fi
+    local -a need need_opt
+    mapfile -t need < <(missing "${required[@]}")
+    mapfile -t need_opt < <(missing "${optional[@]}")
+    if [ "${#need[@]}" -eq 0 ] && [ "${#need_opt[@]}" -eq 0 ]; then
+        echo "deps.sh: $mode: all ${#required[@]} packages present${optional:+ (and the optional ones)}"
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "deps.sh: missing ${need[*]} ${need_opt[*]}, and neither root nor sudo to install them" >&2
+            return 1
+        fi
+        SUDO=(sudo)
+    fi
+    if [ "${#need[@]}" -gt 0 ]; then
+        install "${need[@]}" || { echo "deps.sh: FAILED to install: ${need[*]}" >&2; return 1; }
+    fi
+    local pkg failed=()
+    for pkg in "${need_opt[@]}"; do # one at a time: one that fails leaves the others
+        install "$pkg" || failed+=("$pkg")
+    done
+    if [ "${#failed[@]}" -gt 0 ]; then
+        echo "deps.sh: could not install the optional ${failed[*]} (gcc-arm-none-eabi: no footprint" \
+             "section; libatomic-ops-dev: aomalloc unavailable; cross compilers, qemu: no on-target" \
+             "study); going on" >&2
+    fi
+    return 0
+}
+
+main "$@"
