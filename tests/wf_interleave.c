@@ -179,6 +179,8 @@ static struct {
     unsigned gen; /* bumped for every run */
     bool quit;
     exec_t *x;
+    unsigned nops; /* of this run: a worker without an operation never touches *x, which the next
+                      run's set-up rewrites while that worker may still be waking (TSan found it) */
 } jobs;
 static pthread_t workers[MAX_OPS];
 
@@ -198,8 +200,9 @@ static void *worker_main(void *arg)
         }
         seen = jobs.gen;
         exec_t *x = jobs.x;
+        unsigned nops = jobs.nops;
         pthread_mutex_unlock(&mu);
-        if (j >= x->sc->nops) {
+        if (j >= nops) {
             continue;
         }
         park(0, 0); /* the gate: nothing runs before the scheduler says so */
@@ -272,6 +275,7 @@ static bool execute(exec_t *x, const unsigned char *prefix, unsigned plen)
     memset(&S, 0, sizeof S);
     S.wf = x->w;
     jobs.x = x;
+    jobs.nops = nops;
     jobs.gen++;
     for (unsigned j = 0; j < MAX_OPS; j++) {
         pthread_cond_signal(&cv_op[j]);
