@@ -17,7 +17,8 @@
 # one runs the whole ctest suite, including 'package', the install + consumer test:
 #   gcc-release   gcc, Release, 64-bit
 #   clang-debug   clang, Debug, RTALLOC_DEBUG=2 (assertions and full integrity walks)
-#   gcc-asan      gcc, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer
+#   gcc-asan      gcc, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer (benchmark
+#                 off: gcc-release and clang-debug build it; no test runs rtbench)
 #   clang-asan    clang, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer, and the
 #                 libFuzzer harness (RTALLOC_FUZZ=ON: ctest 'fuzz', a bounded run; tests/fuzz)
 #   clang-tsan    clang, RelWithDebInfo, ThreadSanitizer (the lock-hook and driver tests)
