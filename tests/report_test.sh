@@ -188,6 +188,16 @@ check "fma: memory target not met, from the CSV" \
     grep -q '^| fma: FMA >= 45 % fewer pages than BSD 4.4 at 60,000 allocations | >= 45 % | 1.4 % (pages touched 289 vs 293.*| \*\*not met\*\* |' "$REPORT"
 check "fma: worst-case target met, from the CSV" \
     grep -q '^| fma: worst-case cycles per FMA call within 2x .*| 312 vs 442 = 0.71x .*; instructions, most of any counted call: 231 vs 2477 = 0.09x | met |' "$REPORT"
+# What the article's 49.5 % means: the fixture's fma_floor.csv (60,000 allocations: floor 278 pages,
+# bsd44 peak 293, fma 289, the bsd44+hdr model 302 uniform / 582 exact).
+check "fma: the floor beside the peaks and the bsd44+hdr model" \
+    grep -q '^| uniform | 278 | 293 (+5.4 %) | 289 (+4.0 %) | 302 | 5.1 % |' <<<"$fma"
+check "fma: the exact-size pass's model" grep -q '^| exact | 278 | 293 (+5.4 %) | 289 (+4.0 %) | 582 | 5.1 % |' <<<"$fma"
+check "fma: the reading that reproduces 49.5 %, marked" \
+    grep -q "^| fma peak vs bsd44+hdr, exact sizes | 50.3 %  <- the article's range |" <<<"$fma"
+check "fma: a reading outside the article's range, unmarked" grep -q '^| fma peak vs bsd44 peak, uniform sizes | 1.4 % |$' <<<"$fma"
+check "fma: which reading reproduces the article, named" \
+    grep -q "^The reading that reproduces the article's 49.5 %: fma touched vs bsd44+hdr, exact sizes" <<<"$fma"
 check "fma: time table with the noop row" grep -q '^| 60,000 | 2 | 115752 | 0.393 | 0.132 (1.1) |' <<<"$fma"
 check "fma: time table, the allocators" grep -q '^| 60,000 | 1.231 (10.6) | 0.736 (6.3) | 1.309 (11.3) | 2.291 (19.8) |' <<<"$fma"
 check "fma: pages table" grep -q '^| 60,000 | 289 / 289 | 293 / 293 | 242 / 232 | 263 / 229 | 1.4 % | 208.6 |' <<<"$fma"

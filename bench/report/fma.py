@@ -385,6 +385,7 @@ def _floor_section(rep, m, last):
                      "measures the 4-byte header pushing each power-of-two request into the next bucket, not "
                      "FMA's reuse of pages.")
         w(text)
+        w()
     else:
         w(f"No reading of this run comes within 2.5 points of the article's {PAPER_SAVING} %.")
     w("Against BSD 4.4 as the article describes it (no header), no reading of memory as peak pages can give "
