@@ -107,10 +107,10 @@ step() { # step NAME COMMAND...: runs it in the background, output to the termin
     [ "$rc" -eq 0 ] && done_steps+=("$name")
     return "$rc"
 }
-report() { # report STATUS
+report() { # report STATUS [report.py options]
     write_run "$1" "${done_steps[*]}"
     echo "bench.sh: [$n/$n] report" >&2
-    "$PY" bench/report.py "$OUT" || echo "bench.sh: the report failed" >&2
+    "$PY" bench/report.py "${@:2}" "$OUT" || echo "bench.sh: the report failed" >&2
     echo "bench.sh: see $OUT/REPORT.md${1:+ ($1)}" >&2
 }
 stop() { # the INT/TERM trap: stop the running step, report what finished, exit
@@ -129,7 +129,10 @@ stop() { # the INT/TERM trap: stop the running step, report what finished, exit
     set +m
     local where=${steps[$((k - 1))]:-}
     k=$((n - 1))
-    report "partial: interrupted in step $where"
+    # Without plots: the tables take half a second, the plots several (python3 bench/report.py
+    # results/latest draws them afterwards), and the stop must come within two.
+    report "partial: interrupted in step $where" --no-plots
+    echo "bench.sh: plots left out; draw them with: $PY bench/report.py $OUT" >&2
     exit 130
 }
 trap stop INT TERM
