@@ -648,67 +648,69 @@ static double ns_of(const bench_ctx_t *ctx, uint64_t ticks)
     return cycles ? (double)ticks / ctx->clock.ticks_per_ns : (double)ticks;
 }
 
-static void fma_summary(const fma_state_t *st)
+/* Beyond the article: the burst mode's pages touched, and its time with calls minus without. */
+static void fma_summary_bursts(const fma_state_t *st, size_t last)
+{
+    const fma_row_t *fb = row_of(st, "fma", FMA_MODE_BURST, last),
+                    *bb = row_of(st, "bsd44", FMA_MODE_BURST, last);
+    if (fb != NULL && bb != NULL && fb->mem_known && bb->mem_known && bb->touched > 0) {
+        double ft = 0.0, bt = 0.0; /* time with calls minus without, over the run lengths */
+        for (size_t li = 0; li < FMA_NLEN; li++) {
+            const fma_row_t *fr = row_of(st, "fma", FMA_MODE_BURST, li),
+                            *br = row_of(st, "bsd44", FMA_MODE_BURST, li);
+            if (fr != NULL && br != NULL) {
+                ft += fr->wet_ms - fr->dry_ms;
+                bt += br->wet_ms - br->dry_ms;
+            }
+        }
+        printf("  beyond the article, bursts of one size class: fma %llu pages touched, bsd44 "
+               "%llu: %.1f %% fewer;\n"
+               "    time with calls minus without, summed over the run lengths: fma %+.0f %% "
+               "(context, not judged)\n",
+               (unsigned long long)fb->touched, (unsigned long long)bb->touched,
+               100.0 * (1.0 - (double)fb->touched / (double)bb->touched),
+               bt > 0.0 ? 100.0 * (ft / bt - 1.0) : 0.0);
+    }
+}
+
+/* The article's memory claim: pages of fma (f) against bsd44 (b) at the longest run, by the
+ * uniform mode, then the live and burst modes, and the target. */
+static void fma_summary_memory(const fma_state_t *st, const fma_row_t *f, const fma_row_t *b, size_t last)
+{
+    double saving = 100.0 * (1.0 - (double)f->touched / (double)b->touched);
+    double saving_peak = 100.0 * (1.0 - (double)f->peak / (double)b->peak);
+    printf("  memory at %zu allocations: fma %llu pages touched (peak %llu in use), bsd44 %llu "
+           "(%llu): fma uses\n"
+           "    %.1f %% fewer pages touched, %.1f %% fewer at peak (article: ~%.1f %% less "
+           "memory)\n",
+           fma_lengths[last], (unsigned long long)f->touched, (unsigned long long)f->peak,
+           (unsigned long long)b->touched, (unsigned long long)b->peak, saving, saving_peak,
+           FMA_PAPER_SAVING);
+    if (b->end > 0) {
+        printf("  pages in use when the run ends: fma %llu, bsd44 %llu: %.1f %% fewer\n",
+               (unsigned long long)f->end, (unsigned long long)b->end,
+               100.0 * (1.0 - (double)f->end / (double)b->end));
+    }
+    const fma_row_t *fl = row_of(st, "fma", FMA_MODE_LIVE, last),
+                    *bl = row_of(st, "bsd44", FMA_MODE_LIVE, last);
+    if (fl != NULL && bl != NULL && fl->mem_known && bl->mem_known && bl->touched > 0) {
+        printf("  release by live block instead: fma %llu pages touched, bsd44 %llu: %.1f %% "
+               "fewer\n",
+               (unsigned long long)fl->touched, (unsigned long long)bl->touched,
+               100.0 * (1.0 - (double)fl->touched / (double)bl->touched));
+    }
+    fma_summary_bursts(st, last);
+    printf(
+        "  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n",
+        FMA_TARGET_SAVING, fma_lengths[last], saving,
+        saving >= FMA_TARGET_SAVING ? "met" : "NOT met");
+}
+
+/* The article's time claims: the uniform mode's time with calls minus without over the run
+ * lengths, the worst malloc of fma (f) and bsd44 (b), and the worst-call target. */
+static void fma_summary_time(const fma_state_t *st, const fma_row_t *f, const fma_row_t *b, size_t last)
 {
     const bench_ctx_t *ctx = st->ctx;
-    const size_t last = FMA_NLEN - 1u;
-    const fma_row_t *f = row_of(st, "fma", WL_FMA_UNIFORM, last),
-                    *b = row_of(st, "bsd44", WL_FMA_UNIFORM, last);
-    printf("\nThe article's claims beside ours (uniform sizes; the article: PowerPC 603e 166 MHz, "
-           "AIX 4.1.4):\n");
-    if (f == NULL || b == NULL) {
-        printf("  fma and bsd44 both needed: %s%s not measured\n", f == NULL ? "fma " : "",
-               b == NULL ? "bsd44" : "");
-        return;
-    }
-    if (f->mem_known && b->mem_known && b->touched > 0 && b->peak > 0) {
-        double saving = 100.0 * (1.0 - (double)f->touched / (double)b->touched);
-        double saving_peak = 100.0 * (1.0 - (double)f->peak / (double)b->peak);
-        printf("  memory at %zu allocations: fma %llu pages touched (peak %llu in use), bsd44 %llu "
-               "(%llu): fma uses\n"
-               "    %.1f %% fewer pages touched, %.1f %% fewer at peak (article: ~%.1f %% less "
-               "memory)\n",
-               fma_lengths[last], (unsigned long long)f->touched, (unsigned long long)f->peak,
-               (unsigned long long)b->touched, (unsigned long long)b->peak, saving, saving_peak,
-               FMA_PAPER_SAVING);
-        if (b->end > 0) {
-            printf("  pages in use when the run ends: fma %llu, bsd44 %llu: %.1f %% fewer\n",
-                   (unsigned long long)f->end, (unsigned long long)b->end,
-                   100.0 * (1.0 - (double)f->end / (double)b->end));
-        }
-        const fma_row_t *fl = row_of(st, "fma", FMA_MODE_LIVE, last),
-                        *bl = row_of(st, "bsd44", FMA_MODE_LIVE, last);
-        if (fl != NULL && bl != NULL && fl->mem_known && bl->mem_known && bl->touched > 0) {
-            printf("  release by live block instead: fma %llu pages touched, bsd44 %llu: %.1f %% "
-                   "fewer\n",
-                   (unsigned long long)fl->touched, (unsigned long long)bl->touched,
-                   100.0 * (1.0 - (double)fl->touched / (double)bl->touched));
-        }
-        const fma_row_t *fb = row_of(st, "fma", FMA_MODE_BURST, last),
-                        *bb = row_of(st, "bsd44", FMA_MODE_BURST, last);
-        if (fb != NULL && bb != NULL && fb->mem_known && bb->mem_known && bb->touched > 0) {
-            double ft = 0.0, bt = 0.0; /* time with calls minus without, over the run lengths */
-            for (size_t li = 0; li < FMA_NLEN; li++) {
-                const fma_row_t *fr = row_of(st, "fma", FMA_MODE_BURST, li),
-                                *br = row_of(st, "bsd44", FMA_MODE_BURST, li);
-                if (fr != NULL && br != NULL) {
-                    ft += fr->wet_ms - fr->dry_ms;
-                    bt += br->wet_ms - br->dry_ms;
-                }
-            }
-            printf("  beyond the article, bursts of one size class: fma %llu pages touched, bsd44 "
-                   "%llu: %.1f %% fewer;\n"
-                   "    time with calls minus without, summed over the run lengths: fma %+.0f %% "
-                   "(context, not judged)\n",
-                   (unsigned long long)fb->touched, (unsigned long long)bb->touched,
-                   100.0 * (1.0 - (double)fb->touched / (double)bb->touched),
-                   bt > 0.0 ? 100.0 * (ft / bt - 1.0) : 0.0);
-        }
-        printf(
-            "  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n",
-            FMA_TARGET_SAVING, fma_lengths[last], saving,
-            saving >= FMA_TARGET_SAVING ? "met" : "NOT met");
-    }
     double fs = 0.0, bs = 0.0;
     size_t nl = 0;
     for (size_t li = 0; li < FMA_NLEN; li++) {
@@ -738,6 +740,24 @@ static void fma_summary(const fma_state_t *st)
                ctx->clock.unit, FMA_TARGET_WORST, fma_lengths[last], (unsigned long long)fw,
                (unsigned long long)bw, x, x <= FMA_TARGET_WORST ? "met" : "NOT met");
     }
+}
+
+static void fma_summary(const fma_state_t *st)
+{
+    const size_t last = FMA_NLEN - 1u;
+    const fma_row_t *f = row_of(st, "fma", WL_FMA_UNIFORM, last),
+                    *b = row_of(st, "bsd44", WL_FMA_UNIFORM, last);
+    printf("\nThe article's claims beside ours (uniform sizes; the article: PowerPC 603e 166 MHz, "
+           "AIX 4.1.4):\n");
+    if (f == NULL || b == NULL) {
+        printf("  fma and bsd44 both needed: %s%s not measured\n", f == NULL ? "fma " : "",
+               b == NULL ? "bsd44" : "");
+        return;
+    }
+    if (f->mem_known && b->mem_known && b->touched > 0 && b->peak > 0) {
+        fma_summary_memory(st, f, b, last);
+    }
+    fma_summary_time(st, f, b, last);
 }
 
 /* One reading of the article's "memory": fma's saving against a baseline's pages. */
