@@ -470,6 +470,75 @@ static bool mm_frag(mm_state_t *st, FILE *csv, FILE *fig)
 }
 
 /* Test 4: F against the deallocation task's period. */
+/* Test 4's accumulators, per allocator and deallocation period: F, F from the bytes in use,
+ * failed mallocs. */
+typedef struct mm_t4 {
+    mm_acc_t acc[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u], accu[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
+    size_t fails[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
+} mm_t4_t;
+
+/* Replays Test 4's task set at every period (periods[0..np]) and seed on every allocator with a
+ * fragmentation figure, into t4. False when a trace cannot be made. */
+static bool mm_test4_replay(mm_state_t *st, const wl_mm_taskset_t *ts, const uint32_t *periods, unsigned np,
+                            mm_t4_t *t4)
+{
+    bench_ctx_t *ctx = st->ctx;
+    for (unsigned p = 0; p <= np && !drv_stop; p++) {
+        for (unsigned j = 0; j < st->sc->t4_seeds && !drv_stop; j++) {
+            wl_trace_t t;
+            if (!wl_masmano(&t, ts, st->sc->t4_mallocs, periods[p], mm_seed(ctx->seed, 4, j, 1))) {
+                return false;
+            }
+            for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+                const rt_allocator_t *a = ctx->allocs[k];
+                if (!mm_has_frag(a)) {
+                    continue;
+                }
+                bench_progress("masmano", "all", "test 4",
+                               ((double)p * st->sc->t4_seeds + j + (double)k / (double)ctx->nallocs) /
+                                   ((double)(np + 1u) * st->sc->t4_seeds));
+                drv_instance_t in;
+                if (!mm_open(st, &in, a, t.slots)) {
+                    continue;
+                }
+                fr_result_t r;
+                mm_replay(&in, &t, NULL, 0, &r);
+                drv_close(&in);
+                if (r.done < t.nops) {
+                    break;
+                }
+                acc_add(&t4->acc[k][p], r.factor);
+                acc_add(&t4->accu[k][p], fr_factor(r.peak_memory, t.peak_inuse));
+                t4->fails[k][p] += r.failures;
+            }
+            wl_release(&t);
+        }
+    }
+    return true;
+}
+
+/* Test 4's table (one row per allocator measured) and masmano_test4.csv's rows. */
+static void mm_test4_table(const mm_state_t *st, const mm_t4_t *t4, const uint32_t *periods, unsigned np, FILE *csv)
+{
+    const bench_ctx_t *ctx = st->ctx;
+    for (size_t k = 0; k < ctx->nallocs; k++) {
+        if (t4->acc[k][0].n == 0.0) {
+            continue;
+        }
+        printf("%-10s", ctx->allocs[k]->name);
+        for (unsigned p = 0; p <= np; p++) {
+            const mm_acc_t *acc = &t4->acc[k][p];
+            printf(" %7.2f%s", acc_mean(acc), t4->fails[k][p] != 0 ? "!" : " ");
+            if (csv != NULL && acc->n > 0.0) {
+                fprintf(csv, "%s,%u,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%zu\n", ctx->allocs[k]->name, periods[p],
+                        acc->n, acc_mean(acc), acc_sd(acc), acc->max, acc->min,
+                        acc_mean(&t4->accu[k][p]), t4->fails[k][p]);
+            }
+        }
+        printf("%s\n", st->Fapprox[k] ? "  (approx.)" : "");
+    }
+}
+
 static bool mm_test4(mm_state_t *st, FILE *csv)
 {
     bench_ctx_t *ctx = st->ctx;
@@ -494,58 +563,13 @@ static bool mm_test4(mm_state_t *st, FILE *csv)
         }
     }
     printf("\n");
-    mm_acc_t acc[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u], accu[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
-    size_t fails[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
-    memset(acc, 0, sizeof acc);
-    memset(accu, 0, sizeof accu);
-    memset(fails, 0, sizeof fails);
-    for (unsigned p = 0; p <= np && !drv_stop; p++) {
-        for (unsigned j = 0; j < st->sc->t4_seeds && !drv_stop; j++) {
-            wl_trace_t t;
-            if (!wl_masmano(&t, &ts, st->sc->t4_mallocs, periods[p], mm_seed(ctx->seed, 4, j, 1))) {
-                return false;
-            }
-            for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-                const rt_allocator_t *a = ctx->allocs[k];
-                if (!mm_has_frag(a)) {
-                    continue;
-                }
-                bench_progress("masmano", "all", "test 4",
-                               ((double)p * st->sc->t4_seeds + j + (double)k / (double)ctx->nallocs) /
-                                   ((double)(np + 1u) * st->sc->t4_seeds));
-                drv_instance_t in;
-                if (!mm_open(st, &in, a, t.slots)) {
-                    continue;
-                }
-                fr_result_t r;
-                mm_replay(&in, &t, NULL, 0, &r);
-                drv_close(&in);
-                if (r.done < t.nops) {
-                    break;
-                }
-                acc_add(&acc[k][p], r.factor);
-                acc_add(&accu[k][p], fr_factor(r.peak_memory, t.peak_inuse));
-                fails[k][p] += r.failures;
-            }
-            wl_release(&t);
-        }
+    static mm_t4_t t4;
+    memset(&t4, 0, sizeof t4);
+    if (!mm_test4_replay(st, &ts, periods, np, &t4)) {
+        return false;
     }
     bench_progress_clear();
-    for (size_t k = 0; k < ctx->nallocs; k++) {
-        if (acc[k][0].n == 0.0) {
-            continue;
-        }
-        printf("%-10s", ctx->allocs[k]->name);
-        for (unsigned p = 0; p <= np; p++) {
-            printf(" %7.2f%s", acc_mean(&acc[k][p]), fails[k][p] != 0 ? "!" : " ");
-            if (csv != NULL && acc[k][p].n > 0.0) {
-                fprintf(csv, "%s,%u,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%zu\n", ctx->allocs[k]->name, periods[p],
-                        acc[k][p].n, acc_mean(&acc[k][p]), acc_sd(&acc[k][p]), acc[k][p].max, acc[k][p].min,
-                        acc_mean(&accu[k][p]), fails[k][p]);
-            }
-        }
-        printf("%s\n", st->Fapprox[k] ? "  (approx.)" : "");
-    }
+    mm_test4_table(st, &t4, periods, np, csv);
     printf("F: the allocator's peak against the peak of the bytes the program holds (marked blocks included), as\n"
            "the paper's Figure 5 reads (TLSF, DLmalloc and best fit from about 7 %% to 45 %% over P_d = 45..1400).\n"
            "P_d = 0 (immed.): the reference task set, immediate deallocation. '!': mallocs failed (heap exhausted).\n"
