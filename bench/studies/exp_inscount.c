@@ -60,6 +60,51 @@ static void print_target(const char *what, double measured, double reference)
            measured <= limit ? "met" : "NOT met");
 }
 
+/* One allocator on the trace t: its table row, its two rows of inscount.csv; tlsf's summaries into
+ * tl. v: room for the counts of one op. */
+static void count_uniform_one(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, const rt_allocator_t *a,
+                              const wl_trace_t *t, const ic_plan_t *plan, uint32_t *v, FILE *csv, ic_tlsf_t *tl)
+{
+    ic_progress_t pc = {spec->name, a->name};
+    ic_result_t r;
+    bool ok = ic_count_trace(a, ctx->arena, ctx->arena_size, t, plan, &r, on_progress, &pc);
+    bench_progress_clear();
+    mt_summary_t s[2];
+    for (uint32_t kind = 0; kind < 2; kind++) {
+        size_t n = 0;
+        for (size_t i = 0; i < r.n; i++) {
+            if (r.samples[i].kind == kind) {
+                v[n++] = r.samples[i].count;
+            }
+        }
+        mt_summarize_u32(v, n, &s[kind], NULL);
+    }
+    printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %7zu %8.1f %6llu %6llu  %6zu%s", spec->name, a->name, s[0].n,
+           s[0].mean, (unsigned long long)s[0].min, (unsigned long long)s[0].max, s[1].n, s[1].mean,
+           (unsigned long long)s[1].min, (unsigned long long)s[1].max, r.final_stride, r.widened ? " (widened)" : "");
+    if (!ok) {
+        printf("  (%s)", r.error);
+    }
+    printf("\n");
+    fflush(stdout);
+    if (csv != NULL) {
+        for (int kind = 0; kind < 2; kind++) {
+            fprintf(csv, "%s,%s,%s,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,%zu,%zu,%d,%llu,%d\n", spec->name, a->name,
+                    kind == 0 ? "malloc" : "free", s[kind].n, s[kind].mean, (unsigned long long)s[kind].min,
+                    (unsigned long long)s[kind].median, (unsigned long long)s[kind].p99,
+                    (unsigned long long)s[kind].max, s[kind].sd, plan->stride, r.final_stride, r.widened ? 1 : 0,
+                    (unsigned long long)r.steps, ok ? 0 : 1);
+        }
+        fflush(csv);
+    }
+    if (ok && strcmp(a->name, "tlsf") == 0) {
+        tl->seen = true;
+        tl->m = s[0];
+        tl->f = s[1];
+    }
+    ic_result_free(&r);
+}
+
 static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *csv, ic_tlsf_t *tl)
 {
     size_t nops = ctx->ops != 0 ? ctx->ops : spec->default_ops;
@@ -82,45 +127,7 @@ static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *
     printf("%s: %zu ops, seed %llu; every %zu-th op counted (budget %llu single steps per allocator)\n", spec->name,
            t.nops, (unsigned long long)ctx->seed, plan.stride, (unsigned long long)plan.step_budget);
     for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-        const rt_allocator_t *a = ctx->allocs[k];
-        ic_progress_t pc = {spec->name, a->name};
-        ic_result_t r;
-        bool ok = ic_count_trace(a, ctx->arena, ctx->arena_size, &t, &plan, &r, on_progress, &pc);
-        bench_progress_clear();
-        mt_summary_t s[2];
-        for (uint32_t kind = 0; kind < 2; kind++) {
-            size_t n = 0;
-            for (size_t i = 0; i < r.n; i++) {
-                if (r.samples[i].kind == kind) {
-                    v[n++] = r.samples[i].count;
-                }
-            }
-            mt_summarize_u32(v, n, &s[kind], NULL);
-        }
-        printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %7zu %8.1f %6llu %6llu  %6zu%s", spec->name, a->name, s[0].n,
-               s[0].mean, (unsigned long long)s[0].min, (unsigned long long)s[0].max, s[1].n, s[1].mean,
-               (unsigned long long)s[1].min, (unsigned long long)s[1].max, r.final_stride, r.widened ? " (widened)" : "");
-        if (!ok) {
-            printf("  (%s)", r.error);
-        }
-        printf("\n");
-        fflush(stdout);
-        if (csv != NULL) {
-            for (int kind = 0; kind < 2; kind++) {
-                fprintf(csv, "%s,%s,%s,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,%zu,%zu,%d,%llu,%d\n", spec->name, a->name,
-                        kind == 0 ? "malloc" : "free", s[kind].n, s[kind].mean, (unsigned long long)s[kind].min,
-                        (unsigned long long)s[kind].median, (unsigned long long)s[kind].p99,
-                        (unsigned long long)s[kind].max, s[kind].sd, plan.stride, r.final_stride, r.widened ? 1 : 0,
-                        (unsigned long long)r.steps, ok ? 0 : 1);
-            }
-            fflush(csv);
-        }
-        if (ok && strcmp(a->name, "tlsf") == 0) {
-            tl->seen = true;
-            tl->m = s[0];
-            tl->f = s[1];
-        }
-        ic_result_free(&r);
+        count_uniform_one(ctx, spec, ctx->allocs[k], &t, &plan, v, csv, tl);
     }
     free(v);
     wl_release(&t);
