@@ -554,6 +554,36 @@ static void fma_count(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t
     ic_result_free(&r);
 }
 
+/* One count's table row and its two rows of fma_instr.csv: allocator a, mode, run length li. */
+static void fma_instr_row(const rt_allocator_t *a, int mode, size_t li, const ic_plan_t *plan, const fma_icount_t *c,
+                          FILE *csv)
+{
+    const char *rel = wl_fma_release_name(fma_modes[mode].release);
+    char how[32];
+    if (plan->stride == 1 && !c->widened) {
+        snprintf(how, sizeof how, "every call");
+    } else {
+        snprintf(how, sizeof how, "1/%zu%s", c->final_stride, c->widened ? "*" : "");
+    }
+    printf("%-10s %-7s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name,
+           rel, fma_lengths[li], how, c->counted[0], c->max[0], c->p99[0], c->mean[0],
+           c->counted[1], c->max[1], c->p99[1], c->mean[1], c->ok ? "" : "  (counting failed)");
+    if (!c->ok) {
+        fprintf(stderr, "fma: instructions of %s: %s\n", a->name, c->error);
+    }
+    if (csv != NULL) {
+        for (int op = 0; op < 2; op++) {
+            fprintf(csv, "%s,%s,%s,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n", a->name,
+                    wl_fma_sizes_name(fma_modes[mode].sizes), rel, fma_lengths[li],
+                    op == 0 ? "malloc" : "free",
+                    plan->stride == 1 && !c->widened ? "all" : "sample", c->counted[op],
+                    c->max[op], c->p99[op], c->mean[op], plan->stride, c->final_stride,
+                    c->widened ? 1 : 0, c->ok ? 0 : 1);
+        }
+        fflush(csv);
+    }
+}
+
 static void fma_instructions(fma_state_t *st, FILE *csv)
 {
     bench_ctx_t *ctx = st->ctx;
@@ -592,36 +622,13 @@ static void fma_instructions(fma_state_t *st, FILE *csv)
             bool is_sample = jj == exhaustive;
             size_t li = is_sample ? FMA_NLEN - 1u : jj;
             const wl_trace_t *t = &st->trace[mode][li];
-            const char *rel = wl_fma_release_name(fma_modes[mode].release);
             const ic_plan_t *plan = is_sample ? &sample_plan : &every;
             fma_icount_t c;
             fma_count(st, a, t, plan, &c);
             if (drv_stop) {
                 break;
             }
-            char how[32];
-            if (plan->stride == 1 && !c.widened) {
-                snprintf(how, sizeof how, "every call");
-            } else {
-                snprintf(how, sizeof how, "1/%zu%s", c.final_stride, c.widened ? "*" : "");
-            }
-            printf("%-10s %-7s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name,
-                   rel, fma_lengths[li], how, c.counted[0], c.max[0], c.p99[0], c.mean[0],
-                   c.counted[1], c.max[1], c.p99[1], c.mean[1], c.ok ? "" : "  (counting failed)");
-            if (!c.ok) {
-                fprintf(stderr, "fma: instructions of %s: %s\n", a->name, c.error);
-            }
-            if (csv != NULL) {
-                for (int op = 0; op < 2; op++) {
-                    fprintf(csv, "%s,%s,%s,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n", a->name,
-                            wl_fma_sizes_name(fma_modes[mode].sizes), rel, fma_lengths[li],
-                            op == 0 ? "malloc" : "free",
-                            plan->stride == 1 && !c.widened ? "all" : "sample", c.counted[op],
-                            c.max[op], c.p99[op], c.mean[op], plan->stride, c.final_stride,
-                            c.widened ? 1 : 0, c.ok ? 0 : 1);
-                }
-                fflush(csv);
-            }
+            fma_instr_row(a, mode, li, plan, &c, csv);
         }
     }
     printf("every call: all calls of the run; 1/N: every N-th op (* widened where the step budget "
