@@ -400,6 +400,48 @@ static bool mm_time(mm_state_t *st, FILE *csv)
 }
 
 /* Fragmentation runs, Tests 1-3; Figure 4's series from Test 3, seed 0. */
+/* Replays the fragmentation trace t (test, seed j; task set ts) on every allocator with a
+ * fragmentation figure: F into st, masmano_frag.csv's rows, and when figure Figure 4's series. */
+static void mm_frag_seed(mm_state_t *st, unsigned test, unsigned j, const wl_mm_taskset_t *ts, const wl_trace_t *t,
+                         bool figure, uint64_t *series, const char *phase, FILE *csv, FILE *fig)
+{
+    bench_ctx_t *ctx = st->ctx;
+    for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+        const rt_allocator_t *a = ctx->allocs[k];
+        if (!mm_has_frag(a)) {
+            continue;
+        }
+        bench_progress("masmano", "all", phase,
+                       ((double)j + (double)k / (double)ctx->nallocs) / (double)st->sc->seeds);
+        drv_instance_t in;
+        if (!mm_open(st, &in, a, t->slots)) {
+            continue;
+        }
+        fr_result_t r;
+        mm_replay(&in, t, figure ? series : NULL, MM_FIG4, &r);
+        drv_close(&in);
+        if (r.done < t->nops) {
+            break;
+        }
+        st->Fknown[k] = r.known;
+        st->Fapprox[k] = r.approximated;
+        st->F[k][test - 1u][j] = r.factor;
+        st->Fu[k][test - 1u][j] = r.factor_used;
+        st->nF[k][test - 1u] = j + 1u;
+        st->Ffail[k][test - 1u] += r.failures;
+        if (csv != NULL) {
+            fprintf(csv, "%s,%u,%u,%u,%zu,%llu,%llu,%.2f,%llu,%.2f,%d,%zu\n", a->name, test, j, ts->ntasks,
+                    t->nmalloc, (unsigned long long)r.peak_live, (unsigned long long)r.peak_memory, r.factor,
+                    (unsigned long long)r.peak_used, r.factor_used, r.approximated, r.failures);
+        }
+        if (figure && fig != NULL) {
+            for (size_t m = 0; m < MM_FIG4 && m < t->nmalloc; m++) {
+                fprintf(fig, "%s,%zu,%llu\n", a->name, m + 1u, (unsigned long long)series[m]);
+            }
+        }
+    }
+}
+
 static bool mm_frag(mm_state_t *st, FILE *csv, FILE *fig)
 {
     bench_ctx_t *ctx = st->ctx;
@@ -427,40 +469,7 @@ static bool mm_frag(mm_state_t *st, FILE *csv, FILE *fig)
                     }
                 }
             }
-            for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-                const rt_allocator_t *a = ctx->allocs[k];
-                if (!mm_has_frag(a)) {
-                    continue;
-                }
-                bench_progress("masmano", "all", phase,
-                               ((double)j + (double)k / (double)ctx->nallocs) / (double)st->sc->seeds);
-                drv_instance_t in;
-                if (!mm_open(st, &in, a, t.slots)) {
-                    continue;
-                }
-                fr_result_t r;
-                mm_replay(&in, &t, figure ? series : NULL, MM_FIG4, &r);
-                drv_close(&in);
-                if (r.done < t.nops) {
-                    break;
-                }
-                st->Fknown[k] = r.known;
-                st->Fapprox[k] = r.approximated;
-                st->F[k][test - 1u][j] = r.factor;
-                st->Fu[k][test - 1u][j] = r.factor_used;
-                st->nF[k][test - 1u] = j + 1u;
-                st->Ffail[k][test - 1u] += r.failures;
-                if (csv != NULL) {
-                    fprintf(csv, "%s,%u,%u,%u,%zu,%llu,%llu,%.2f,%llu,%.2f,%d,%zu\n", a->name, test, j, ts.ntasks,
-                            t.nmalloc, (unsigned long long)r.peak_live, (unsigned long long)r.peak_memory, r.factor,
-                            (unsigned long long)r.peak_used, r.factor_used, r.approximated, r.failures);
-                }
-                if (figure && fig != NULL) {
-                    for (size_t m = 0; m < MM_FIG4 && m < t.nmalloc; m++) {
-                        fprintf(fig, "%s,%zu,%llu\n", a->name, m + 1u, (unsigned long long)series[m]);
-                    }
-                }
-            }
+            mm_frag_seed(st, test, j, &ts, &t, figure, series, phase, csv, fig);
             wl_release(&t);
         }
     }
