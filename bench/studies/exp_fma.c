@@ -335,70 +335,87 @@ static void *fg_thread(void *arg)
 }
 #endif
 
+/* The memory of a heap over the arena (a->create): replays t untimed on a reset instance, then
+ * reads its pages (the page allocators) or its statistics' watermark into row. */
+static void fma_memory_heap(drv_instance_t *in, const wl_trace_t *t, fma_row_t *row)
+{
+    const rt_allocator_t *a = in->a;
+    uint64_t ns = 0;
+    if (!drv_reset(in)) {
+        return;
+    }
+    drv_outcome_t o = drv_replay_untimed(in, t, &ns);
+    if (o.interrupted) {
+        return;
+    }
+    rt_stats_t s;
+    memset(&s, 0, sizeof s);
+    if (a->stats != NULL) {
+        a->stats(in->handle, &s);
+    }
+    row->watermark = s.watermark;
+    row->peak_used = s.peak_used;
+#ifdef FMA_HAVE_PAGES
+    if (is_page_allocator(a)) {
+        rt_fma_pages_t p;
+        memset(&p, 0, sizeof p);
+        rt_fma_pages(in->handle, &p);
+        row->touched = p.touched;
+        row->peak = p.peak_used;
+        row->end = p.used;
+        row->mem_known = true;
+        row->mem_method = "pages";
+        return;
+    }
+#endif
+    if (a->stats != NULL) {
+        row->touched = pages_of(s.watermark);
+        row->peak = pages_of(s.peak_used);
+        row->end = pages_of(s.used_bytes);
+        row->mem_known = true;
+        row->mem_method = "watermark";
+    }
+}
+
+#if defined(__GLIBC__)
+/* glibc's memory: t replayed in a thread of its own (a non-main arena), from the lowest chunk it got to
+ * the highest chunk end (fg_thread). */
+static void fma_memory_glibc(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t *t, fma_row_t *row)
+{
+    fg_job_t job;
+    memset(&job, 0, sizeof job);
+    job.a = a;
+    job.t = t;
+    job.slots = st->dry_slots;
+    job.base = UINTPTR_MAX;
+    malloc_trim(0);
+    pthread_t th;
+    if (pthread_create(&th, NULL, fg_thread, &job) != 0) {
+        return;
+    }
+    pthread_join(th, NULL);
+    row->watermark = job.end > job.base ? (uint64_t)(job.end - job.base) : 0u;
+    row->peak_used = job.peak_used;
+    row->touched = pages_of(row->watermark);
+    row->peak = pages_of(row->peak_used);
+    row->end = pages_of(job.end_used);
+    row->mem_known = true;
+    row->mem_method = "glibc-span";
+}
+#endif
+
 static void fma_memory(fma_state_t *st, drv_instance_t *in, const wl_trace_t *t, fma_row_t *row)
 {
     const rt_allocator_t *a = in->a;
     row->mem_known = false;
     row->mem_method = "none";
     if (a->create != NULL) {
-        uint64_t ns = 0;
-        if (!drv_reset(in)) {
-            return;
-        }
-        drv_outcome_t o = drv_replay_untimed(in, t, &ns);
-        if (o.interrupted) {
-            return;
-        }
-        rt_stats_t s;
-        memset(&s, 0, sizeof s);
-        if (a->stats != NULL) {
-            a->stats(in->handle, &s);
-        }
-        row->watermark = s.watermark;
-        row->peak_used = s.peak_used;
-#ifdef FMA_HAVE_PAGES
-        if (is_page_allocator(a)) {
-            rt_fma_pages_t p;
-            memset(&p, 0, sizeof p);
-            rt_fma_pages(in->handle, &p);
-            row->touched = p.touched;
-            row->peak = p.peak_used;
-            row->end = p.used;
-            row->mem_known = true;
-            row->mem_method = "pages";
-            return;
-        }
-#endif
-        if (a->stats != NULL) {
-            row->touched = pages_of(s.watermark);
-            row->peak = pages_of(s.peak_used);
-            row->end = pages_of(s.used_bytes);
-            row->mem_known = true;
-            row->mem_method = "watermark";
-        }
+        fma_memory_heap(in, t, row);
         return;
     }
 #if defined(__GLIBC__)
     if (strcmp(a->name, "glibc") == 0) {
-        fg_job_t job;
-        memset(&job, 0, sizeof job);
-        job.a = a;
-        job.t = t;
-        job.slots = st->dry_slots;
-        job.base = UINTPTR_MAX;
-        malloc_trim(0);
-        pthread_t th;
-        if (pthread_create(&th, NULL, fg_thread, &job) != 0) {
-            return;
-        }
-        pthread_join(th, NULL);
-        row->watermark = job.end > job.base ? (uint64_t)(job.end - job.base) : 0u;
-        row->peak_used = job.peak_used;
-        row->touched = pages_of(row->watermark);
-        row->peak = pages_of(row->peak_used);
-        row->end = pages_of(job.end_used);
-        row->mem_known = true;
-        row->mem_method = "glibc-span";
+        fma_memory_glibc(st, a, t, row);
     }
 #else
     (void)st;
