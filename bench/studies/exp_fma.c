@@ -794,17 +794,11 @@ typedef struct fma_reading {
 /* Which reading of "memory" gives the article's 49.5 %: the passes released by index (the
  * article's), uniform and exact sizes, at the longest run; fma against bsd44 (pages touched, peak
  * pages) and against the bsd44+hdr model, each beside the floor. */
-static void fma_readings(const fma_state_t *st)
+/* Per size mode: the floor, bsd44's and fma's pages, the model's, printed; the four readings of
+ * the saving into rd. Returns how many. */
+static size_t fma_readings_collect(const fma_state_t *st, size_t last, fma_reading_t rd[8])
 {
-    const size_t last = FMA_NLEN - 1u;
-    fma_reading_t rd[8];
     size_t n = 0;
-    printf("\nWhat the article's %.1f %% can mean (%zu allocations; pages of 4 KiB; floor: the most "
-           "pages the live\n"
-           "blocks need at once, each rounded up to a power of two; bsd44+hdr: a model of BSD 4.4's "
-           "buckets on\n"
-           "request + 4-byte header, buckets never returned -- computed, not run):\n",
-           FMA_PAPER_SAVING, fma_lengths[last]);
     for (int mode = 0; mode < 2; mode++) {
         const fma_row_t *f = row_of(st, "fma", mode, last), *b = row_of(st, "bsd44", mode, last);
         const fma_model_t *m = &st->model[mode][last];
@@ -832,6 +826,20 @@ static void fma_readings(const fma_state_t *st)
                                       100.0 * (1.0 - (double)f->peak / (double)m->hdr_pages)};
         }
     }
+    return n;
+}
+
+static void fma_readings(const fma_state_t *st)
+{
+    const size_t last = FMA_NLEN - 1u;
+    fma_reading_t rd[8];
+    printf("\nWhat the article's %.1f %% can mean (%zu allocations; pages of 4 KiB; floor: the most "
+           "pages the live\n"
+           "blocks need at once, each rounded up to a power of two; bsd44+hdr: a model of BSD 4.4's "
+           "buckets on\n"
+           "request + 4-byte header, buckets never returned -- computed, not run):\n",
+           FMA_PAPER_SAVING, fma_lengths[last]);
+    size_t n = fma_readings_collect(st, last, rd);
     if (n == 0) {
         printf("  fma and bsd44 both needed, with their pages: not measured\n");
         return;
