@@ -330,6 +330,32 @@ static bool is_baseline(const rt_allocator_t *a, const rt_allocator_t *first_wf)
 #endif
 }
 
+/* Says which of the allocators selected by --alloc the study leaves out (out[0..n): taken; tm: tlsf
+ * under a lock, standing for tlsf). */
+static void note_skipped(const bench_ctx_t *ctx, const sw_entry_t *out, size_t n, const rt_allocator_t *tm,
+                         FILE *notes)
+{
+    char skipped[512] = "";
+    size_t len = 0;
+    if (ctx->allocs_explicit) {
+        for (size_t i = 0; i < ctx->nallocs; i++) {
+            const rt_allocator_t *a = ctx->allocs[i];
+            bool taken = strcmp(a->name, "tlsf") == 0 && tm != NULL;
+            for (size_t k = 0; k < n; k++) {
+                taken = taken || out[k].a == a;
+            }
+            if (!taken) {
+                int w = snprintf(skipped + len, sizeof skipped - len, "%s%s", len ? ", " : "", a->name);
+                len += w > 0 && (size_t)w < sizeof skipped - len ? (size_t)w : 0;
+            }
+        }
+    }
+    if (len != 0) {
+        fprintf(notes, "Not thread-safe, skipped: %s (only tlsf is measured under a lock, as in the paper).\n",
+                skipped);
+    }
+}
+
 static size_t select_allocators(const bench_ctx_t *ctx, sw_entry_t *out, FILE *notes)
 {
     size_t n = 0;
@@ -364,26 +390,7 @@ static size_t select_allocators(const bench_ctx_t *ctx, sw_entry_t *out, FILE *n
             out[n++] = (sw_entry_t){a, -1};
         }
     }
-    /* say what was left out */
-    char skipped[512] = "";
-    size_t len = 0;
-    if (ctx->allocs_explicit) {
-        for (size_t i = 0; i < ctx->nallocs; i++) {
-            const rt_allocator_t *a = ctx->allocs[i];
-            bool taken = strcmp(a->name, "tlsf") == 0 && tm != NULL;
-            for (size_t k = 0; k < n; k++) {
-                taken = taken || out[k].a == a;
-            }
-            if (!taken) {
-                int w = snprintf(skipped + len, sizeof skipped - len, "%s%s", len ? ", " : "", a->name);
-                len += w > 0 && (size_t)w < sizeof skipped - len ? (size_t)w : 0;
-            }
-        }
-    }
-    if (len != 0) {
-        fprintf(notes, "Not thread-safe, skipped: %s (only tlsf is measured under a lock, as in the paper).\n",
-                skipped);
-    }
+    note_skipped(ctx, out, n, tm, notes);
     if (first_wf == NULL) {
         fprintf(notes, "No wait-free allocator in the registry yet: the study runs its peers only.\n");
     }
