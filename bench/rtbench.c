@@ -307,6 +307,108 @@ static int run_experiments(bench_ctx_t *ctx, const bool *run_one)
     return rc;
 }
 
+/* Parses the options after the command into ctx, *what and *alloc_names. Returns -1 to go on, or
+ * the status to exit with (0 after --help, 2 for a bad argument). */
+static int parse_options(int argc, char **argv, bench_ctx_t *ctx, const char **what, const char **alloc_names)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t v = 0;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(arg, "--alloc") == 0 && val != NULL) {
+            *alloc_names = val;
+            i++;
+        } else if (strcmp(arg, "--seed") == 0 && parse_u64(val, &v)) {
+            ctx->seed = v;
+            i++;
+        } else if (strcmp(arg, "--ops") == 0 && parse_u64(val, &v) && v > 0 && v <= UINT32_MAX) {
+            ctx->ops = (size_t)v;
+            i++;
+        } else if (strcmp(arg, "--scale") == 0 && bench_scale_parse(val, &ctx->scale)) {
+            i++;
+        } else if (strcmp(arg, "--csv") == 0 && val != NULL) {
+            ctx->csv_dir = strcmp(val, "-") == 0 ? NULL : val;
+            i++;
+        } else if (strcmp(arg, "--raw") == 0) {
+            ctx->raw = true;
+        } else if (strcmp(arg, "--rt") == 0) {
+            ctx->rt = true;
+        } else if (strcmp(arg, "--threads") == 0 && parse_threads(ctx, val)) {
+            i++;
+        } else if (arg[0] != '-' && *what == NULL) {
+            *what = arg;
+        } else {
+            fprintf(stderr, "rtbench: bad argument '%s'%s\n", arg,
+                    val == NULL && arg[0] == '-' ? " (missing value?)" : "");
+            usage(stderr);
+            return 2;
+        }
+    }
+    return -1;
+}
+
+/* Marks in run_one the experiments `run [what]` runs (all, or the clock and the one named).
+ * Returns false, having said why, for an unknown experiment or a replay without a workload. */
+static bool choose_experiments(const char *command, const char *what, const bench_ctx_t *ctx, bool *run_one)
+{
+    if (strcmp(command, "run") == 0) {
+        if (what == NULL || strcmp(what, "all") == 0) {
+            for (size_t i = 0; i < NEXPERIMENTS; i++) {
+                run_one[i] = ctx->scale != BENCH_QUICK || experiments[i].in_quick_all;
+            }
+        } else {
+            size_t i = 0;
+            while (i < NEXPERIMENTS && strcmp(experiments[i].name, what) != 0) {
+                i++;
+            }
+            if (i == NEXPERIMENTS) {
+                fprintf(stderr, "rtbench: unknown experiment '%s' (see rtbench list)\n", what);
+                return false;
+            }
+            run_one[0] = true; /* the clock, always */
+            run_one[i] = true;
+        }
+    } else if (what == NULL) {
+        fprintf(stderr, "rtbench: replay needs a workload (churn or small)\n");
+        return false;
+    }
+    return true;
+}
+
+static void install_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = (int)SA_RESETHAND; /* a second Ctrl-C kills at once; no SA_RESTART: waits wake up */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+/* `run`: the header, the experiments chosen, the load average at the end. */
+static int run_command(bench_ctx_t *ctx, const bool *run_one)
+{
+    bench_meta_init(&ctx->meta);
+    bench_ensure_clock(ctx);
+    bench_print_header(stdout, ctx, "");
+    printf("allocators:");
+    for (size_t i = 0; i < ctx->nallocs; i++) {
+        printf(" %s", ctx->allocs[i]->name);
+    }
+    printf("\n");
+    int rc = run_experiments(ctx, run_one);
+    char load[64];
+    bench_load_average(load, sizeof load);
+    printf("\nload average at end (1/5/15 min): %s (at start: %s)\n", load, ctx->meta.load);
+    if (rc == 130) {
+        printf("interrupted: the figures above are what was measured before Ctrl-C.\n");
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     bench_peers_init(argv); /* jemalloc, mimalloc: may re-execute rtbench once (peers.c) */
@@ -330,66 +432,15 @@ int main(int argc, char **argv)
     ctx.csv_dir = "results";
     const char *what = NULL;
     const char *alloc_names = NULL;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        uint64_t v = 0;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(arg, "--alloc") == 0 && val != NULL) {
-            alloc_names = val;
-            i++;
-        } else if (strcmp(arg, "--seed") == 0 && parse_u64(val, &v)) {
-            ctx.seed = v;
-            i++;
-        } else if (strcmp(arg, "--ops") == 0 && parse_u64(val, &v) && v > 0 && v <= UINT32_MAX) {
-            ctx.ops = (size_t)v;
-            i++;
-        } else if (strcmp(arg, "--scale") == 0 && bench_scale_parse(val, &ctx.scale)) {
-            i++;
-        } else if (strcmp(arg, "--csv") == 0 && val != NULL) {
-            ctx.csv_dir = strcmp(val, "-") == 0 ? NULL : val;
-            i++;
-        } else if (strcmp(arg, "--raw") == 0) {
-            ctx.raw = true;
-        } else if (strcmp(arg, "--rt") == 0) {
-            ctx.rt = true;
-        } else if (strcmp(arg, "--threads") == 0 && parse_threads(&ctx, val)) {
-            i++;
-        } else if (arg[0] != '-' && what == NULL) {
-            what = arg;
-        } else {
-            fprintf(stderr, "rtbench: bad argument '%s'%s\n", arg,
-                    val == NULL && arg[0] == '-' ? " (missing value?)" : "");
-            usage(stderr);
-            return 2;
-        }
+    int status = parse_options(argc, argv, &ctx, &what, &alloc_names);
+    if (status >= 0) {
+        return status;
     }
     if (!select_allocators(&ctx, alloc_names)) {
         return 2;
     }
-
     bool run_one[NEXPERIMENTS] = {false};
-    if (strcmp(command, "run") == 0) {
-        if (what == NULL || strcmp(what, "all") == 0) {
-            for (size_t i = 0; i < NEXPERIMENTS; i++) {
-                run_one[i] = ctx.scale != BENCH_QUICK || experiments[i].in_quick_all;
-            }
-        } else {
-            size_t i = 0;
-            while (i < NEXPERIMENTS && strcmp(experiments[i].name, what) != 0) {
-                i++;
-            }
-            if (i == NEXPERIMENTS) {
-                fprintf(stderr, "rtbench: unknown experiment '%s' (see rtbench list)\n", what);
-                return 2;
-            }
-            run_one[0] = true; /* the clock, always */
-            run_one[i] = true;
-        }
-    } else if (what == NULL) {
-        fprintf(stderr, "rtbench: replay needs a workload (churn or small)\n");
+    if (!choose_experiments(command, what, &ctx, run_one)) {
         return 2;
     }
 
@@ -399,33 +450,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "rtbench: cannot allocate the %zu MiB arena\n", ctx.arena_size >> 20);
         return 1;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sa.sa_flags = (int)SA_RESETHAND; /* a second Ctrl-C kills at once; no SA_RESTART: waits wake up */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-
-    int rc = 0;
-    if (strcmp(command, "replay") == 0) {
-        rc = replay(&ctx, what);
-    } else {
-        bench_meta_init(&ctx.meta);
-        bench_ensure_clock(&ctx);
-        bench_print_header(stdout, &ctx, "");
-        printf("allocators:");
-        for (size_t i = 0; i < ctx.nallocs; i++) {
-            printf(" %s", ctx.allocs[i]->name);
-        }
-        printf("\n");
-        rc = run_experiments(&ctx, run_one);
-        char load[64];
-        bench_load_average(load, sizeof load);
-        printf("\nload average at end (1/5/15 min): %s (at start: %s)\n", load, ctx.meta.load);
-        if (rc == 130) {
-            printf("interrupted: the figures above are what was measured before Ctrl-C.\n");
-        }
-    }
+    install_sigint();
+    int rc = strcmp(command, "replay") == 0 ? replay(&ctx, what) : run_command(&ctx, run_one);
     fflush(stdout);
     free(ctx.arena);
     return rc;

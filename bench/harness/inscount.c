@@ -170,24 +170,16 @@ static bool count_call(pid_t pid, ic_shared_t *sh, ic_result_t *r)
 
 typedef int (*child_body_fn)(ic_shared_t *sh, const void *job);
 
-static bool run_traced(child_body_fn body, const void *job, size_t cap, ic_result_t *r, ic_progress_fn progress,
-                       void *context, double progress_total, bool progress_by_tag)
+/* Forks the child that runs body(sh, job) under ptrace and waits for it to stop before its body.
+ * Returns its pid, or -1 (the error in r; the child killed). */
+static pid_t start_traced(child_body_fn body, const void *job, ic_shared_t *sh, ic_result_t *r)
 {
-    memset(r, 0, sizeof *r);
-    size_t bytes = sizeof(ic_shared_t) + (cap != 0 ? cap : 1u) * sizeof(ic_sample_t);
-    ic_shared_t *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sh == MAP_FAILED) {
-        set_error(r, "mmap");
-        return false;
-    }
-    sh->cap = cap;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
         set_error(r, "fork");
-        munmap(sh, bytes);
-        return false;
+        return -1;
     }
     if (pid == 0) {
         signal(SIGINT, SIG_IGN); /* Ctrl-C is the parent's to handle */
@@ -206,9 +198,19 @@ static bool run_traced(child_body_fn body, const void *job, size_t cap, ic_resul
     if (!ok) {
         set_error(r, WIFEXITED(status) && WEXITSTATUS(status) == 3 ? "PTRACE_TRACEME refused" : "starting the traced child");
         kill_child(pid);
-        munmap(sh, bytes);
-        return false;
+        return -1;
     }
+    return pid;
+}
+
+/* Runs the stopped child to its end, counting each announced call at its SIGTRAP (count_call)
+ * and reporting progress (the last sample's tag or op over progress_total). Returns whether the
+ * child ran to a clean exit; the error in r otherwise. */
+static bool trace_child(pid_t pid, ic_shared_t *sh, ic_result_t *r, ic_progress_fn progress, void *context,
+                        double progress_total, bool progress_by_tag)
+{
+    bool ok = true;
+    int status = 0;
     int deliver = 0;
     for (;;) {
         if (ptrace(PTRACE_CONT, pid, NULL, (void *)(intptr_t)deliver) != 0) {
@@ -261,6 +263,26 @@ static bool run_traced(child_body_fn body, const void *job, size_t cap, ic_resul
             deliver = sig; /* not ours: hand it on */
         }
     }
+    return ok;
+}
+
+static bool run_traced(child_body_fn body, const void *job, size_t cap, ic_result_t *r, ic_progress_fn progress,
+                       void *context, double progress_total, bool progress_by_tag)
+{
+    memset(r, 0, sizeof *r);
+    size_t bytes = sizeof(ic_shared_t) + (cap != 0 ? cap : 1u) * sizeof(ic_sample_t);
+    ic_shared_t *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        set_error(r, "mmap");
+        return false;
+    }
+    sh->cap = cap;
+    pid_t pid = start_traced(body, job, sh, r);
+    if (pid < 0) {
+        munmap(sh, bytes);
+        return false;
+    }
+    bool ok = trace_child(pid, sh, r, progress, context, progress_total, progress_by_tag);
     r->n = sh->n;
     r->steps = sh->steps;
     r->final_stride = sh->final_stride;

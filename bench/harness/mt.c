@@ -176,19 +176,10 @@ static int create_thread(pthread_t *t, start_t *s, int cpu, bool rt, bool *pinne
     return rc;
 }
 
-bool mt_run(mt_run_t *run, const mt_config_t *cfg, mt_progress_fn progress, void *context)
+/* Each thread's record and its touched buffers (the work buffers only where cfg asks for them). */
+static bool alloc_threads(mt_run_t *run, const mt_config_t *cfg, unsigned n)
 {
-    memset(run, 0, sizeof *run);
-    run->cfg = *cfg;
-    unsigned n = cfg->threads;
-    static int cpus[MT_MAX_CPUS];
-    unsigned ncpu = allowed_cpus(cpus, MT_MAX_CPUS);
-    run->cpus = ncpu != 0 ? ncpu : 1u;
-    run->oversubscribed = n > run->cpus;
-    run->th = calloc(n, sizeof *run->th);
-    start_t *starts = calloc(n, sizeof *starts);
-    pthread_t *tids = calloc(n, sizeof *tids);
-    bool ok = run->th != NULL && starts != NULL && tids != NULL;
+    bool ok = true;
     for (unsigned i = 0; ok && i < n; i++) {
         mt_thread_t *th = &run->th[i];
         th->run = run;
@@ -208,24 +199,21 @@ bool mt_run(mt_run_t *run, const mt_config_t *cfg, mt_progress_fn progress, void
             ok = th->free_work != NULL;
         }
     }
-    if (!ok || pthread_barrier_init(&run->barrier, NULL, n) != 0) {
-        free(starts);
-        free(tids);
-        mt_release(run);
-        return false;
-    }
-    gate_t gate;
-    pthread_mutex_init(&gate.mutex, NULL);
-    pthread_cond_init(&gate.cond, NULL);
-    gate.state = 0;
-    _Atomic unsigned finished = 0;
-    bool rt = cfg->rt;
+    return ok;
+}
+
+/* Creates the n threads, each pinned to the next allowed CPU (cpus[0..ncpu)), SCHED_FIFO when
+ * cfg asks and the system permits; *created: how many to join. False if one could not be made. */
+static bool start_threads(mt_run_t *run, unsigned n, start_t *starts, pthread_t *tids, gate_t *gate,
+                          _Atomic unsigned *finished, const int *cpus, unsigned ncpu, unsigned *created)
+{
+    bool ok = true;
+    bool rt = run->cfg.rt;
     run->rt_granted = rt;
-    unsigned created = 0;
     for (unsigned i = 0; i < n; i++) {
         starts[i].th = &run->th[i];
-        starts[i].gate = &gate;
-        starts[i].finished = &finished;
+        starts[i].gate = gate;
+        starts[i].finished = finished;
         int cpu = ncpu != 0 ? cpus[i % ncpu] : -1;
         bool pinned = false;
         int rc = create_thread(&tids[i], &starts[i], cpu, rt, &pinned);
@@ -237,7 +225,7 @@ bool mt_run(mt_run_t *run, const mt_config_t *cfg, mt_progress_fn progress, void
             rc = create_thread(&tids[i], &starts[i], cpu, false, &pinned);
             if (rc == 0 && i > 0) {
                 /* the first i threads are FIFO already: not what the run claims; abort */
-                created = i + 1;
+                *created = i + 1;
                 ok = false;
                 break;
             }
@@ -246,27 +234,63 @@ bool mt_run(mt_run_t *run, const mt_config_t *cfg, mt_progress_fn progress, void
             ok = false;
             break;
         }
-        created++;
+        (*created)++;
         run->th[i].cpu = pinned ? cpu : -1;
         run->pinned += pinned ? 1u : 0u;
     }
+    return ok;
+}
+
+/* Waits for the n threads to finish, reporting the ops done so far every 50 ms. */
+static void wait_finished(mt_run_t *run, unsigned n, _Atomic unsigned *finished, mt_progress_fn progress,
+                          void *context)
+{
+    size_t expected = run->cfg.expected_ops * n;
+    while (atomic_load_explicit(finished, memory_order_acquire) < n) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        if (progress != NULL && expected != 0) {
+            size_t done = 0;
+            for (unsigned i = 0; i < n; i++) {
+                done += atomic_load_explicit(&run->th[i].ops_done, memory_order_relaxed);
+            }
+            progress(context, done >= expected ? 1.0 : (double)done / (double)expected);
+        }
+    }
+}
+
+bool mt_run(mt_run_t *run, const mt_config_t *cfg, mt_progress_fn progress, void *context)
+{
+    memset(run, 0, sizeof *run);
+    run->cfg = *cfg;
+    unsigned n = cfg->threads;
+    static int cpus[MT_MAX_CPUS];
+    unsigned ncpu = allowed_cpus(cpus, MT_MAX_CPUS);
+    run->cpus = ncpu != 0 ? ncpu : 1u;
+    run->oversubscribed = n > run->cpus;
+    run->th = calloc(n, sizeof *run->th);
+    start_t *starts = calloc(n, sizeof *starts);
+    pthread_t *tids = calloc(n, sizeof *tids);
+    bool ok = run->th != NULL && starts != NULL && tids != NULL && alloc_threads(run, cfg, n);
+    if (!ok || pthread_barrier_init(&run->barrier, NULL, n) != 0) {
+        free(starts);
+        free(tids);
+        mt_release(run);
+        return false;
+    }
+    gate_t gate;
+    pthread_mutex_init(&gate.mutex, NULL);
+    pthread_cond_init(&gate.cond, NULL);
+    gate.state = 0;
+    _Atomic unsigned finished = 0;
+    unsigned created = 0;
+    ok = start_threads(run, n, starts, tids, &gate, &finished, cpus, ncpu, &created);
     pthread_mutex_lock(&gate.mutex);
     gate.state = ok ? 1 : 2;
     pthread_cond_broadcast(&gate.cond);
     pthread_mutex_unlock(&gate.mutex);
     if (ok) {
-        size_t expected = cfg->expected_ops * n;
-        while (atomic_load_explicit(&finished, memory_order_acquire) < n) {
-            struct timespec ts = {0, 50 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-            if (progress != NULL && expected != 0) {
-                size_t done = 0;
-                for (unsigned i = 0; i < n; i++) {
-                    done += atomic_load_explicit(&run->th[i].ops_done, memory_order_relaxed);
-                }
-                progress(context, done >= expected ? 1.0 : (double)done / (double)expected);
-            }
-        }
+        wait_finished(run, n, &finished, progress, context);
     }
     for (unsigned i = 0; i < created; i++) {
         pthread_join(tids[i], NULL);

@@ -335,70 +335,87 @@ static void *fg_thread(void *arg)
 }
 #endif
 
+/* The memory of a heap over the arena (a->create): replays t untimed on a reset instance, then
+ * reads its pages (the page allocators) or its statistics' watermark into row. */
+static void fma_memory_heap(drv_instance_t *in, const wl_trace_t *t, fma_row_t *row)
+{
+    const rt_allocator_t *a = in->a;
+    uint64_t ns = 0;
+    if (!drv_reset(in)) {
+        return;
+    }
+    drv_outcome_t o = drv_replay_untimed(in, t, &ns);
+    if (o.interrupted) {
+        return;
+    }
+    rt_stats_t s;
+    memset(&s, 0, sizeof s);
+    if (a->stats != NULL) {
+        a->stats(in->handle, &s);
+    }
+    row->watermark = s.watermark;
+    row->peak_used = s.peak_used;
+#ifdef FMA_HAVE_PAGES
+    if (is_page_allocator(a)) {
+        rt_fma_pages_t p;
+        memset(&p, 0, sizeof p);
+        rt_fma_pages(in->handle, &p);
+        row->touched = p.touched;
+        row->peak = p.peak_used;
+        row->end = p.used;
+        row->mem_known = true;
+        row->mem_method = "pages";
+        return;
+    }
+#endif
+    if (a->stats != NULL) {
+        row->touched = pages_of(s.watermark);
+        row->peak = pages_of(s.peak_used);
+        row->end = pages_of(s.used_bytes);
+        row->mem_known = true;
+        row->mem_method = "watermark";
+    }
+}
+
+#if defined(__GLIBC__)
+/* glibc's memory: t replayed in a thread of its own (a non-main arena), from the lowest chunk it got to
+ * the highest chunk end (fg_thread). */
+static void fma_memory_glibc(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t *t, fma_row_t *row)
+{
+    fg_job_t job;
+    memset(&job, 0, sizeof job);
+    job.a = a;
+    job.t = t;
+    job.slots = st->dry_slots;
+    job.base = UINTPTR_MAX;
+    malloc_trim(0);
+    pthread_t th;
+    if (pthread_create(&th, NULL, fg_thread, &job) != 0) {
+        return;
+    }
+    pthread_join(th, NULL);
+    row->watermark = job.end > job.base ? (uint64_t)(job.end - job.base) : 0u;
+    row->peak_used = job.peak_used;
+    row->touched = pages_of(row->watermark);
+    row->peak = pages_of(row->peak_used);
+    row->end = pages_of(job.end_used);
+    row->mem_known = true;
+    row->mem_method = "glibc-span";
+}
+#endif
+
 static void fma_memory(fma_state_t *st, drv_instance_t *in, const wl_trace_t *t, fma_row_t *row)
 {
     const rt_allocator_t *a = in->a;
     row->mem_known = false;
     row->mem_method = "none";
     if (a->create != NULL) {
-        uint64_t ns = 0;
-        if (!drv_reset(in)) {
-            return;
-        }
-        drv_outcome_t o = drv_replay_untimed(in, t, &ns);
-        if (o.interrupted) {
-            return;
-        }
-        rt_stats_t s;
-        memset(&s, 0, sizeof s);
-        if (a->stats != NULL) {
-            a->stats(in->handle, &s);
-        }
-        row->watermark = s.watermark;
-        row->peak_used = s.peak_used;
-#ifdef FMA_HAVE_PAGES
-        if (is_page_allocator(a)) {
-            rt_fma_pages_t p;
-            memset(&p, 0, sizeof p);
-            rt_fma_pages(in->handle, &p);
-            row->touched = p.touched;
-            row->peak = p.peak_used;
-            row->end = p.used;
-            row->mem_known = true;
-            row->mem_method = "pages";
-            return;
-        }
-#endif
-        if (a->stats != NULL) {
-            row->touched = pages_of(s.watermark);
-            row->peak = pages_of(s.peak_used);
-            row->end = pages_of(s.used_bytes);
-            row->mem_known = true;
-            row->mem_method = "watermark";
-        }
+        fma_memory_heap(in, t, row);
         return;
     }
 #if defined(__GLIBC__)
     if (strcmp(a->name, "glibc") == 0) {
-        fg_job_t job;
-        memset(&job, 0, sizeof job);
-        job.a = a;
-        job.t = t;
-        job.slots = st->dry_slots;
-        job.base = UINTPTR_MAX;
-        malloc_trim(0);
-        pthread_t th;
-        if (pthread_create(&th, NULL, fg_thread, &job) != 0) {
-            return;
-        }
-        pthread_join(th, NULL);
-        row->watermark = job.end > job.base ? (uint64_t)(job.end - job.base) : 0u;
-        row->peak_used = job.peak_used;
-        row->touched = pages_of(row->watermark);
-        row->peak = pages_of(row->peak_used);
-        row->end = pages_of(job.end_used);
-        row->mem_known = true;
-        row->mem_method = "glibc-span";
+        fma_memory_glibc(st, a, t, row);
     }
 #else
     (void)st;
@@ -554,6 +571,36 @@ static void fma_count(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t
     ic_result_free(&r);
 }
 
+/* One count's table row and its two rows of fma_instr.csv: allocator a, mode, run length li. */
+static void fma_instr_row(const rt_allocator_t *a, int mode, size_t li, const ic_plan_t *plan, const fma_icount_t *c,
+                          FILE *csv)
+{
+    const char *rel = wl_fma_release_name(fma_modes[mode].release);
+    char how[32];
+    if (plan->stride == 1 && !c->widened) {
+        snprintf(how, sizeof how, "every call");
+    } else {
+        snprintf(how, sizeof how, "1/%zu%s", c->final_stride, c->widened ? "*" : "");
+    }
+    printf("%-10s %-7s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name,
+           rel, fma_lengths[li], how, c->counted[0], c->max[0], c->p99[0], c->mean[0],
+           c->counted[1], c->max[1], c->p99[1], c->mean[1], c->ok ? "" : "  (counting failed)");
+    if (!c->ok) {
+        fprintf(stderr, "fma: instructions of %s: %s\n", a->name, c->error);
+    }
+    if (csv != NULL) {
+        for (int op = 0; op < 2; op++) {
+            fprintf(csv, "%s,%s,%s,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n", a->name,
+                    wl_fma_sizes_name(fma_modes[mode].sizes), rel, fma_lengths[li],
+                    op == 0 ? "malloc" : "free",
+                    plan->stride == 1 && !c->widened ? "all" : "sample", c->counted[op],
+                    c->max[op], c->p99[op], c->mean[op], plan->stride, c->final_stride,
+                    c->widened ? 1 : 0, c->ok ? 0 : 1);
+        }
+        fflush(csv);
+    }
+}
+
 static void fma_instructions(fma_state_t *st, FILE *csv)
 {
     bench_ctx_t *ctx = st->ctx;
@@ -592,36 +639,13 @@ static void fma_instructions(fma_state_t *st, FILE *csv)
             bool is_sample = jj == exhaustive;
             size_t li = is_sample ? FMA_NLEN - 1u : jj;
             const wl_trace_t *t = &st->trace[mode][li];
-            const char *rel = wl_fma_release_name(fma_modes[mode].release);
             const ic_plan_t *plan = is_sample ? &sample_plan : &every;
             fma_icount_t c;
             fma_count(st, a, t, plan, &c);
             if (drv_stop) {
                 break;
             }
-            char how[32];
-            if (plan->stride == 1 && !c.widened) {
-                snprintf(how, sizeof how, "every call");
-            } else {
-                snprintf(how, sizeof how, "1/%zu%s", c.final_stride, c.widened ? "*" : "");
-            }
-            printf("%-10s %-7s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name,
-                   rel, fma_lengths[li], how, c.counted[0], c.max[0], c.p99[0], c.mean[0],
-                   c.counted[1], c.max[1], c.p99[1], c.mean[1], c.ok ? "" : "  (counting failed)");
-            if (!c.ok) {
-                fprintf(stderr, "fma: instructions of %s: %s\n", a->name, c.error);
-            }
-            if (csv != NULL) {
-                for (int op = 0; op < 2; op++) {
-                    fprintf(csv, "%s,%s,%s,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n", a->name,
-                            wl_fma_sizes_name(fma_modes[mode].sizes), rel, fma_lengths[li],
-                            op == 0 ? "malloc" : "free",
-                            plan->stride == 1 && !c.widened ? "all" : "sample", c.counted[op],
-                            c.max[op], c.p99[op], c.mean[op], plan->stride, c.final_stride,
-                            c.widened ? 1 : 0, c.ok ? 0 : 1);
-                }
-                fflush(csv);
-            }
+            fma_instr_row(a, mode, li, plan, &c, csv);
         }
     }
     printf("every call: all calls of the run; 1/N: every N-th op (* widened where the step budget "
@@ -648,67 +672,69 @@ static double ns_of(const bench_ctx_t *ctx, uint64_t ticks)
     return cycles ? (double)ticks / ctx->clock.ticks_per_ns : (double)ticks;
 }
 
-static void fma_summary(const fma_state_t *st)
+/* Beyond the article: the burst mode's pages touched, and its time with calls minus without. */
+static void fma_summary_bursts(const fma_state_t *st, size_t last)
+{
+    const fma_row_t *fb = row_of(st, "fma", FMA_MODE_BURST, last),
+                    *bb = row_of(st, "bsd44", FMA_MODE_BURST, last);
+    if (fb != NULL && bb != NULL && fb->mem_known && bb->mem_known && bb->touched > 0) {
+        double ft = 0.0, bt = 0.0; /* time with calls minus without, over the run lengths */
+        for (size_t li = 0; li < FMA_NLEN; li++) {
+            const fma_row_t *fr = row_of(st, "fma", FMA_MODE_BURST, li),
+                            *br = row_of(st, "bsd44", FMA_MODE_BURST, li);
+            if (fr != NULL && br != NULL) {
+                ft += fr->wet_ms - fr->dry_ms;
+                bt += br->wet_ms - br->dry_ms;
+            }
+        }
+        printf("  beyond the article, bursts of one size class: fma %llu pages touched, bsd44 "
+               "%llu: %.1f %% fewer;\n"
+               "    time with calls minus without, summed over the run lengths: fma %+.0f %% "
+               "(context, not judged)\n",
+               (unsigned long long)fb->touched, (unsigned long long)bb->touched,
+               100.0 * (1.0 - (double)fb->touched / (double)bb->touched),
+               bt > 0.0 ? 100.0 * (ft / bt - 1.0) : 0.0);
+    }
+}
+
+/* The article's memory claim: pages of fma (f) against bsd44 (b) at the longest run, by the
+ * uniform mode, then the live and burst modes, and the target. */
+static void fma_summary_memory(const fma_state_t *st, const fma_row_t *f, const fma_row_t *b, size_t last)
+{
+    double saving = 100.0 * (1.0 - (double)f->touched / (double)b->touched);
+    double saving_peak = 100.0 * (1.0 - (double)f->peak / (double)b->peak);
+    printf("  memory at %zu allocations: fma %llu pages touched (peak %llu in use), bsd44 %llu "
+           "(%llu): fma uses\n"
+           "    %.1f %% fewer pages touched, %.1f %% fewer at peak (article: ~%.1f %% less "
+           "memory)\n",
+           fma_lengths[last], (unsigned long long)f->touched, (unsigned long long)f->peak,
+           (unsigned long long)b->touched, (unsigned long long)b->peak, saving, saving_peak,
+           FMA_PAPER_SAVING);
+    if (b->end > 0) {
+        printf("  pages in use when the run ends: fma %llu, bsd44 %llu: %.1f %% fewer\n",
+               (unsigned long long)f->end, (unsigned long long)b->end,
+               100.0 * (1.0 - (double)f->end / (double)b->end));
+    }
+    const fma_row_t *fl = row_of(st, "fma", FMA_MODE_LIVE, last),
+                    *bl = row_of(st, "bsd44", FMA_MODE_LIVE, last);
+    if (fl != NULL && bl != NULL && fl->mem_known && bl->mem_known && bl->touched > 0) {
+        printf("  release by live block instead: fma %llu pages touched, bsd44 %llu: %.1f %% "
+               "fewer\n",
+               (unsigned long long)fl->touched, (unsigned long long)bl->touched,
+               100.0 * (1.0 - (double)fl->touched / (double)bl->touched));
+    }
+    fma_summary_bursts(st, last);
+    printf(
+        "  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n",
+        FMA_TARGET_SAVING, fma_lengths[last], saving,
+        saving >= FMA_TARGET_SAVING ? "met" : "NOT met");
+}
+
+/* The article's time claims: the uniform mode's time with calls minus without over the run
+ * lengths, the worst malloc of fma (f) and bsd44 (b), and the worst-call target. */
+static void fma_summary_time(const fma_state_t *st, const fma_row_t *f, const fma_row_t *b, size_t last)
 {
     const bench_ctx_t *ctx = st->ctx;
-    const size_t last = FMA_NLEN - 1u;
-    const fma_row_t *f = row_of(st, "fma", WL_FMA_UNIFORM, last),
-                    *b = row_of(st, "bsd44", WL_FMA_UNIFORM, last);
-    printf("\nThe article's claims beside ours (uniform sizes; the article: PowerPC 603e 166 MHz, "
-           "AIX 4.1.4):\n");
-    if (f == NULL || b == NULL) {
-        printf("  fma and bsd44 both needed: %s%s not measured\n", f == NULL ? "fma " : "",
-               b == NULL ? "bsd44" : "");
-        return;
-    }
-    if (f->mem_known && b->mem_known && b->touched > 0 && b->peak > 0) {
-        double saving = 100.0 * (1.0 - (double)f->touched / (double)b->touched);
-        double saving_peak = 100.0 * (1.0 - (double)f->peak / (double)b->peak);
-        printf("  memory at %zu allocations: fma %llu pages touched (peak %llu in use), bsd44 %llu "
-               "(%llu): fma uses\n"
-               "    %.1f %% fewer pages touched, %.1f %% fewer at peak (article: ~%.1f %% less "
-               "memory)\n",
-               fma_lengths[last], (unsigned long long)f->touched, (unsigned long long)f->peak,
-               (unsigned long long)b->touched, (unsigned long long)b->peak, saving, saving_peak,
-               FMA_PAPER_SAVING);
-        if (b->end > 0) {
-            printf("  pages in use when the run ends: fma %llu, bsd44 %llu: %.1f %% fewer\n",
-                   (unsigned long long)f->end, (unsigned long long)b->end,
-                   100.0 * (1.0 - (double)f->end / (double)b->end));
-        }
-        const fma_row_t *fl = row_of(st, "fma", FMA_MODE_LIVE, last),
-                        *bl = row_of(st, "bsd44", FMA_MODE_LIVE, last);
-        if (fl != NULL && bl != NULL && fl->mem_known && bl->mem_known && bl->touched > 0) {
-            printf("  release by live block instead: fma %llu pages touched, bsd44 %llu: %.1f %% "
-                   "fewer\n",
-                   (unsigned long long)fl->touched, (unsigned long long)bl->touched,
-                   100.0 * (1.0 - (double)fl->touched / (double)bl->touched));
-        }
-        const fma_row_t *fb = row_of(st, "fma", FMA_MODE_BURST, last),
-                        *bb = row_of(st, "bsd44", FMA_MODE_BURST, last);
-        if (fb != NULL && bb != NULL && fb->mem_known && bb->mem_known && bb->touched > 0) {
-            double ft = 0.0, bt = 0.0; /* time with calls minus without, over the run lengths */
-            for (size_t li = 0; li < FMA_NLEN; li++) {
-                const fma_row_t *fr = row_of(st, "fma", FMA_MODE_BURST, li),
-                                *br = row_of(st, "bsd44", FMA_MODE_BURST, li);
-                if (fr != NULL && br != NULL) {
-                    ft += fr->wet_ms - fr->dry_ms;
-                    bt += br->wet_ms - br->dry_ms;
-                }
-            }
-            printf("  beyond the article, bursts of one size class: fma %llu pages touched, bsd44 "
-                   "%llu: %.1f %% fewer;\n"
-                   "    time with calls minus without, summed over the run lengths: fma %+.0f %% "
-                   "(context, not judged)\n",
-                   (unsigned long long)fb->touched, (unsigned long long)bb->touched,
-                   100.0 * (1.0 - (double)fb->touched / (double)bb->touched),
-                   bt > 0.0 ? 100.0 * (ft / bt - 1.0) : 0.0);
-        }
-        printf(
-            "  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n",
-            FMA_TARGET_SAVING, fma_lengths[last], saving,
-            saving >= FMA_TARGET_SAVING ? "met" : "NOT met");
-    }
     double fs = 0.0, bs = 0.0;
     size_t nl = 0;
     for (size_t li = 0; li < FMA_NLEN; li++) {
@@ -740,6 +766,24 @@ static void fma_summary(const fma_state_t *st)
     }
 }
 
+static void fma_summary(const fma_state_t *st)
+{
+    const size_t last = FMA_NLEN - 1u;
+    const fma_row_t *f = row_of(st, "fma", WL_FMA_UNIFORM, last),
+                    *b = row_of(st, "bsd44", WL_FMA_UNIFORM, last);
+    printf("\nThe article's claims beside ours (uniform sizes; the article: PowerPC 603e 166 MHz, "
+           "AIX 4.1.4):\n");
+    if (f == NULL || b == NULL) {
+        printf("  fma and bsd44 both needed: %s%s not measured\n", f == NULL ? "fma " : "",
+               b == NULL ? "bsd44" : "");
+        return;
+    }
+    if (f->mem_known && b->mem_known && b->touched > 0 && b->peak > 0) {
+        fma_summary_memory(st, f, b, last);
+    }
+    fma_summary_time(st, f, b, last);
+}
+
 /* One reading of the article's "memory": fma's saving against a baseline's pages. */
 typedef struct fma_reading {
     const char *what;
@@ -750,17 +794,11 @@ typedef struct fma_reading {
 /* Which reading of "memory" gives the article's 49.5 %: the passes released by index (the
  * article's), uniform and exact sizes, at the longest run; fma against bsd44 (pages touched, peak
  * pages) and against the bsd44+hdr model, each beside the floor. */
-static void fma_readings(const fma_state_t *st)
+/* Per size mode: the floor, bsd44's and fma's pages, the model's, printed; the four readings of
+ * the saving into rd. Returns how many. */
+static size_t fma_readings_collect(const fma_state_t *st, size_t last, fma_reading_t rd[8])
 {
-    const size_t last = FMA_NLEN - 1u;
-    fma_reading_t rd[8];
     size_t n = 0;
-    printf("\nWhat the article's %.1f %% can mean (%zu allocations; pages of 4 KiB; floor: the most "
-           "pages the live\n"
-           "blocks need at once, each rounded up to a power of two; bsd44+hdr: a model of BSD 4.4's "
-           "buckets on\n"
-           "request + 4-byte header, buckets never returned -- computed, not run):\n",
-           FMA_PAPER_SAVING, fma_lengths[last]);
     for (int mode = 0; mode < 2; mode++) {
         const fma_row_t *f = row_of(st, "fma", mode, last), *b = row_of(st, "bsd44", mode, last);
         const fma_model_t *m = &st->model[mode][last];
@@ -788,6 +826,20 @@ static void fma_readings(const fma_state_t *st)
                                       100.0 * (1.0 - (double)f->peak / (double)m->hdr_pages)};
         }
     }
+    return n;
+}
+
+static void fma_readings(const fma_state_t *st)
+{
+    const size_t last = FMA_NLEN - 1u;
+    fma_reading_t rd[8];
+    printf("\nWhat the article's %.1f %% can mean (%zu allocations; pages of 4 KiB; floor: the most "
+           "pages the live\n"
+           "blocks need at once, each rounded up to a power of two; bsd44+hdr: a model of BSD 4.4's "
+           "buckets on\n"
+           "request + 4-byte header, buckets never returned -- computed, not run):\n",
+           FMA_PAPER_SAVING, fma_lengths[last]);
+    size_t n = fma_readings_collect(st, last, rd);
     if (n == 0) {
         printf("  fma and bsd44 both needed, with their pages: not measured\n");
         return;

@@ -223,34 +223,10 @@ static void child_progress(int level, const char *line, size_t *phases, size_t n
     bench_progress("hardening", alloc, phase, (double)(*phases - 1u) / (double)(nphases ? nphases : 1u));
 }
 
-/* Runs `exe run inscount ...` with its CSVs in outdir; returns its exit status (-1: not run,
- * 130: interrupted). */
-static int run_child(const bench_ctx_t *ctx, int level, const char *exe, const char *outdir, const char *alloc_list,
-                     size_t nallocs)
+/* Forks and executes exe with argv in its own process group: stdin from /dev/null, stdout to
+ * logpath, stderr to a pipe whose read end goes to *errfd. Returns the child's pid, or -1. */
+static pid_t spawn_child(const char *exe, const char *const *argv, const char *logpath, int *errfd)
 {
-    char seed[32], ops[32], logpath[1400];
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)ctx->seed);
-    snprintf(ops, sizeof ops, "%zu", ctx->ops);
-    snprintf(logpath, sizeof logpath, "%s/stdout.txt", outdir);
-    const char *argv[16];
-    int argc = 0;
-    argv[argc++] = exe;
-    argv[argc++] = "run";
-    argv[argc++] = "inscount";
-    argv[argc++] = "--csv";
-    argv[argc++] = outdir;
-    argv[argc++] = "--seed";
-    argv[argc++] = seed;
-    if (ctx->ops != 0) {
-        argv[argc++] = "--ops";
-        argv[argc++] = ops;
-    }
-    argv[argc++] = "--scale";
-    argv[argc++] = bench_scale_name(ctx->scale);
-    argv[argc++] = "--alloc";
-    argv[argc++] = alloc_list;
-    argv[argc] = NULL;
-
     int err[2];
     if (pipe(err) != 0) {
         return -1;
@@ -293,13 +269,42 @@ static int run_child(const bench_ctx_t *ctx, int level, const char *exe, const c
     }
     setpgid(pid, pid); /* either side may win the race; both ask for the same */
     close(err[1]);
+    *errfd = err[0];
+    return pid;
+}
 
-    size_t nphases = 3u * nallocs, phases = 0;
+/* Handles each complete line in line[0..*used) (the child's stderr): its progress as ours, other
+ * lines but "rtbench: wrote ..." passed on; keeps the unfinished rest at the start of line. */
+static void relay_lines(int level, char *line, size_t size, size_t *used, size_t *phases, size_t nphases)
+{
+    char *nl;
+    while ((nl = strchr(line, '\n')) != NULL) {
+        *nl = '\0';
+        if (strstr(line, "[inscount] ") != NULL) {
+            child_progress(level, line, phases, nphases);
+        } else if (strncmp(line, "rtbench: wrote ", 15) != 0 && line[0] != '\0') {
+            bench_progress_clear();
+            fprintf(stderr, "rtbench-hardening%d: %s\n", level, line);
+        }
+        size_t rest = *used - (size_t)(nl + 1 - line);
+        memmove(line, nl + 1, rest + 1u);
+        *used = rest;
+    }
+    if (*used == size - 1u) {
+        *used = 0; /* an over-long line: dropped */
+    }
+}
+
+/* Relays the child's stderr (errfd) until the child exits, forwarding Ctrl-C (drv_stop) to its
+ * group as SIGINT and killing the group 5 s later. Returns waitpid's result (<= 0: not reaped),
+ * the wait status in *status. */
+static pid_t relay_child(int level, pid_t pid, int errfd, size_t nphases, int *status)
+{
+    size_t phases = 0;
     char line[512];
     size_t used = 0;
     bool eof = false, forwarded = false;
     double forwarded_at = 0.0;
-    int status = 0;
     pid_t done = 0;
     while (done == 0) {
         if (drv_stop && !forwarded) {
@@ -311,38 +316,23 @@ static int run_child(const bench_ctx_t *ctx, int level, const char *exe, const c
             kill(-pid, SIGKILL);
         }
         if (!eof) {
-            struct pollfd pfd = {.fd = err[0], .events = POLLIN};
+            struct pollfd pfd = {.fd = errfd, .events = POLLIN};
             int pr = poll(&pfd, 1, 200);
             if (pr > 0) {
-                ssize_t n = read(err[0], line + used, sizeof line - 1u - used);
+                ssize_t n = read(errfd, line + used, sizeof line - 1u - used);
                 if (n <= 0) {
                     eof = n == 0 || (errno != EINTR && errno != EAGAIN);
                 } else {
                     used += (size_t)n;
                     line[used] = '\0';
-                    char *nl;
-                    while ((nl = strchr(line, '\n')) != NULL) {
-                        *nl = '\0';
-                        if (strstr(line, "[inscount] ") != NULL) {
-                            child_progress(level, line, &phases, nphases);
-                        } else if (strncmp(line, "rtbench: wrote ", 15) != 0 && line[0] != '\0') {
-                            bench_progress_clear();
-                            fprintf(stderr, "rtbench-hardening%d: %s\n", level, line);
-                        }
-                        size_t rest = used - (size_t)(nl + 1 - line);
-                        memmove(line, nl + 1, rest + 1u);
-                        used = rest;
-                    }
-                    if (used == sizeof line - 1u) {
-                        used = 0; /* an over-long line: dropped */
-                    }
+                    relay_lines(level, line, sizeof line, &used, &phases, nphases);
                 }
             }
         } else {
             struct timespec ts = {0, 50000000};
             nanosleep(&ts, NULL);
         }
-        done = waitpid(pid, &status, WNOHANG);
+        done = waitpid(pid, status, WNOHANG);
         if (done < 0 && errno != EINTR) {
             break;
         }
@@ -350,7 +340,45 @@ static int run_child(const bench_ctx_t *ctx, int level, const char *exe, const c
             done = 0;
         }
     }
-    close(err[0]);
+    return done;
+}
+
+/* Runs `exe run inscount ...` with its CSVs in outdir; returns its exit status (-1: not run,
+ * 130: interrupted). */
+static int run_child(const bench_ctx_t *ctx, int level, const char *exe, const char *outdir, const char *alloc_list,
+                     size_t nallocs)
+{
+    char seed[32], ops[32], logpath[1400];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)ctx->seed);
+    snprintf(ops, sizeof ops, "%zu", ctx->ops);
+    snprintf(logpath, sizeof logpath, "%s/stdout.txt", outdir);
+    const char *argv[16];
+    int argc = 0;
+    argv[argc++] = exe;
+    argv[argc++] = "run";
+    argv[argc++] = "inscount";
+    argv[argc++] = "--csv";
+    argv[argc++] = outdir;
+    argv[argc++] = "--seed";
+    argv[argc++] = seed;
+    if (ctx->ops != 0) {
+        argv[argc++] = "--ops";
+        argv[argc++] = ops;
+    }
+    argv[argc++] = "--scale";
+    argv[argc++] = bench_scale_name(ctx->scale);
+    argv[argc++] = "--alloc";
+    argv[argc++] = alloc_list;
+    argv[argc] = NULL;
+
+    int errfd = -1;
+    pid_t pid = spawn_child(exe, argv, logpath, &errfd);
+    if (pid < 0) {
+        return -1;
+    }
+    int status = 0;
+    pid_t done = relay_child(level, pid, errfd, 3u * nallocs, &status);
+    close(errfd);
     bench_progress_clear();
     if (done <= 0) {
         return -1;
@@ -500,37 +528,27 @@ static void print_delta(const hb_stat_t *st, const hb_stat_t *base)
     }
 }
 
-int exp_hardening(bench_ctx_t *ctx)
+/* Takes the library's own allocators among those selected into tb, their names into alloc_list
+ * (comma-separated, for the siblings' --alloc). */
+static void select_own_allocs(const bench_ctx_t *ctx, hb_table_t *tb, char *alloc_list, size_t size)
 {
-    printf("\n== hardening -- the cost of each RT_HARDENING level: exact instructions per call ==\n");
-    if (!ic_supported()) {
-        printf("not supported on this host (needs Linux on x86-64: experiment inscount's counter)\n");
-        return 0;
-    }
-    static hb_table_t tb;
-    memset(&tb, 0, sizeof tb);
-    char alloc_list[1024] = "";
+    alloc_list[0] = '\0';
     for (size_t i = 0; i < ctx->nallocs; i++) {
         const rt_allocator_t *a = ctx->allocs[i];
         if (rt_registry_find(a->name) != a) {
             continue; /* a peer, the no-op or tlsf+mutex: not the library's own */
         }
-        tb.allocs[tb.nallocs++] = a;
+        tb->allocs[tb->nallocs++] = a;
         size_t len = strlen(alloc_list);
-        snprintf(alloc_list + len, sizeof alloc_list - len, "%s%s", len ? "," : "", a->name);
+        snprintf(alloc_list + len, size - len, "%s%s", len ? "," : "", a->name);
     }
-    if (tb.nallocs == 0) {
-        printf("no allocator of the library selected (--alloc): nothing to measure\n");
-        return 0;
-    }
-    const int own = RT_HARDENING;
-    printf("this binary: RT_HARDENING=%d; the other levels by rtbench-hardening<N> beside it, each its own\n"
-           "process (`run inscount` with the same --seed/--ops/--scale/--alloc). Same traces and sample plan as\n"
-           "experiment inscount; mean over the sampled calls, max = the largest sampled call (not a bound).\n",
-           own);
-    printf("allocators: %s\n", alloc_list);
-    fflush(stdout);
+}
 
+/* Measures each level: this binary's by counting, the others by their siblings in a temporary
+ * directory (removed at the end). Returns 0, or 130 when interrupted. */
+static int measure_levels(bench_ctx_t *ctx, hb_table_t *tb, const char *alloc_list)
+{
+    const int own = RT_HARDENING;
     char dir[1024];
     if (!self_dir(dir, sizeof dir)) {
         dir[0] = '\0';
@@ -543,15 +561,15 @@ int exp_hardening(bench_ctx_t *ctx)
     int rc = 0;
     for (int level = 0; level < HB_LEVELS && rc == 0; level++) {
         if (level == own) {
-            rc = count_own(ctx, &tb);
-            tb.measured[level] = rc == 0;
-            set_note(&tb, level, "this binary: RT_HARDENING=%d", own);
+            rc = count_own(ctx, tb);
+            tb->measured[level] = rc == 0;
+            set_note(tb, level, "this binary: RT_HARDENING=%d", own);
         } else if (dir[0] == '\0') {
-            set_note(&tb, level, "not measured: /proc/self/exe unreadable");
+            set_note(tb, level, "not measured: /proc/self/exe unreadable");
         } else if (!have_tmp) {
-            set_note(&tb, level, "not measured: no temporary directory");
+            set_note(tb, level, "not measured: no temporary directory");
         } else {
-            rc = run_sibling(ctx, &tb, level, dir, tmpdir, alloc_list);
+            rc = run_sibling(ctx, tb, level, dir, tmpdir, alloc_list);
         }
         if (drv_stop) {
             rc = 130;
@@ -560,10 +578,52 @@ int exp_hardening(bench_ctx_t *ctx)
     if (have_tmp) {
         remove_tree(tmpdir);
     }
+    return rc;
+}
 
+/* Whether the levels that have (w, k, op) counted different numbers of calls. */
+static bool calls_differ(const hb_table_t *tb, int w, size_t k, int op)
+{
+    size_t calls = 0;
+    bool differ = false;
     for (int level = 0; level < HB_LEVELS; level++) {
-        if (tb.note[level][0] != '\0') {
-            printf("level %d: %s\n", level, tb.note[level]);
+        const hb_stat_t *c = &tb->s[w][k][level][op];
+        if (c->have) {
+            differ = differ || (calls != 0 && c->calls != calls);
+            calls = c->calls;
+        }
+    }
+    return differ;
+}
+
+/* Prints the table's row for (w, k, op) and writes its CSV rows (one per level measured);
+ * returns whether the levels counted different calls. */
+static bool print_row(const hb_table_t *tb, int w, size_t k, int op, FILE *csv)
+{
+    printf("%-8s %-10s %-6s", hb_specs[w]->name, tb->allocs[k]->name, hb_opname[op]);
+    for (int level = 0; level < HB_LEVELS; level++) {
+        print_cell(&tb->s[w][k][level][op]);
+    }
+    print_delta(&tb->s[w][k][1][op], &tb->s[w][k][0][op]);
+    print_delta(&tb->s[w][k][2][op], &tb->s[w][k][0][op]);
+    bool differ = calls_differ(tb, w, k, op);
+    printf("%s\n", differ ? "  *" : "");
+    for (int level = 0; level < HB_LEVELS && csv != NULL; level++) {
+        const hb_stat_t *c = &tb->s[w][k][level][op];
+        if (c->have) {
+            fprintf(csv, "%s,%s,%s,%d,%zu,%.3f,%llu\n", hb_specs[w]->name, tb->allocs[k]->name,
+                    hb_opname[op], level, c->calls, c->mean, c->max);
+        }
+    }
+    return differ;
+}
+
+/* The notes per level, the table and hardening.csv. */
+static void print_table(bench_ctx_t *ctx, const hb_table_t *tb)
+{
+    for (int level = 0; level < HB_LEVELS; level++) {
+        if (tb->note[level][0] != '\0') {
+            printf("level %d: %s\n", level, tb->note[level]);
         }
     }
     printf("%-8s %-10s %-6s %13s %13s %13s %7s %7s\n", "workload", "allocator", "op", "level 0", "level 1",
@@ -578,32 +638,10 @@ int exp_hardening(bench_ctx_t *ctx)
     }
     bool any_differ = false;
     for (int w = 0; w < HB_WORKLOADS; w++) {
-        for (size_t k = 0; k < tb.nallocs; k++) {
+        for (size_t k = 0; k < tb->nallocs; k++) {
             for (int op = 0; op < HB_OPS; op++) {
-                printf("%-8s %-10s %-6s", hb_specs[w]->name, tb.allocs[k]->name, hb_opname[op]);
-                for (int level = 0; level < HB_LEVELS; level++) {
-                    print_cell(&tb.s[w][k][level][op]);
-                }
-                print_delta(&tb.s[w][k][1][op], &tb.s[w][k][0][op]);
-                print_delta(&tb.s[w][k][2][op], &tb.s[w][k][0][op]);
-                size_t calls = 0;
-                bool differ = false;
-                for (int level = 0; level < HB_LEVELS; level++) {
-                    const hb_stat_t *c = &tb.s[w][k][level][op];
-                    if (c->have) {
-                        differ = differ || (calls != 0 && c->calls != calls);
-                        calls = c->calls;
-                    }
-                }
-                printf("%s\n", differ ? "  *" : "");
+                bool differ = print_row(tb, w, k, op, csv);
                 any_differ = any_differ || differ;
-                for (int level = 0; level < HB_LEVELS && csv != NULL; level++) {
-                    const hb_stat_t *c = &tb.s[w][k][level][op];
-                    if (c->have) {
-                        fprintf(csv, "%s,%s,%s,%d,%zu,%.3f,%llu\n", hb_specs[w]->name, tb.allocs[k]->name,
-                                hb_opname[op], level, c->calls, c->mean, c->max);
-                    }
-                }
             }
         }
     }
@@ -614,5 +652,31 @@ int exp_hardening(bench_ctx_t *ctx)
     }
     fflush(stdout);
     bench_csv_close(csv, path);
+}
+
+int exp_hardening(bench_ctx_t *ctx)
+{
+    printf("\n== hardening -- the cost of each RT_HARDENING level: exact instructions per call ==\n");
+    if (!ic_supported()) {
+        printf("not supported on this host (needs Linux on x86-64: experiment inscount's counter)\n");
+        return 0;
+    }
+    static hb_table_t tb;
+    memset(&tb, 0, sizeof tb);
+    char alloc_list[1024];
+    select_own_allocs(ctx, &tb, alloc_list, sizeof alloc_list);
+    if (tb.nallocs == 0) {
+        printf("no allocator of the library selected (--alloc): nothing to measure\n");
+        return 0;
+    }
+    printf("this binary: RT_HARDENING=%d; the other levels by rtbench-hardening<N> beside it, each its own\n"
+           "process (`run inscount` with the same --seed/--ops/--scale/--alloc). Same traces and sample plan as\n"
+           "experiment inscount; mean over the sampled calls, max = the largest sampled call (not a bound).\n",
+           RT_HARDENING);
+    printf("allocators: %s\n", alloc_list);
+    fflush(stdout);
+
+    int rc = measure_levels(ctx, &tb, alloc_list);
+    print_table(ctx, &tb);
     return drv_stop ? 130 : rc;
 }

@@ -60,6 +60,51 @@ static void print_target(const char *what, double measured, double reference)
            measured <= limit ? "met" : "NOT met");
 }
 
+/* One allocator on the trace t: its table row, its two rows of inscount.csv; tlsf's summaries into
+ * tl. v: room for the counts of one op. */
+static void count_uniform_one(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, const rt_allocator_t *a,
+                              const wl_trace_t *t, const ic_plan_t *plan, uint32_t *v, FILE *csv, ic_tlsf_t *tl)
+{
+    ic_progress_t pc = {spec->name, a->name};
+    ic_result_t r;
+    bool ok = ic_count_trace(a, ctx->arena, ctx->arena_size, t, plan, &r, on_progress, &pc);
+    bench_progress_clear();
+    mt_summary_t s[2];
+    for (uint32_t kind = 0; kind < 2; kind++) {
+        size_t n = 0;
+        for (size_t i = 0; i < r.n; i++) {
+            if (r.samples[i].kind == kind) {
+                v[n++] = r.samples[i].count;
+            }
+        }
+        mt_summarize_u32(v, n, &s[kind], NULL);
+    }
+    printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %7zu %8.1f %6llu %6llu  %6zu%s", spec->name, a->name, s[0].n,
+           s[0].mean, (unsigned long long)s[0].min, (unsigned long long)s[0].max, s[1].n, s[1].mean,
+           (unsigned long long)s[1].min, (unsigned long long)s[1].max, r.final_stride, r.widened ? " (widened)" : "");
+    if (!ok) {
+        printf("  (%s)", r.error);
+    }
+    printf("\n");
+    fflush(stdout);
+    if (csv != NULL) {
+        for (int kind = 0; kind < 2; kind++) {
+            fprintf(csv, "%s,%s,%s,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,%zu,%zu,%d,%llu,%d\n", spec->name, a->name,
+                    kind == 0 ? "malloc" : "free", s[kind].n, s[kind].mean, (unsigned long long)s[kind].min,
+                    (unsigned long long)s[kind].median, (unsigned long long)s[kind].p99,
+                    (unsigned long long)s[kind].max, s[kind].sd, plan->stride, r.final_stride, r.widened ? 1 : 0,
+                    (unsigned long long)r.steps, ok ? 0 : 1);
+        }
+        fflush(csv);
+    }
+    if (ok && strcmp(a->name, "tlsf") == 0) {
+        tl->seen = true;
+        tl->m = s[0];
+        tl->f = s[1];
+    }
+    ic_result_free(&r);
+}
+
 static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *csv, ic_tlsf_t *tl)
 {
     size_t nops = ctx->ops != 0 ? ctx->ops : spec->default_ops;
@@ -82,58 +127,16 @@ static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *
     printf("%s: %zu ops, seed %llu; every %zu-th op counted (budget %llu single steps per allocator)\n", spec->name,
            t.nops, (unsigned long long)ctx->seed, plan.stride, (unsigned long long)plan.step_budget);
     for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-        const rt_allocator_t *a = ctx->allocs[k];
-        ic_progress_t pc = {spec->name, a->name};
-        ic_result_t r;
-        bool ok = ic_count_trace(a, ctx->arena, ctx->arena_size, &t, &plan, &r, on_progress, &pc);
-        bench_progress_clear();
-        mt_summary_t s[2];
-        for (uint32_t kind = 0; kind < 2; kind++) {
-            size_t n = 0;
-            for (size_t i = 0; i < r.n; i++) {
-                if (r.samples[i].kind == kind) {
-                    v[n++] = r.samples[i].count;
-                }
-            }
-            mt_summarize_u32(v, n, &s[kind], NULL);
-        }
-        printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %7zu %8.1f %6llu %6llu  %6zu%s", spec->name, a->name, s[0].n,
-               s[0].mean, (unsigned long long)s[0].min, (unsigned long long)s[0].max, s[1].n, s[1].mean,
-               (unsigned long long)s[1].min, (unsigned long long)s[1].max, r.final_stride, r.widened ? " (widened)" : "");
-        if (!ok) {
-            printf("  (%s)", r.error);
-        }
-        printf("\n");
-        fflush(stdout);
-        if (csv != NULL) {
-            for (int kind = 0; kind < 2; kind++) {
-                fprintf(csv, "%s,%s,%s,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,%zu,%zu,%d,%llu,%d\n", spec->name, a->name,
-                        kind == 0 ? "malloc" : "free", s[kind].n, s[kind].mean, (unsigned long long)s[kind].min,
-                        (unsigned long long)s[kind].median, (unsigned long long)s[kind].p99,
-                        (unsigned long long)s[kind].max, s[kind].sd, plan.stride, r.final_stride, r.widened ? 1 : 0,
-                        (unsigned long long)r.steps, ok ? 0 : 1);
-            }
-            fflush(csv);
-        }
-        if (ok && strcmp(a->name, "tlsf") == 0) {
-            tl->seen = true;
-            tl->m = s[0];
-            tl->f = s[1];
-        }
-        ic_result_free(&r);
+        count_uniform_one(ctx, spec, ctx->allocs[k], &t, &plan, v, csv, tl);
     }
     free(v);
     wl_release(&t);
     return drv_stop ? 130 : 0;
 }
 
-int exp_inscount(bench_ctx_t *ctx)
+/* The counter's check on code of known length: printed and written to inscount_selftest.csv. */
+static void check_counter(bench_ctx_t *ctx)
 {
-    printf("\n== inscount -- instructions per call, exact (ptrace single-stepping) ==\n");
-    if (!ic_supported()) {
-        printf("not supported on this host (needs Linux on x86-64)\n");
-        return 0;
-    }
     ic_selftest_t st;
     ic_selftest(&st);
     printf("counted from the entry of the descriptor's malloc/free to its return (wrapper jump and ret included).\n");
@@ -146,70 +149,66 @@ int exp_inscount(bench_ctx_t *ctx)
                 st.expect_loop, st.loop1000);
         bench_csv_close(f, path);
     }
+}
 
-    FILE *csv = bench_csv_open(ctx, "inscount.csv", false, path, sizeof path);
+/* mem_frag's malloc(120) for N = 1..256 for one allocator: its table row, its rows of
+ * inscount_memfrag.csv (mcsv) and its summary row of inscount.csv (csv). */
+static void count_memfrag_one(bench_ctx_t *ctx, const rt_allocator_t *a, FILE *csv, FILE *mcsv)
+{
+    ic_progress_t pc = {"memfrag", a->name};
+    ic_result_t r;
+    bool ok = ic_count_memfrag(a, ctx->arena, ctx->arena_size, 256, &r, on_progress, &pc);
+    bench_progress_clear();
+    uint32_t *v = malloc((r.n + 1u) * sizeof *v);
+    mt_summary_t s;
+    memset(&s, 0, sizeof s);
+    if (v != NULL) {
+        for (size_t i = 0; i < r.n; i++) {
+            v[i] = r.samples[i].count;
+        }
+        mt_summarize_u32(v, r.n, &s, NULL);
+        free(v);
+    }
+    printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %8u %8u", "memfrag", a->name, s.n, s.mean,
+           (unsigned long long)s.min, (unsigned long long)s.max, r.n > 0 ? r.samples[0].count : 0u,
+           r.n >= 256 ? r.samples[255].count : 0u);
+    if (!ok) {
+        printf("  (%s)", r.error);
+    }
+    printf("\n");
+    fflush(stdout);
+    if (mcsv != NULL) {
+        for (size_t i = 0; i < r.n; i++) {
+            fprintf(mcsv, "%s,%u,%u\n", a->name, r.samples[i].tag, r.samples[i].count);
+        }
+    }
     if (csv != NULL) {
-        fprintf(csv, "workload,allocator,op,calls,mean,min,median,p99,max,sd,stride,final_stride,widened,steps,"
-                     "error\n");
+        fprintf(csv, "memfrag,%s,malloc,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,1,1,0,%llu,%d\n", a->name, s.n,
+                s.mean, (unsigned long long)s.min, (unsigned long long)s.median, (unsigned long long)s.p99,
+                (unsigned long long)s.max, s.sd, (unsigned long long)r.steps, ok ? 0 : 1);
     }
-    printf("%-8s %-10s %7s %8s %6s %6s  %7s %8s %6s %6s  %6s\n", "workload", "allocator", "mallocs", "mean", "min",
-           "max", "frees", "mean", "min", "max", "stride");
-    printf("-------- ---------- ------------------------------  ------------------------------  ------\n");
-    ic_tlsf_t tl[2];
-    memset(tl, 0, sizeof tl);
-    int rc = count_uniform(ctx, &wl_churn, csv, &tl[0]);
-    if (rc == 0) {
-        rc = count_uniform(ctx, &wl_small, csv, &tl[1]);
-    }
+    ic_result_free(&r);
+}
 
-    if (rc == 0) {
-        char mpath[1200];
-        FILE *mcsv = bench_csv_open(ctx, "inscount_memfrag.csv", false, mpath, sizeof mpath);
-        if (mcsv != NULL) {
-            fprintf(mcsv, "allocator,n,instructions\n");
-        }
-        printf("memfrag: malloc(120) after N fenced free 72-byte blocks, every N = 1..256 counted\n");
-        printf("%-8s %-10s %7s %8s %6s %6s  %8s %8s\n", "workload", "allocator", "mallocs", "mean", "min", "max",
-               "at N=1", "at N=256");
-        for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-            const rt_allocator_t *a = ctx->allocs[k];
-            ic_progress_t pc = {"memfrag", a->name};
-            ic_result_t r;
-            bool ok = ic_count_memfrag(a, ctx->arena, ctx->arena_size, 256, &r, on_progress, &pc);
-            bench_progress_clear();
-            uint32_t *v = malloc((r.n + 1u) * sizeof *v);
-            mt_summary_t s;
-            memset(&s, 0, sizeof s);
-            if (v != NULL) {
-                for (size_t i = 0; i < r.n; i++) {
-                    v[i] = r.samples[i].count;
-                }
-                mt_summarize_u32(v, r.n, &s, NULL);
-                free(v);
-            }
-            printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %8u %8u", "memfrag", a->name, s.n, s.mean,
-                   (unsigned long long)s.min, (unsigned long long)s.max, r.n > 0 ? r.samples[0].count : 0u,
-                   r.n >= 256 ? r.samples[255].count : 0u);
-            if (!ok) {
-                printf("  (%s)", r.error);
-            }
-            printf("\n");
-            fflush(stdout);
-            if (mcsv != NULL) {
-                for (size_t i = 0; i < r.n; i++) {
-                    fprintf(mcsv, "%s,%u,%u\n", a->name, r.samples[i].tag, r.samples[i].count);
-                }
-            }
-            if (csv != NULL) {
-                fprintf(csv, "memfrag,%s,malloc,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,1,1,0,%llu,%d\n", a->name, s.n,
-                        s.mean, (unsigned long long)s.min, (unsigned long long)s.median, (unsigned long long)s.p99,
-                        (unsigned long long)s.max, s.sd, (unsigned long long)r.steps, ok ? 0 : 1);
-            }
-            ic_result_free(&r);
-        }
-        bench_csv_close(mcsv, mpath);
+static void count_memfrag(bench_ctx_t *ctx, FILE *csv)
+{
+    char mpath[1200];
+    FILE *mcsv = bench_csv_open(ctx, "inscount_memfrag.csv", false, mpath, sizeof mpath);
+    if (mcsv != NULL) {
+        fprintf(mcsv, "allocator,n,instructions\n");
     }
-    printf("-------- ---------- ------------------------------  ------------------------------  ------\n");
+    printf("memfrag: malloc(120) after N fenced free 72-byte blocks, every N = 1..256 counted\n");
+    printf("%-8s %-10s %7s %8s %6s %6s  %8s %8s\n", "workload", "allocator", "mallocs", "mean", "min", "max",
+           "at N=1", "at N=256");
+    for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+        count_memfrag_one(ctx, ctx->allocs[k], csv, mcsv);
+    }
+    bench_csv_close(mcsv, mpath);
+}
+
+/* tlsf's means and sampled maxima against issue 2's targets. */
+static void print_targets(const ic_tlsf_t tl[2])
+{
     for (int w = 0; w < 2; w++) {
         if (!tl[w].seen) {
             continue;
@@ -225,6 +224,37 @@ int exp_inscount(bench_ctx_t *ctx)
         snprintf(what, sizeof what, "tlsf %s free max (sampled)", ref->workload);
         print_target(what, (double)tl[w].f.max, ref->free_max);
     }
+}
+
+int exp_inscount(bench_ctx_t *ctx)
+{
+    printf("\n== inscount -- instructions per call, exact (ptrace single-stepping) ==\n");
+    if (!ic_supported()) {
+        printf("not supported on this host (needs Linux on x86-64)\n");
+        return 0;
+    }
+    check_counter(ctx);
+
+    char path[1200];
+    FILE *csv = bench_csv_open(ctx, "inscount.csv", false, path, sizeof path);
+    if (csv != NULL) {
+        fprintf(csv, "workload,allocator,op,calls,mean,min,median,p99,max,sd,stride,final_stride,widened,steps,"
+                     "error\n");
+    }
+    printf("%-8s %-10s %7s %8s %6s %6s  %7s %8s %6s %6s  %6s\n", "workload", "allocator", "mallocs", "mean", "min",
+           "max", "frees", "mean", "min", "max", "stride");
+    printf("-------- ---------- ------------------------------  ------------------------------  ------\n");
+    ic_tlsf_t tl[2];
+    memset(tl, 0, sizeof tl);
+    int rc = count_uniform(ctx, &wl_churn, csv, &tl[0]);
+    if (rc == 0) {
+        rc = count_uniform(ctx, &wl_small, csv, &tl[1]);
+    }
+    if (rc == 0) {
+        count_memfrag(ctx, csv);
+    }
+    printf("-------- ---------- ------------------------------  ------------------------------  ------\n");
+    print_targets(tl);
     fflush(stdout);
     bench_csv_close(csv, path);
     return drv_stop ? 130 : rc;

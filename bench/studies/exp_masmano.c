@@ -400,6 +400,48 @@ static bool mm_time(mm_state_t *st, FILE *csv)
 }
 
 /* Fragmentation runs, Tests 1-3; Figure 4's series from Test 3, seed 0. */
+/* Replays the fragmentation trace t (test, seed j; task set ts) on every allocator with a
+ * fragmentation figure: F into st, masmano_frag.csv's rows, and when figure Figure 4's series. */
+static void mm_frag_seed(mm_state_t *st, unsigned test, unsigned j, const wl_mm_taskset_t *ts, const wl_trace_t *t,
+                         bool figure, uint64_t *series, const char *phase, FILE *csv, FILE *fig)
+{
+    bench_ctx_t *ctx = st->ctx;
+    for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+        const rt_allocator_t *a = ctx->allocs[k];
+        if (!mm_has_frag(a)) {
+            continue;
+        }
+        bench_progress("masmano", "all", phase,
+                       ((double)j + (double)k / (double)ctx->nallocs) / (double)st->sc->seeds);
+        drv_instance_t in;
+        if (!mm_open(st, &in, a, t->slots)) {
+            continue;
+        }
+        fr_result_t r;
+        mm_replay(&in, t, figure ? series : NULL, MM_FIG4, &r);
+        drv_close(&in);
+        if (r.done < t->nops) {
+            break;
+        }
+        st->Fknown[k] = r.known;
+        st->Fapprox[k] = r.approximated;
+        st->F[k][test - 1u][j] = r.factor;
+        st->Fu[k][test - 1u][j] = r.factor_used;
+        st->nF[k][test - 1u] = j + 1u;
+        st->Ffail[k][test - 1u] += r.failures;
+        if (csv != NULL) {
+            fprintf(csv, "%s,%u,%u,%u,%zu,%llu,%llu,%.2f,%llu,%.2f,%d,%zu\n", a->name, test, j, ts->ntasks,
+                    t->nmalloc, (unsigned long long)r.peak_live, (unsigned long long)r.peak_memory, r.factor,
+                    (unsigned long long)r.peak_used, r.factor_used, r.approximated, r.failures);
+        }
+        if (figure && fig != NULL) {
+            for (size_t m = 0; m < MM_FIG4 && m < t->nmalloc; m++) {
+                fprintf(fig, "%s,%zu,%llu\n", a->name, m + 1u, (unsigned long long)series[m]);
+            }
+        }
+    }
+}
+
 static bool mm_frag(mm_state_t *st, FILE *csv, FILE *fig)
 {
     bench_ctx_t *ctx = st->ctx;
@@ -427,40 +469,7 @@ static bool mm_frag(mm_state_t *st, FILE *csv, FILE *fig)
                     }
                 }
             }
-            for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-                const rt_allocator_t *a = ctx->allocs[k];
-                if (!mm_has_frag(a)) {
-                    continue;
-                }
-                bench_progress("masmano", "all", phase,
-                               ((double)j + (double)k / (double)ctx->nallocs) / (double)st->sc->seeds);
-                drv_instance_t in;
-                if (!mm_open(st, &in, a, t.slots)) {
-                    continue;
-                }
-                fr_result_t r;
-                mm_replay(&in, &t, figure ? series : NULL, MM_FIG4, &r);
-                drv_close(&in);
-                if (r.done < t.nops) {
-                    break;
-                }
-                st->Fknown[k] = r.known;
-                st->Fapprox[k] = r.approximated;
-                st->F[k][test - 1u][j] = r.factor;
-                st->Fu[k][test - 1u][j] = r.factor_used;
-                st->nF[k][test - 1u] = j + 1u;
-                st->Ffail[k][test - 1u] += r.failures;
-                if (csv != NULL) {
-                    fprintf(csv, "%s,%u,%u,%u,%zu,%llu,%llu,%.2f,%llu,%.2f,%d,%zu\n", a->name, test, j, ts.ntasks,
-                            t.nmalloc, (unsigned long long)r.peak_live, (unsigned long long)r.peak_memory, r.factor,
-                            (unsigned long long)r.peak_used, r.factor_used, r.approximated, r.failures);
-                }
-                if (figure && fig != NULL) {
-                    for (size_t m = 0; m < MM_FIG4 && m < t.nmalloc; m++) {
-                        fprintf(fig, "%s,%zu,%llu\n", a->name, m + 1u, (unsigned long long)series[m]);
-                    }
-                }
-            }
+            mm_frag_seed(st, test, j, &ts, &t, figure, series, phase, csv, fig);
             wl_release(&t);
         }
     }
@@ -470,6 +479,75 @@ static bool mm_frag(mm_state_t *st, FILE *csv, FILE *fig)
 }
 
 /* Test 4: F against the deallocation task's period. */
+/* Test 4's accumulators, per allocator and deallocation period: F, F from the bytes in use,
+ * failed mallocs. */
+typedef struct mm_t4 {
+    mm_acc_t acc[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u], accu[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
+    size_t fails[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
+} mm_t4_t;
+
+/* Replays Test 4's task set at every period (periods[0..np]) and seed on every allocator with a
+ * fragmentation figure, into t4. False when a trace cannot be made. */
+static bool mm_test4_replay(mm_state_t *st, const wl_mm_taskset_t *ts, const uint32_t *periods, unsigned np,
+                            mm_t4_t *t4)
+{
+    bench_ctx_t *ctx = st->ctx;
+    for (unsigned p = 0; p <= np && !drv_stop; p++) {
+        for (unsigned j = 0; j < st->sc->t4_seeds && !drv_stop; j++) {
+            wl_trace_t t;
+            if (!wl_masmano(&t, ts, st->sc->t4_mallocs, periods[p], mm_seed(ctx->seed, 4, j, 1))) {
+                return false;
+            }
+            for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+                const rt_allocator_t *a = ctx->allocs[k];
+                if (!mm_has_frag(a)) {
+                    continue;
+                }
+                bench_progress("masmano", "all", "test 4",
+                               ((double)p * st->sc->t4_seeds + j + (double)k / (double)ctx->nallocs) /
+                                   ((double)(np + 1u) * st->sc->t4_seeds));
+                drv_instance_t in;
+                if (!mm_open(st, &in, a, t.slots)) {
+                    continue;
+                }
+                fr_result_t r;
+                mm_replay(&in, &t, NULL, 0, &r);
+                drv_close(&in);
+                if (r.done < t.nops) {
+                    break;
+                }
+                acc_add(&t4->acc[k][p], r.factor);
+                acc_add(&t4->accu[k][p], fr_factor(r.peak_memory, t.peak_inuse));
+                t4->fails[k][p] += r.failures;
+            }
+            wl_release(&t);
+        }
+    }
+    return true;
+}
+
+/* Test 4's table (one row per allocator measured) and masmano_test4.csv's rows. */
+static void mm_test4_table(const mm_state_t *st, const mm_t4_t *t4, const uint32_t *periods, unsigned np, FILE *csv)
+{
+    const bench_ctx_t *ctx = st->ctx;
+    for (size_t k = 0; k < ctx->nallocs; k++) {
+        if (t4->acc[k][0].n == 0.0) {
+            continue;
+        }
+        printf("%-10s", ctx->allocs[k]->name);
+        for (unsigned p = 0; p <= np; p++) {
+            const mm_acc_t *acc = &t4->acc[k][p];
+            printf(" %7.2f%s", acc_mean(acc), t4->fails[k][p] != 0 ? "!" : " ");
+            if (csv != NULL && acc->n > 0.0) {
+                fprintf(csv, "%s,%u,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%zu\n", ctx->allocs[k]->name, periods[p],
+                        acc->n, acc_mean(acc), acc_sd(acc), acc->max, acc->min,
+                        acc_mean(&t4->accu[k][p]), t4->fails[k][p]);
+            }
+        }
+        printf("%s\n", st->Fapprox[k] ? "  (approx.)" : "");
+    }
+}
+
 static bool mm_test4(mm_state_t *st, FILE *csv)
 {
     bench_ctx_t *ctx = st->ctx;
@@ -494,58 +572,13 @@ static bool mm_test4(mm_state_t *st, FILE *csv)
         }
     }
     printf("\n");
-    mm_acc_t acc[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u], accu[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
-    size_t fails[BENCH_MAX_SELECTED][MM_MAX_PERIODS + 1u];
-    memset(acc, 0, sizeof acc);
-    memset(accu, 0, sizeof accu);
-    memset(fails, 0, sizeof fails);
-    for (unsigned p = 0; p <= np && !drv_stop; p++) {
-        for (unsigned j = 0; j < st->sc->t4_seeds && !drv_stop; j++) {
-            wl_trace_t t;
-            if (!wl_masmano(&t, &ts, st->sc->t4_mallocs, periods[p], mm_seed(ctx->seed, 4, j, 1))) {
-                return false;
-            }
-            for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-                const rt_allocator_t *a = ctx->allocs[k];
-                if (!mm_has_frag(a)) {
-                    continue;
-                }
-                bench_progress("masmano", "all", "test 4",
-                               ((double)p * st->sc->t4_seeds + j + (double)k / (double)ctx->nallocs) /
-                                   ((double)(np + 1u) * st->sc->t4_seeds));
-                drv_instance_t in;
-                if (!mm_open(st, &in, a, t.slots)) {
-                    continue;
-                }
-                fr_result_t r;
-                mm_replay(&in, &t, NULL, 0, &r);
-                drv_close(&in);
-                if (r.done < t.nops) {
-                    break;
-                }
-                acc_add(&acc[k][p], r.factor);
-                acc_add(&accu[k][p], fr_factor(r.peak_memory, t.peak_inuse));
-                fails[k][p] += r.failures;
-            }
-            wl_release(&t);
-        }
+    static mm_t4_t t4;
+    memset(&t4, 0, sizeof t4);
+    if (!mm_test4_replay(st, &ts, periods, np, &t4)) {
+        return false;
     }
     bench_progress_clear();
-    for (size_t k = 0; k < ctx->nallocs; k++) {
-        if (acc[k][0].n == 0.0) {
-            continue;
-        }
-        printf("%-10s", ctx->allocs[k]->name);
-        for (unsigned p = 0; p <= np; p++) {
-            printf(" %7.2f%s", acc_mean(&acc[k][p]), fails[k][p] != 0 ? "!" : " ");
-            if (csv != NULL && acc[k][p].n > 0.0) {
-                fprintf(csv, "%s,%u,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%zu\n", ctx->allocs[k]->name, periods[p],
-                        acc[k][p].n, acc_mean(&acc[k][p]), acc_sd(&acc[k][p]), acc[k][p].max, acc[k][p].min,
-                        acc_mean(&accu[k][p]), fails[k][p]);
-            }
-        }
-        printf("%s\n", st->Fapprox[k] ? "  (approx.)" : "");
-    }
+    mm_test4_table(st, &t4, periods, np, csv);
     printf("F: the allocator's peak against the peak of the bytes the program holds (marked blocks included), as\n"
            "the paper's Figure 5 reads (TLSF, DLmalloc and best fit from about 7 %% to 45 %% over P_d = 45..1400).\n"
            "P_d = 0 (immed.): the reference task set, immediate deallocation. '!': mallocs failed (heap exhausted).\n"
@@ -632,27 +665,50 @@ static void mm_instr_progress(void *context, double done)
     bench_progress("masmano", (const char *)context, "instructions (Table 6)", done);
 }
 
-/* Table 6 and Figure 3's data: instructions per call on the first time trace of each test. */
-static bool mm_instr(mm_state_t *st, FILE *csv, FILE *fig)
+/* Table 6's counts: per allocator and test, the counted calls' instructions (malloc, free), the
+ * stride the step budget left, whether it widened it and whether counting failed. */
+typedef struct mm_instr {
+    mm_acc_t acc[BENCH_MAX_SELECTED][MM_TESTS][2];
+    size_t stride_end[BENCH_MAX_SELECTED][MM_TESTS];
+    bool failed[BENCH_MAX_SELECTED][MM_TESTS], widened[BENCH_MAX_SELECTED][MM_TESTS];
+    size_t nops_seen, stride0;
+    uint64_t budget;
+} mm_instr_t;
+
+/* Counts every allocator's calls on the trace of one test (into ins); Figure 3's rows to fig
+ * (mindex: the malloc index of each op, or NULL). */
+static void mm_instr_test(mm_state_t *st, mm_instr_t *ins, unsigned test, const wl_trace_t *t, const ic_plan_t *plan,
+                          const uint32_t *mindex, FILE *fig)
 {
     bench_ctx_t *ctx = st->ctx;
-    if (!ic_supported()) {
-        printf("\nTable 6: not produced (instruction counting needs Linux on x86-64)\n");
-        return true;
+    for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
+        const rt_allocator_t *a = ctx->allocs[k];
+        void *mem = NULL;
+        size_t size = 0;
+        mm_region(ctx, a, &mem, &size);
+        ic_result_t r;
+        bool ok = ic_count_trace(a, mem, size, t, plan, &r, mm_instr_progress, (void *)(uintptr_t)a->name);
+        ins->failed[k][test - 1u] = !ok;
+        ins->stride_end[k][test - 1u] = r.final_stride;
+        ins->widened[k][test - 1u] = r.widened;
+        for (size_t i = 0; i < r.n; i++) {
+            const ic_sample_t *s = &r.samples[i];
+            acc_add(&ins->acc[k][test - 1u][s->kind == WL_MALLOC ? 0 : 1], (double)s->count);
+            if (fig != NULL && mindex != NULL && s->kind == WL_MALLOC) {
+                fprintf(fig, "%s,%u,%u\n", a->name, mindex[s->op], s->count);
+            }
+        }
+        if (!ok) {
+            fprintf(stderr, "masmano: instructions of %s, test %u: %s\n", a->name, test, r.error);
+        }
+        ic_result_free(&r);
     }
-    const char *all_env = getenv("RTBENCH_MM_INSTR_ALL");
-    bool all = all_env != NULL && all_env[0] == '1';
-    bool full = ctx->scale == BENCH_FULL;
-    size_t samples = full ? 20000u : 400u;
-    uint64_t budget = all ? 0u : (full ? 2000000u : 150000u);
-    static mm_acc_t acc[BENCH_MAX_SELECTED][MM_TESTS][2];
-    static size_t stride_end[BENCH_MAX_SELECTED][MM_TESTS];
-    static bool failed[BENCH_MAX_SELECTED][MM_TESTS], widened[BENCH_MAX_SELECTED][MM_TESTS];
-    memset(acc, 0, sizeof acc);
-    memset(stride_end, 0, sizeof stride_end);
-    memset(failed, 0, sizeof failed);
-    memset(widened, 0, sizeof widened);
-    size_t nops_seen = 0, stride0 = 1;
+}
+
+/* Counts the first time trace of each test (seed 0); false when a trace cannot be made. */
+static bool mm_instr_count(mm_state_t *st, mm_instr_t *ins, bool all, size_t samples, FILE *fig)
+{
+    bench_ctx_t *ctx = st->ctx;
     for (unsigned test = 1; test <= MM_TESTS && !drv_stop; test++) {
         wl_mm_taskset_t ts;
         wl_trace_t t;
@@ -669,37 +725,76 @@ static bool mm_instr(mm_state_t *st, FILE *csv, FILE *fig)
                 mindex[i] = t.ops[i].kind == WL_MALLOC ? ++m : m;
             }
         }
-        nops_seen = t.nops;
+        ins->nops_seen = t.nops;
         ic_plan_t plan = {
             .stride = all ? 1u : (t.nops / samples != 0 ? t.nops / samples : 1u),
-            .step_budget = budget,
+            .step_budget = ins->budget,
             .max_samples = 0,
         };
-        stride0 = plan.stride;
-        for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-            const rt_allocator_t *a = ctx->allocs[k];
-            void *mem = NULL;
-            size_t size = 0;
-            mm_region(ctx, a, &mem, &size);
-            ic_result_t r;
-            bool ok = ic_count_trace(a, mem, size, &t, &plan, &r, mm_instr_progress, (void *)(uintptr_t)a->name);
-            failed[k][test - 1u] = !ok;
-            stride_end[k][test - 1u] = r.final_stride;
-            widened[k][test - 1u] = r.widened;
-            for (size_t i = 0; i < r.n; i++) {
-                const ic_sample_t *s = &r.samples[i];
-                acc_add(&acc[k][test - 1u][s->kind == WL_MALLOC ? 0 : 1], (double)s->count);
-                if (fig != NULL && mindex != NULL && s->kind == WL_MALLOC) {
-                    fprintf(fig, "%s,%u,%u\n", a->name, mindex[s->op], s->count);
-                }
-            }
-            if (!ok) {
-                fprintf(stderr, "masmano: instructions of %s, test %u: %s\n", a->name, test, r.error);
-            }
-            ic_result_free(&r);
-        }
+        ins->stride0 = plan.stride;
+        mm_instr_test(st, ins, test, &t, &plan, mindex, fig);
         free(mindex);
         wl_release(&t);
+    }
+    return true;
+}
+
+/* One allocator's rows of Table 6 for op (0 malloc, 1 free): ours, the paper's, and the CSV's. */
+static void mm_instr_row(const mm_state_t *st, const mm_instr_t *ins, size_t k, int op, FILE *csv)
+{
+    const bench_ctx_t *ctx = st->ctx;
+    printf("%-13s|", ctx->allocs[k]->name);
+    bool bad = false, cut = false;
+    size_t widest = 0;
+    for (int test = 0; test < MM_TESTS; test++) {
+        const mm_acc_t *a = &ins->acc[k][test][op];
+        double v[4] = {acc_mean(a), acc_sd(a), a->max, a->min};
+        print_row4(v, " %5.0f");
+        bad |= ins->failed[k][test];
+        cut |= ins->widened[k][test];
+        widest = ins->stride_end[k][test] > widest ? ins->stride_end[k][test] : widest;
+    }
+    if (op == 0 && cut) {
+        printf(" budget: stride %zu", widest);
+    }
+    printf("%s\n", bad ? " (counting failed)" : "");
+    const mm_paper6_t *pp = paper6_of(ctx->allocs[k]->name);
+    const mm_paper_t *pn = paper_of(ctx->allocs[k]->name);
+    if (pp != NULL) {
+        printf("  %-11s|", pn != NULL ? pn->name : pp->ours);
+        for (int test = 0; test < MM_TESTS; test++) {
+            print_row4(op == 0 ? pp->m[test] : pp->f[test], " %5.0f");
+        }
+        printf("  (paper)\n");
+    }
+    if (csv != NULL) {
+        for (int test = 0; test < MM_TESTS; test++) {
+            const mm_acc_t *a = &ins->acc[k][test][op];
+            fprintf(csv, "%s,%d,%s,%.0f,%.1f,%.1f,%.0f,%.0f,%zu,%zu,%d,%d\n", ctx->allocs[k]->name, test + 1,
+                    op == 0 ? "malloc" : "free", a->n, acc_mean(a), acc_sd(a), a->max, a->min, ins->stride0,
+                    ins->stride_end[k][test], ins->widened[k][test] ? 1 : 0, ins->failed[k][test] ? 1 : 0);
+        }
+    }
+}
+
+/* Table 6 and Figure 3's data: instructions per call on the first time trace of each test. */
+static bool mm_instr(mm_state_t *st, FILE *csv, FILE *fig)
+{
+    bench_ctx_t *ctx = st->ctx;
+    if (!ic_supported()) {
+        printf("\nTable 6: not produced (instruction counting needs Linux on x86-64)\n");
+        return true;
+    }
+    const char *all_env = getenv("RTBENCH_MM_INSTR_ALL");
+    bool all = all_env != NULL && all_env[0] == '1';
+    bool full = ctx->scale == BENCH_FULL;
+    size_t samples = full ? 20000u : 400u;
+    static mm_instr_t ins;
+    memset(&ins, 0, sizeof ins);
+    ins.budget = all ? 0u : (full ? 2000000u : 150000u);
+    ins.stride0 = 1;
+    if (!mm_instr_count(st, &ins, all, samples, fig)) {
+        return false;
     }
     bench_progress_clear();
     if (drv_stop) {
@@ -708,42 +803,11 @@ static bool mm_instr(mm_state_t *st, FILE *csv, FILE *fig)
     for (int op = 0; op < 2; op++) {
         printf("\nTable 6(%c): %s, instructions per call (avg / stdv / max / min over the counted calls of seed 0;\n"
                "every %zu-th op of %zu%s)\n",
-               op == 0 ? 'a' : 'b', op == 0 ? "malloc" : "free", stride0, nops_seen,
-               budget != 0 ? ", widened where the step budget ran short" : "");
+               op == 0 ? 'a' : 'b', op == 0 ? "malloc" : "free", ins.stride0, ins.nops_seen,
+               ins.budget != 0 ? ", widened where the step budget ran short" : "");
         printf("%-13s|%-25s|%-25s|%-25s|\n", "", "  Test 1", "  Test 2", "  Test 3");
         for (size_t k = 0; k < ctx->nallocs; k++) {
-            printf("%-13s|", ctx->allocs[k]->name);
-            bool bad = false, cut = false;
-            size_t widest = 0;
-            for (int test = 0; test < MM_TESTS; test++) {
-                const mm_acc_t *a = &acc[k][test][op];
-                double v[4] = {acc_mean(a), acc_sd(a), a->max, a->min};
-                print_row4(v, " %5.0f");
-                bad |= failed[k][test];
-                cut |= widened[k][test];
-                widest = stride_end[k][test] > widest ? stride_end[k][test] : widest;
-            }
-            if (op == 0 && cut) {
-                printf(" budget: stride %zu", widest);
-            }
-            printf("%s\n", bad ? " (counting failed)" : "");
-            const mm_paper6_t *pp = paper6_of(ctx->allocs[k]->name);
-            const mm_paper_t *pn = paper_of(ctx->allocs[k]->name);
-            if (pp != NULL) {
-                printf("  %-11s|", pn != NULL ? pn->name : pp->ours);
-                for (int test = 0; test < MM_TESTS; test++) {
-                    print_row4(op == 0 ? pp->m[test] : pp->f[test], " %5.0f");
-                }
-                printf("  (paper)\n");
-            }
-            if (csv != NULL) {
-                for (int test = 0; test < MM_TESTS; test++) {
-                    const mm_acc_t *a = &acc[k][test][op];
-                    fprintf(csv, "%s,%d,%s,%.0f,%.1f,%.1f,%.0f,%.0f,%zu,%zu,%d,%d\n", ctx->allocs[k]->name, test + 1,
-                            op == 0 ? "malloc" : "free", a->n, acc_mean(a), acc_sd(a), a->max, a->min, stride0,
-                            stride_end[k][test], widened[k][test] ? 1 : 0, failed[k][test] ? 1 : 0);
-                }
-            }
+            mm_instr_row(st, &ins, k, op, csv);
         }
     }
     printf("Counted: every instruction from the entry of the descriptor's malloc/free to its return (ret included;\n"
@@ -754,57 +818,47 @@ static bool mm_instr(mm_state_t *st, FILE *csv, FILE *fig)
     return true;
 }
 
-int exp_masmano(bench_ctx_t *ctx)
-{
-    bench_ensure_clock(ctx);
-    mm_state_t *st = calloc(1, sizeof *st);
-    if (st == NULL) {
-        return 1;
-    }
-    st->ctx = ctx;
-    st->sc = ctx->scale == BENCH_FULL ? &mm_full : ctx->scale == BENCH_STANDARD ? &mm_standard : &mm_quick;
-    memset(ctx->arena, 0xA5, ctx->arena_size); /* touched once: no first-touch faults in timed calls */
-    const mm_scale_t *sc = st->sc;
-    printf("\n== masmano -- Masmano et al. 2006, sections 3-4: the periodic task model, Tests 1-4 ==\n");
-    printf("3..10 tasks, periods 10..150, g per period: Test 1 2048..20480, Test 2 8..1024, Test 3 8..20480; 2..5\n"
-           "requests per period of Normal(g/n, sd %d %% of it); holding time 30..50. %u seeds per test; %zu mallocs per\n"
-           "time run, %zu per fragmentation run (the paper: 300,000 and 1,500,000).\n",
-           WL_MM_SD_PERCENT, sc->seeds, sc->time_mallocs, sc->frag_mallocs);
-
+/* The CSVs, each with its header (masmano_instr.csv and masmano_fig3.csv only with Table 6). */
+typedef struct mm_csvs {
+    FILE *ct, *cf, *c4, *cg, *ci, *c3;
     char p1[1200], p2[1200], p3[1200], p4[1200], p5[1200], p6[1200];
-    /* quick: no Table 6 (a sample of single-stepped calls is over a minute; the instructions'
-     * headline at quick is the worst experiment's) and so no masmano_instr.csv, masmano_fig3.csv */
-    bool table6 = ctx->scale != BENCH_QUICK;
-    FILE *ci = table6 ? bench_csv_open(ctx, "masmano_instr.csv", false, p5, sizeof p5) : NULL;
-    FILE *c3 = table6 ? bench_csv_open(ctx, "masmano_fig3.csv", false, p6, sizeof p6) : NULL;
-    if (ci != NULL) {
-        fprintf(ci, "allocator,test,op,n,avg,stdv,max,min,stride,final_stride,widened,error\n");
-    }
-    if (c3 != NULL) {
-        fprintf(c3, "allocator,malloc,instructions\n");
-    }
-    FILE *ct = bench_csv_open(ctx, "masmano_time.csv", false, p1, sizeof p1);
-    FILE *cf = bench_csv_open(ctx, "masmano_frag.csv", false, p2, sizeof p2);
-    FILE *c4 = bench_csv_open(ctx, "masmano_test4.csv", false, p3, sizeof p3);
-    FILE *cg = bench_csv_open(ctx, "masmano_fig4.csv", false, p4, sizeof p4);
-    if (ct != NULL) {
-        fprintf(ct, "allocator,test,op,n,avg,stdv,max,min,failures\n");
-    }
-    if (cf != NULL) {
-        fprintf(cf, "allocator,test,seed,tasks,mallocs,peak_live,peak_memory,F,peak_used,F_used,approximated,failures\n");
-    }
-    if (c4 != NULL) {
-        fprintf(c4, "allocator,period,seeds,F_avg,F_stdv,F_max,F_min,F_inuse_avg,failures\n");
-    }
-    if (cg != NULL) {
-        fprintf(cg, "series,malloc,bytes\n");
-    }
+} mm_csvs_t;
 
-    bool ok = mm_time(st, ct);
-    /* Table 5 */
-    for (int op = 0; ok && op < 2; op++) {
+static void mm_csvs_open(bench_ctx_t *ctx, mm_csvs_t *c, bool table6)
+{
+    c->ci = table6 ? bench_csv_open(ctx, "masmano_instr.csv", false, c->p5, sizeof c->p5) : NULL;
+    c->c3 = table6 ? bench_csv_open(ctx, "masmano_fig3.csv", false, c->p6, sizeof c->p6) : NULL;
+    if (c->ci != NULL) {
+        fprintf(c->ci, "allocator,test,op,n,avg,stdv,max,min,stride,final_stride,widened,error\n");
+    }
+    if (c->c3 != NULL) {
+        fprintf(c->c3, "allocator,malloc,instructions\n");
+    }
+    c->ct = bench_csv_open(ctx, "masmano_time.csv", false, c->p1, sizeof c->p1);
+    c->cf = bench_csv_open(ctx, "masmano_frag.csv", false, c->p2, sizeof c->p2);
+    c->c4 = bench_csv_open(ctx, "masmano_test4.csv", false, c->p3, sizeof c->p3);
+    c->cg = bench_csv_open(ctx, "masmano_fig4.csv", false, c->p4, sizeof c->p4);
+    if (c->ct != NULL) {
+        fprintf(c->ct, "allocator,test,op,n,avg,stdv,max,min,failures\n");
+    }
+    if (c->cf != NULL) {
+        fprintf(c->cf, "allocator,test,seed,tasks,mallocs,peak_live,peak_memory,F,peak_used,F_used,approximated,failures\n");
+    }
+    if (c->c4 != NULL) {
+        fprintf(c->c4, "allocator,period,seeds,F_avg,F_stdv,F_max,F_min,F_inuse_avg,failures\n");
+    }
+    if (c->cg != NULL) {
+        fprintf(c->cg, "series,malloc,bytes\n");
+    }
+}
+
+/* Table 5: time per call, ours beside the paper's. */
+static void mm_table5(const mm_state_t *st)
+{
+    const bench_ctx_t *ctx = st->ctx;
+    for (int op = 0; op < 2; op++) {
         printf("\nTable 5(%c): %s, %s per call (avg / stdv / max / min over every call of %u seeds; minimum of 2 runs)\n",
-               op == 0 ? 'a' : 'b', op == 0 ? "malloc" : "free", ctx->clock.unit, sc->seeds);
+               op == 0 ? 'a' : 'b', op == 0 ? "malloc" : "free", ctx->clock.unit, st->sc->seeds);
         printf("%-13s|%-25s|%-25s|%-25s|\n", "", "  Test 1", "  Test 2", "  Test 3");
         for (size_t k = 0; k < ctx->nallocs; k++) {
             printf("%-13s|", ctx->allocs[k]->name);
@@ -824,6 +878,55 @@ int exp_masmano(bench_ctx_t *ctx)
             }
         }
     }
+}
+
+/* Table 7 from the watermark and from peak_used, with their notes. */
+static void mm_table7_both(const mm_state_t *st)
+{
+    const mm_scale_t *sc = st->sc;
+    printf("\nTable 7: fragmentation factor F %% (avg / stdv / max / min over %u seeds, %zu mallocs each)\n", sc->seeds,
+           sc->frag_mallocs);
+    mm_table7(st, false);
+    printf("F = (peak memory / peak live - 1) x 100 %%: the watermark (highest address handed out) against the\n"
+           "most requested bytes live at once. glibc (approx.): each run in a thread of its own, on an arena of its\n"
+           "own: from its lowest chunk to its highest chunk end. jemalloc, mimalloc (approx.): each run in an arena\n"
+           "(jemalloc: arenas.create + its own tcache) or heap (mimalloc: mi_heap_new) of its own, the peak of its\n"
+           "pages sampled after every malloc (jemalloc: active + dirty + muzzy pages; mimalloc: carved bytes of its\n"
+           "pages); metadata left out. noop: no memory, left out.\n"
+           "buddy runs over a power-of-two region aligned to its size (exp_masmano.c).\n");
+    printf("\nTable 7, internal fragmentation only: F from the peak of the bytes in live blocks (rt_stats_t.peak_used:\n"
+           "headers and rounding) instead of the watermark; no paper column.\n");
+    mm_table7(st, true);
+    fflush(stdout);
+}
+
+int exp_masmano(bench_ctx_t *ctx)
+{
+    bench_ensure_clock(ctx);
+    mm_state_t *st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        return 1;
+    }
+    st->ctx = ctx;
+    st->sc = ctx->scale == BENCH_FULL ? &mm_full : ctx->scale == BENCH_STANDARD ? &mm_standard : &mm_quick;
+    memset(ctx->arena, 0xA5, ctx->arena_size); /* touched once: no first-touch faults in timed calls */
+    const mm_scale_t *sc = st->sc;
+    printf("\n== masmano -- Masmano et al. 2006, sections 3-4: the periodic task model, Tests 1-4 ==\n");
+    printf("3..10 tasks, periods 10..150, g per period: Test 1 2048..20480, Test 2 8..1024, Test 3 8..20480; 2..5\n"
+           "requests per period of Normal(g/n, sd %d %% of it); holding time 30..50. %u seeds per test; %zu mallocs per\n"
+           "time run, %zu per fragmentation run (the paper: 300,000 and 1,500,000).\n",
+           WL_MM_SD_PERCENT, sc->seeds, sc->time_mallocs, sc->frag_mallocs);
+
+    static mm_csvs_t c;
+    /* quick: no Table 6 (a sample of single-stepped calls is over a minute; the instructions'
+     * headline at quick is the worst experiment's) and so no masmano_instr.csv, masmano_fig3.csv */
+    bool table6 = ctx->scale != BENCH_QUICK;
+    mm_csvs_open(ctx, &c, table6);
+
+    bool ok = mm_time(st, c.ct);
+    if (ok) {
+        mm_table5(st);
+    }
     printf("The paper's rows: Pentium 4 cycles, interrupts off; ours: %s through the descriptor (the noop row is the\n"
            "floor). Columns: avg stdv max min.\n", ctx->clock.unit);
     fflush(stdout);
@@ -831,34 +934,20 @@ int exp_masmano(bench_ctx_t *ctx)
     if (!table6) {
         printf("\nTable 6 (instructions): left out at quick scale (--scale standard counts a sample).\n");
     }
-    ok = ok && !drv_stop && (!table6 || mm_instr(st, ci, c3));
-    bench_csv_close(ci, p5);
-    bench_csv_close(c3, p6);
+    ok = ok && !drv_stop && (!table6 || mm_instr(st, c.ci, c.c3));
+    bench_csv_close(c.ci, c.p5);
+    bench_csv_close(c.c3, c.p6);
 
-    ok = ok && !drv_stop && mm_frag(st, cf, cg);
-    /* Table 7 */
+    ok = ok && !drv_stop && mm_frag(st, c.cf, c.cg);
     if (ok) {
-        printf("\nTable 7: fragmentation factor F %% (avg / stdv / max / min over %u seeds, %zu mallocs each)\n", sc->seeds,
-               sc->frag_mallocs);
-        mm_table7(st, false);
-        printf("F = (peak memory / peak live - 1) x 100 %%: the watermark (highest address handed out) against the\n"
-               "most requested bytes live at once. glibc (approx.): each run in a thread of its own, on an arena of its\n"
-               "own: from its lowest chunk to its highest chunk end. jemalloc, mimalloc (approx.): each run in an arena\n"
-               "(jemalloc: arenas.create + its own tcache) or heap (mimalloc: mi_heap_new) of its own, the peak of its\n"
-               "pages sampled after every malloc (jemalloc: active + dirty + muzzy pages; mimalloc: carved bytes of its\n"
-               "pages); metadata left out. noop: no memory, left out.\n"
-               "buddy runs over a power-of-two region aligned to its size (exp_masmano.c).\n");
-        printf("\nTable 7, internal fragmentation only: F from the peak of the bytes in live blocks (rt_stats_t.peak_used:\n"
-               "headers and rounding) instead of the watermark; no paper column.\n");
-        mm_table7(st, true);
-        fflush(stdout);
+        mm_table7_both(st);
     }
-    ok = ok && !drv_stop && mm_test4(st, c4);
+    ok = ok && !drv_stop && mm_test4(st, c.c4);
     fflush(stdout);
-    bench_csv_close(ct, p1);
-    bench_csv_close(cf, p2);
-    bench_csv_close(c4, p3);
-    bench_csv_close(cg, p4);
+    bench_csv_close(c.ct, c.p1);
+    bench_csv_close(c.cf, c.p2);
+    bench_csv_close(c.c4, c.p3);
+    bench_csv_close(c.cg, c.p4);
     free(st);
     if (drv_stop) {
         return 130;

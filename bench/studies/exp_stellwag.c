@@ -330,6 +330,32 @@ static bool is_baseline(const rt_allocator_t *a, const rt_allocator_t *first_wf)
 #endif
 }
 
+/* Says which of the allocators selected by --alloc the study leaves out (out[0..n): taken; tm: tlsf
+ * under a lock, standing for tlsf). */
+static void note_skipped(const bench_ctx_t *ctx, const sw_entry_t *out, size_t n, const rt_allocator_t *tm,
+                         FILE *notes)
+{
+    char skipped[512] = "";
+    size_t len = 0;
+    if (ctx->allocs_explicit) {
+        for (size_t i = 0; i < ctx->nallocs; i++) {
+            const rt_allocator_t *a = ctx->allocs[i];
+            bool taken = strcmp(a->name, "tlsf") == 0 && tm != NULL;
+            for (size_t k = 0; k < n; k++) {
+                taken = taken || out[k].a == a;
+            }
+            if (!taken) {
+                int w = snprintf(skipped + len, sizeof skipped - len, "%s%s", len ? ", " : "", a->name);
+                len += w > 0 && (size_t)w < sizeof skipped - len ? (size_t)w : 0;
+            }
+        }
+    }
+    if (len != 0) {
+        fprintf(notes, "Not thread-safe, skipped: %s (only tlsf is measured under a lock, as in the paper).\n",
+                skipped);
+    }
+}
+
 static size_t select_allocators(const bench_ctx_t *ctx, sw_entry_t *out, FILE *notes)
 {
     size_t n = 0;
@@ -364,26 +390,7 @@ static size_t select_allocators(const bench_ctx_t *ctx, sw_entry_t *out, FILE *n
             out[n++] = (sw_entry_t){a, -1};
         }
     }
-    /* say what was left out */
-    char skipped[512] = "";
-    size_t len = 0;
-    if (ctx->allocs_explicit) {
-        for (size_t i = 0; i < ctx->nallocs; i++) {
-            const rt_allocator_t *a = ctx->allocs[i];
-            bool taken = strcmp(a->name, "tlsf") == 0 && tm != NULL;
-            for (size_t k = 0; k < n; k++) {
-                taken = taken || out[k].a == a;
-            }
-            if (!taken) {
-                int w = snprintf(skipped + len, sizeof skipped - len, "%s%s", len ? ", " : "", a->name);
-                len += w > 0 && (size_t)w < sizeof skipped - len ? (size_t)w : 0;
-            }
-        }
-    }
-    if (len != 0) {
-        fprintf(notes, "Not thread-safe, skipped: %s (only tlsf is measured under a lock, as in the paper).\n",
-                skipped);
-    }
+    note_skipped(ctx, out, n, tm, notes);
     if (first_wf == NULL) {
         fprintf(notes, "No wait-free allocator in the registry yet: the study runs its peers only.\n");
     }
@@ -458,6 +465,47 @@ static bool grow(sw_buffers_t *buf, size_t need)
     return true;
 }
 
+/* The multi-thread driver's configuration for `test` on a (the allocator's instance or NULL). */
+static void sw_config(mt_config_t *cfg, const rt_allocator_t *a, void *handle, int test, unsigned threads, bool rt)
+{
+    bool never_freed = test == 0 || test == 2;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->a = a;
+    cfg->handle = handle;
+    cfg->threads = threads;
+    cfg->malloc_cap = test == 0 ? SW_HEAP / SW_SIZE + 64 : test == 1 ? SW_II_REPS : SW_GROW_CAP;
+    cfg->free_cap = test == 1 ? SW_II_REPS : test == 3 ? SW_GROW_CAP : 1;
+    cfg->live_cap = never_freed ? cfg->malloc_cap : 1;
+    cfg->budget = a->create == NULL && test != 1 ? SW_HEAP : 0;
+    cfg->free_at_end = a->create == NULL;
+    cfg->rt = rt;
+    cfg->expected_ops = test == 0 ? SW_HEAP / SW_SIZE / threads : test == 1 ? 2u * SW_II_REPS : 2u * 72u;
+    cfg->body = bodies[test];
+}
+
+/* The run's facts and its threads' counts, summed (maxima for the failures' figures), into r. */
+static void sw_collect(sw_result_t *r, const mt_run_t *run, const mt_config_t *cfg, unsigned threads)
+{
+    r->cpus = run->cpus;
+    r->pinned = run->pinned;
+    r->oversubscribed = run->oversubscribed;
+    r->rt_granted = run->rt_granted;
+    r->capped = cfg->budget != 0;
+    r->interrupted = run->interrupted;
+    r->wall_ns = run->wall_ns;
+    for (unsigned i = 0; i < threads; i++) {
+        const mt_thread_t *th = &run->th[i];
+        r->nm += th->nmalloc;
+        r->nf += th->nfree;
+        r->fails += th->failures;
+        r->refused += th->refused;
+        r->live += th->bytes_obtained - th->bytes_freed;
+        r->fail_max = th->fail_max > r->fail_max ? th->fail_max : r->fail_max;
+        r->fail_work.nodes = th->fail_work_max.nodes > r->fail_work.nodes ? th->fail_work_max.nodes : r->fail_work.nodes;
+        r->fail_work.rmw = th->fail_work_max.rmw > r->fail_work.rmw ? th->fail_work_max.rmw : r->fail_work.rmw;
+    }
+}
+
 /* One run of `test` on a fresh instance. work: through the allocator's counting entry points
  * (work_fns), for the work figures only; otherwise the descriptor's own malloc and free, for the
  * cycles (and their quantiles go to cdf). */
@@ -473,20 +521,8 @@ static void measure(bench_ctx_t *ctx, const rt_allocator_t *a, int test, unsigne
             return;
         }
     }
-    bool never_freed = test == 0 || test == 2;
     mt_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.a = a;
-    cfg.handle = handle;
-    cfg.threads = threads;
-    cfg.malloc_cap = test == 0 ? SW_HEAP / SW_SIZE + 64 : test == 1 ? SW_II_REPS : SW_GROW_CAP;
-    cfg.free_cap = test == 1 ? SW_II_REPS : test == 3 ? SW_GROW_CAP : 1;
-    cfg.live_cap = never_freed ? cfg.malloc_cap : 1;
-    cfg.budget = a->create == NULL && test != 1 ? SW_HEAP : 0;
-    cfg.free_at_end = a->create == NULL;
-    cfg.rt = rt;
-    cfg.expected_ops = test == 0 ? SW_HEAP / SW_SIZE / threads : test == 1 ? 2u * SW_II_REPS : 2u * 72u;
-    cfg.body = bodies[test];
+    sw_config(&cfg, a, handle, test, threads, rt);
     if (work && !work_fns(a, &cfg.malloc_work, &cfg.free_work)) {
         return;
     }
@@ -501,24 +537,7 @@ static void measure(bench_ctx_t *ctx, const rt_allocator_t *a, int test, unsigne
     if (!started) {
         return;
     }
-    r->cpus = run.cpus;
-    r->pinned = run.pinned;
-    r->oversubscribed = run.oversubscribed;
-    r->rt_granted = run.rt_granted;
-    r->capped = cfg.budget != 0;
-    r->interrupted = run.interrupted;
-    r->wall_ns = run.wall_ns;
-    for (unsigned i = 0; i < threads; i++) {
-        const mt_thread_t *th = &run.th[i];
-        r->nm += th->nmalloc;
-        r->nf += th->nfree;
-        r->fails += th->failures;
-        r->refused += th->refused;
-        r->live += th->bytes_obtained - th->bytes_freed;
-        r->fail_max = th->fail_max > r->fail_max ? th->fail_max : r->fail_max;
-        r->fail_work.nodes = th->fail_work_max.nodes > r->fail_work.nodes ? th->fail_work_max.nodes : r->fail_work.nodes;
-        r->fail_work.rmw = th->fail_work_max.rmw > r->fail_work.rmw ? th->fail_work_max.rmw : r->fail_work.rmw;
-    }
+    sw_collect(r, &run, &cfg, threads);
     if (!grow(buf, r->nm > r->nf ? r->nm : r->nf)) {
         mt_release(&run);
         return;
@@ -552,6 +571,74 @@ static void csv_work(FILE *csv, const sw_stats_t *w)
     }
 }
 
+/* The table's row of the timed run r (and of the counted run wr's interruption). */
+static void print_row(const rt_allocator_t *a, int test, unsigned threads, bool rt, const sw_result_t *r,
+                      const sw_result_t *wr)
+{
+    bool never_freed = test == 0 || test == 2;
+    char over[16] = "-", rtxt[16], utxt[16] = "./.";
+    if (r->oversubscribed) {
+        snprintf(over, sizeof over, "%ux", (threads + r->cpus - 1) / r->cpus);
+    }
+    human_rate(rtxt, sizeof rtxt, r->rate);
+    if (never_freed) {
+        snprintf(utxt, sizeof utxt, "%.2f%s", r->util, r->capped ? "*" : "");
+    }
+    const mt_summary_t *ms = &r->ms.s, *fs = &r->fs.s;
+    printf("%-12s %3u %5s %7zu %6zu  %6llu %7llu %7llu %8llu %10llu %9.0f %6.2f  %8s %7s", a->name, threads, over,
+           r->nm, r->fails, (unsigned long long)ms->min, (unsigned long long)ms->median, (unsigned long long)ms->p99,
+           (unsigned long long)ms->p999, (unsigned long long)ms->max, ms->mean, ms->cv, rtxt, utxt);
+    if (test == 1 || test == 3) {
+        printf("  %llu/%llu/%llu", (unsigned long long)fs->median, (unsigned long long)fs->p99,
+               (unsigned long long)fs->max);
+    }
+    if (r->pinned < threads) {
+        printf("  (%u of %u threads unpinned)", threads - r->pinned, threads);
+    }
+    if (rt && !r->rt_granted) {
+        printf("  (not SCHED_FIFO)");
+    }
+    if (r->interrupted || wr->interrupted) {
+        printf("  (interrupted%s)", r->interrupted ? "" : " in the work-counter run");
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+/* stellwag.csv's row of the timed run r and the counted run wr (has_work: wr counted). */
+static void write_row(FILE *csv, const char *mode, const rt_allocator_t *a, int test, unsigned threads,
+                      const sw_result_t *r, const sw_result_t *wr, bool has_work)
+{
+    bool never_freed = test == 0 || test == 2;
+    fprintf(csv, "%s,%s,%s,%u,%u,%u,%d,%d,%d,%zu,%zu,%zu,%u,", mode, test_name[test], a->name, threads, r->cpus,
+            r->pinned, r->oversubscribed ? 1 : 0, r->rt_granted ? 1 : 0, r->capped ? 1 : 0, r->nm, r->fails, r->refused,
+            r->fail_max);
+    const mt_summary_t *ss[2] = {&r->ms.s, &r->fs.s};
+    for (int j = 0; j < 2; j++) {
+        fprintf(csv, "%zu,%llu,%llu,%llu,%llu,%llu,%.1f,%.4f,", ss[j]->n, (unsigned long long)ss[j]->min,
+                (unsigned long long)ss[j]->median, (unsigned long long)ss[j]->p99,
+                (unsigned long long)ss[j]->p999, (unsigned long long)ss[j]->max, ss[j]->mean, ss[j]->cv);
+    }
+    fprintf(csv, "%llu,%.0f,%llu,", (unsigned long long)r->wall_ns, r->rate, (unsigned long long)r->live);
+    if (never_freed) {
+        fprintf(csv, "%.4f,", r->util);
+    } else {
+        fprintf(csv, ",");
+    }
+    csv_work(csv, &wr->ms);
+    csv_work(csv, &wr->fs);
+    if (has_work) {
+        fprintf(csv, "%zu,%u,%u,", wr->fails, wr->fail_work.nodes, wr->fail_work.rmw);
+    } else {
+        fprintf(csv, ",,,");
+    }
+    fputc('"', csv);
+    for (const char *c = a->malloc_bound != NULL ? a->malloc_bound : ""; *c != '\0'; c++) {
+        fputc(*c == '"' ? '\'' : *c, csv);
+    }
+    fprintf(csv, "\",%d\n", r->interrupted || wr->interrupted ? 1 : 0);
+}
+
 /* One table row and CSV row: the timed run, and for allocators with work counters a second,
  * counted run. Returns false when interrupted. */
 static bool run_one(bench_ctx_t *ctx, const sw_entry_t *e, int test, unsigned threads, bool rt, const char *mode,
@@ -576,63 +663,9 @@ static bool run_one(bench_ctx_t *ctx, const sw_entry_t *e, int test, unsigned th
     work_out[0] = wr.ms;
     work_out[1] = wr.fs;
     *fail_work_out = wr.fail_work;
-    bool never_freed = test == 0 || test == 2;
-    char over[16] = "-", rtxt[16], utxt[16] = "./.";
-    if (r.oversubscribed) {
-        snprintf(over, sizeof over, "%ux", (threads + r.cpus - 1) / r.cpus);
-    }
-    human_rate(rtxt, sizeof rtxt, r.rate);
-    if (never_freed) {
-        snprintf(utxt, sizeof utxt, "%.2f%s", r.util, r.capped ? "*" : "");
-    }
-    const mt_summary_t *ms = &r.ms.s, *fs = &r.fs.s;
-    printf("%-12s %3u %5s %7zu %6zu  %6llu %7llu %7llu %8llu %10llu %9.0f %6.2f  %8s %7s", a->name, threads, over,
-           r.nm, r.fails, (unsigned long long)ms->min, (unsigned long long)ms->median, (unsigned long long)ms->p99,
-           (unsigned long long)ms->p999, (unsigned long long)ms->max, ms->mean, ms->cv, rtxt, utxt);
-    if (test == 1 || test == 3) {
-        printf("  %llu/%llu/%llu", (unsigned long long)fs->median, (unsigned long long)fs->p99,
-               (unsigned long long)fs->max);
-    }
-    if (r.pinned < threads) {
-        printf("  (%u of %u threads unpinned)", threads - r.pinned, threads);
-    }
-    if (rt && !r.rt_granted) {
-        printf("  (not SCHED_FIFO)");
-    }
-    if (r.interrupted || wr.interrupted) {
-        printf("  (interrupted%s)", r.interrupted ? "" : " in the work-counter run");
-    }
-    printf("\n");
-    fflush(stdout);
-
+    print_row(a, test, threads, rt, &r, &wr);
     if (csv != NULL) {
-        fprintf(csv, "%s,%s,%s,%u,%u,%u,%d,%d,%d,%zu,%zu,%zu,%u,", mode, test_name[test], a->name, threads, r.cpus,
-                r.pinned, r.oversubscribed ? 1 : 0, r.rt_granted ? 1 : 0, r.capped ? 1 : 0, r.nm, r.fails, r.refused,
-                r.fail_max);
-        const mt_summary_t *ss[2] = {ms, fs};
-        for (int j = 0; j < 2; j++) {
-            fprintf(csv, "%zu,%llu,%llu,%llu,%llu,%llu,%.1f,%.4f,", ss[j]->n, (unsigned long long)ss[j]->min,
-                    (unsigned long long)ss[j]->median, (unsigned long long)ss[j]->p99,
-                    (unsigned long long)ss[j]->p999, (unsigned long long)ss[j]->max, ss[j]->mean, ss[j]->cv);
-        }
-        fprintf(csv, "%llu,%.0f,%llu,", (unsigned long long)r.wall_ns, r.rate, (unsigned long long)r.live);
-        if (never_freed) {
-            fprintf(csv, "%.4f,", r.util);
-        } else {
-            fprintf(csv, ",");
-        }
-        csv_work(csv, &wr.ms);
-        csv_work(csv, &wr.fs);
-        if (has_work) {
-            fprintf(csv, "%zu,%u,%u,", wr.fails, wr.fail_work.nodes, wr.fail_work.rmw);
-        } else {
-            fprintf(csv, ",,,");
-        }
-        fputc('"', csv);
-        for (const char *c = a->malloc_bound != NULL ? a->malloc_bound : ""; *c != '\0'; c++) {
-            fputc(*c == '"' ? '\'' : *c, csv);
-        }
-        fprintf(csv, "\",%d\n", r.interrupted || wr.interrupted ? 1 : 0);
+        write_row(csv, mode, a, test, threads, &r, &wr, has_work);
     }
     return !(r.interrupted || wr.interrupted);
 }
@@ -645,27 +678,85 @@ typedef struct sw_work_row {
     mt_work_t fail;
 } sw_work_row_t;
 
+/* --rt: asks for SCHED_FIFO and locks memory, and says what was granted. Returns false when
+ * neither is permitted (the rt tables would repeat the normal ones). */
+static bool rt_prepare(void)
+{
+    int perm = mt_rt_permitted();
+    int lock = mt_lock_memory();
+    printf("\n== stellwag --rt: the same study with SCHED_FIFO and locked memory ==\n");
+    printf("SCHED_FIFO (priority max - 1): %s; mlockall(MCL_CURRENT | MCL_FUTURE%s): %s.\n",
+           perm == 0 ? "granted" : perm == EPERM ? "NOT permitted here (EPERM): threads run SCHED_OTHER"
+                                                 : strerror(perm),
+#ifdef MCL_ONFAULT
+           " | MCL_ONFAULT",
+#else
+           "",
+#endif
+           lock == 0 ? "done" : strerror(lock));
+    if (perm != 0 && lock != 0) {
+        printf("Neither is permitted: the rt tables would repeat the normal ones; skipped.\n");
+        return false;
+    }
+    return true;
+}
+
+/* The notes under the tables: the columns, the budget-capped allocators, aomalloc's state. */
+static void print_notes(unsigned cpus)
+{
+    printf("T: threads (pinned round-robin to %u CPU%s); over: threads per CPU when oversubscribed. Cycles: fenced\n"
+           "rdtsc around each call, raw; all threads' calls pooled. ops/s: successful mallocs and frees per second\n"
+           "of wall time. util: requested bytes live when every thread stopped / 64 MiB (I, III). fail: failed or\n"
+           "refused mallocs (the one that ends each thread in I, III, IV).\n"
+           "* budget-capped (noop, aomalloc, glibc, jemalloc, mimalloc): no 64 MiB limit of their own; the driver\n"
+           "  refuses (untimed) a malloc beyond 64 MiB of requested bytes live, so their utilisation is by\n"
+           "  construction. Their memory is not pre-touched (page faults fall inside their calls).\n",
+           cpus, cpus == 1 ? "" : "s");
+    const char *aop = bench_mt_aomalloc_progress();
+    if (aop != NULL) {
+        printf("aomalloc: %s.\n", aop);
+    }
+    if (bench_mt_aomalloc_band() != NULL) {
+        printf("aomalloc: %s (its III and IV threads end there).\n", bench_mt_aomalloc_band());
+    }
+}
+
+/* The work-per-call table: one row per counted run (wrows[0..nw)). */
+static void print_work_table(const sw_work_row_t *wrows, size_t nw)
+{
+    printf("\nWork per call (clock-free), a second run of the same test through the counting entry points\n"
+           "(rt_wf_malloc_ex / rt_wf_free_ex): nodes visited and atomic read-modify-writes on tree counters\n"
+           "(statistics counters add 2-4 per call), max / p99 / mean over every thread's calls; [bound] the\n"
+           "largest stated worst case among the calls (rt_wf_bound, waitfree.h); over: calls above their own\n"
+           "bound; failed: the most nodes of a malloc that failed.\n");
+    printf("%-8s %-4s %3s  %-28s %-26s  %-24s %-18s %5s %7s\n", "", "test", "T", "malloc nodes [bound]",
+           "malloc RMWs [bound]", "free nodes [bound]", "free RMWs", "over", "failed");
+    for (size_t i = 0; i < nw; i++) {
+        const sw_work_row_t *r = &wrows[i];
+        char b[4][48];
+        for (int j = 0; j < 2; j++) {
+            const sw_stats_t *w = &r->st[j];
+            snprintf(b[2 * j], sizeof b[0], "%u / %u / %.1f [%u]", w->nodes_max, w->nodes_p99, w->nodes_mean,
+                     w->nodes_bound_max);
+            if (j == 0) {
+                snprintf(b[1], sizeof b[0], "%u / %u / %.1f [%u]", w->rmw_max, w->rmw_p99, w->rmw_mean,
+                         w->rmw_bound_max);
+            } else {
+                snprintf(b[3], sizeof b[0], "%u / %u / %.1f", w->rmw_max, w->rmw_p99, w->rmw_mean);
+            }
+        }
+        printf("%-8s %-4s %3u  %-28s %-26s  %-24s %-18s %5zu %7u\n", r->a->name, test_name[r->test], r->threads,
+               b[0], b[1], r->st[1].s.n ? b[2] : "-", r->st[1].s.n ? b[3] : "-",
+               r->st[0].over_bound + r->st[1].over_bound, r->fail.nodes);
+    }
+}
+
 static int study(bench_ctx_t *ctx, bool rt, const sw_entry_t *allocs, size_t nallocs, FILE *csv, FILE *cdf)
 {
     const char *mode = rt ? "rt" : "normal";
     unsigned cpus = mt_cpus();
-    if (rt) {
-        int perm = mt_rt_permitted();
-        int lock = mt_lock_memory();
-        printf("\n== stellwag --rt: the same study with SCHED_FIFO and locked memory ==\n");
-        printf("SCHED_FIFO (priority max - 1): %s; mlockall(MCL_CURRENT | MCL_FUTURE%s): %s.\n",
-               perm == 0 ? "granted" : perm == EPERM ? "NOT permitted here (EPERM): threads run SCHED_OTHER"
-                                                     : strerror(perm),
-#ifdef MCL_ONFAULT
-               " | MCL_ONFAULT",
-#else
-               "",
-#endif
-               lock == 0 ? "done" : strerror(lock));
-        if (perm != 0 && lock != 0) {
-            printf("Neither is permitted: the rt tables would repeat the normal ones; skipped.\n");
-            return 0;
-        }
+    if (rt && !rt_prepare()) {
+        return 0;
     }
     sw_buffers_t buf;
     memset(&buf, 0, sizeof buf);
@@ -692,47 +783,9 @@ static int study(bench_ctx_t *ctx, bool rt, const sw_entry_t *allocs, size_t nal
         }
         print_paper(test);
     }
-    printf("T: threads (pinned round-robin to %u CPU%s); over: threads per CPU when oversubscribed. Cycles: fenced\n"
-           "rdtsc around each call, raw; all threads' calls pooled. ops/s: successful mallocs and frees per second\n"
-           "of wall time. util: requested bytes live when every thread stopped / 64 MiB (I, III). fail: failed or\n"
-           "refused mallocs (the one that ends each thread in I, III, IV).\n"
-           "* budget-capped (noop, aomalloc, glibc, jemalloc, mimalloc): no 64 MiB limit of their own; the driver\n"
-           "  refuses (untimed) a malloc beyond 64 MiB of requested bytes live, so their utilisation is by\n"
-           "  construction. Their memory is not pre-touched (page faults fall inside their calls).\n",
-           cpus, cpus == 1 ? "" : "s");
-    const char *aop = bench_mt_aomalloc_progress();
-    if (aop != NULL) {
-        printf("aomalloc: %s.\n", aop);
-    }
-    if (bench_mt_aomalloc_band() != NULL) {
-        printf("aomalloc: %s (its III and IV threads end there).\n", bench_mt_aomalloc_band());
-    }
+    print_notes(cpus);
     if (nw != 0) {
-        printf("\nWork per call (clock-free), a second run of the same test through the counting entry points\n"
-               "(rt_wf_malloc_ex / rt_wf_free_ex): nodes visited and atomic read-modify-writes on tree counters\n"
-               "(statistics counters add 2-4 per call), max / p99 / mean over every thread's calls; [bound] the\n"
-               "largest stated worst case among the calls (rt_wf_bound, waitfree.h); over: calls above their own\n"
-               "bound; failed: the most nodes of a malloc that failed.\n");
-        printf("%-8s %-4s %3s  %-28s %-26s  %-24s %-18s %5s %7s\n", "", "test", "T", "malloc nodes [bound]",
-               "malloc RMWs [bound]", "free nodes [bound]", "free RMWs", "over", "failed");
-        for (size_t i = 0; i < nw; i++) {
-            const sw_work_row_t *r = &wrows[i];
-            char b[4][48];
-            for (int j = 0; j < 2; j++) {
-                const sw_stats_t *w = &r->st[j];
-                snprintf(b[2 * j], sizeof b[0], "%u / %u / %.1f [%u]", w->nodes_max, w->nodes_p99, w->nodes_mean,
-                         w->nodes_bound_max);
-                if (j == 0) {
-                    snprintf(b[1], sizeof b[0], "%u / %u / %.1f [%u]", w->rmw_max, w->rmw_p99, w->rmw_mean,
-                             w->rmw_bound_max);
-                } else {
-                    snprintf(b[3], sizeof b[0], "%u / %u / %.1f", w->rmw_max, w->rmw_p99, w->rmw_mean);
-                }
-            }
-            printf("%-8s %-4s %3u  %-28s %-26s  %-24s %-18s %5zu %7u\n", r->a->name, test_name[r->test], r->threads,
-                   b[0], b[1], r->st[1].s.n ? b[2] : "-", r->st[1].s.n ? b[3] : "-",
-                   r->st[0].over_bound + r->st[1].over_bound, r->fail.nodes);
-        }
+        print_work_table(wrows, nw);
     }
     free(wrows);
     free(buf.cycles), free(buf.sorted), free(buf.scratch), free(buf.work);
