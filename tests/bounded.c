@@ -72,6 +72,28 @@ static size_t draw(tl_rng_t *r)
 
 #define LIVE 400u
 
+/* The random churn's free step (k < 45 of 100, or a full live set): frees a random live block.
+ * True when it did, and the step is over. */
+static bool churn_free(const rt_allocator_t *d, void *h, tl_rng_t *r, unsigned k, void **live, size_t *nlive)
+{
+    if (*nlive == 0u || (k >= 45u && *nlive < LIVE)) {
+        return false;
+    }
+    size_t i = tl_range(r, 0, *nlive - 1u);
+    d->free(h, live[i]);
+    live[i] = live[--*nlive];
+    return true;
+}
+
+/* Frees what the churn left live and closes the instance (its check included). */
+static void churn_close(const rt_allocator_t *d, tl_inst_t *x, void **live, size_t nlive)
+{
+    while (nlive > 0u) {
+        d->free(x->h, live[--nlive]);
+    }
+    tl_inst_close(x, true);
+}
+
 /* Randomised: malloc / calloc / memalign / free with a live set of up to LIVE blocks. */
 static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps)
 {
@@ -82,10 +104,7 @@ static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps
     tl_rng_t r = tl_rng_seed(seed ^ 0xB0D3Du);
     for (unsigned op = 0; ok && op < 6000u; op++) {
         unsigned k = (unsigned)(tl_next(&r) % 100u);
-        if (nlive > 0u && (k < 45u || nlive == LIVE)) {
-            size_t i = tl_range(&r, 0, nlive - 1u);
-            d->free(x.h, live[i]);
-            live[i] = live[--nlive];
+        if (churn_free(d, x.h, &r, k, live, &nlive)) {
             continue;
         }
         size_t n = draw(&r);
@@ -106,10 +125,7 @@ static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps
             live[nlive++] = p;
         }
     }
-    while (nlive > 0u) {
-        d->free(x.h, live[--nlive]);
-    }
-    tl_inst_close(&x, true);
+    churn_close(d, &x, live, nlive);
     return ok;
 }
 
@@ -187,10 +203,7 @@ static bool probes_vs_walk(const rt_allocator_t *d, uint64_t seed, probe_stat_t 
     tl_rng_t r = tl_rng_seed(seed ^ 0xC0C0Au);
     for (unsigned op = 0; ok && op < 1500u; op++) {
         unsigned k = (unsigned)(tl_next(&r) % 100u);
-        if (nlive > 0u && (k < 45u || nlive == LIVE)) {
-            size_t i = tl_range(&r, 0, nlive - 1u);
-            d->free(x.h, live[i]);
-            live[i] = live[--nlive];
+        if (churn_free(d, x.h, &r, k, live, &nlive)) {
             continue;
         }
         size_t n = draw(&r);
@@ -217,10 +230,7 @@ static bool probes_vs_walk(const rt_allocator_t *d, uint64_t seed, probe_stat_t 
             live[nlive++] = p;
         }
     }
-    while (nlive > 0u) {
-        d->free(x.h, live[--nlive]);
-    }
-    tl_inst_close(&x, true);
+    churn_close(d, &x, live, nlive);
     return ok;
 }
 

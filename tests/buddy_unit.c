@@ -458,22 +458,44 @@ static bool build(world_t *w, unsigned k, int variant)
     return freed >= 2;
 }
 
-static void test_overflow(void)
+/* The set-up of the attack passes (overflow, forged): a world, a snapshot buffer, a block list.
+ * False (after a skip or a reported failure) when the pass cannot run. */
+static bool attack_open(const char *pass, world_t **w, snapshot_t **s, blocks_t **bl)
 {
     if (RT_HARDENING < 1) {
-        tl_skip("overflow: RT_HARDENING %d keeps the original unchecked lists", (int)RT_HARDENING);
+        tl_skip("%s: RT_HARDENING %d keeps the original unchecked lists", pass, (int)RT_HARDENING);
+        return false;
+    }
+    *w = malloc(sizeof **w);
+    *s = malloc(sizeof **s);
+    *bl = malloc(sizeof **bl);
+    if (!TL_CHECK(*w != NULL && *s != NULL && *bl != NULL && world_open(*w), "%s: setup", pass)) {
+        free(*w);
+        free(*s);
+        free(*bl);
+        return false;
+    }
+    (*s)->bytes = malloc((*w)->size);
+    return true;
+}
+
+static void attack_close(world_t *w, snapshot_t *s, blocks_t *bl)
+{
+    world_close(w);
+    free(s->bytes);
+    free(s);
+    free(bl);
+    free(w);
+}
+
+static void test_overflow(void)
+{
+    world_t *w;
+    snapshot_t *s;
+    blocks_t *bl;
+    if (!attack_open("overflow", &w, &s, &bl)) {
         return;
     }
-    world_t *w = malloc(sizeof *w);
-    snapshot_t *s = malloc(sizeof *s);
-    blocks_t *bl = malloc(sizeof *bl);
-    if (!TL_CHECK(w != NULL && s != NULL && bl != NULL && world_open(w), "setup")) {
-        free(w);
-        free(s);
-        free(bl);
-        return;
-    }
-    s->bytes = malloc(w->size);
     tl_rng_t rng = tl_rng_seed(12);
     unsigned max_k = order_of(rt_buddy_max_request(w->h));
     unsigned long before_failed = tl_state.failed;
@@ -544,31 +566,19 @@ static void test_overflow(void)
     }
     printf("overflow: %lu cases (orders %u..%u, %s), %lu failed checks\n", overflow_cases, order_of(UNIT), max_k - 1u,
            value_step == 1u ? "all values" : "every other value", tl_state.failed - before_failed);
-    world_close(w);
-    free(s->bytes);
-    free(s);
-    free(bl);
-    free(w);
+    attack_close(w, s, bl);
 }
 
 /* --- forged: whole links pointing where an attacker would like them -------------------------- */
 
 static void test_forged(void)
 {
-    if (RT_HARDENING < 1) {
-        tl_skip("forged: RT_HARDENING %d keeps the original unchecked lists", (int)RT_HARDENING);
+    world_t *w;
+    snapshot_t *s;
+    blocks_t *bl;
+    if (!attack_open("forged", &w, &s, &bl)) {
         return;
     }
-    world_t *w = malloc(sizeof *w);
-    snapshot_t *s = malloc(sizeof *s);
-    blocks_t *bl = malloc(sizeof *bl);
-    if (!TL_CHECK(w != NULL && s != NULL && bl != NULL && world_open(w), "setup")) {
-        free(w);
-        free(s);
-        free(bl);
-        return;
-    }
-    s->bytes = malloc(w->size);
     unsigned long cases = 0;
     for (unsigned k = order_of(UNIT); k < order_of(UNIT) + 4u; k++) {
         world_close(w);
@@ -646,11 +656,7 @@ static void test_forged(void)
         }
     }
     printf("forged: %lu cases\n", cases);
-    world_close(w);
-    free(s->bytes);
-    free(s);
-    free(bl);
-    free(w);
+    attack_close(w, s, bl);
 }
 
 /* --- contain: what a detection leaves behind ------------------------------------------------- */
