@@ -27,12 +27,17 @@ set -euo pipefail
 #   gcc-arm-none-eabi               cross (tools/cross-check.sh, footprint) and target (Cortex-M4F)
 #   gcc-riscv64-unknown-elf         cross and target (RV32IMAC, RV64IMAC)
 #   qemu-system-arm qemu-system-misc   target: mps2-an386 and riscv32 virt
+#   sqlite3 lua5.4                  the real programs run under the drop-in malloc (dropin_programs)
+#   libsqlite3-dev liblua5.4-dev    the hosting examples (examples/), built against the package
 # Not here: libnewlib-arm-none-eabi (the ports bring their own libc functions, ports/common/
 # port_libc.h, and link -nostdlib: no newlib header or library is used).
 TEST_PACKAGES=(cmake make gcc g++ clang libclang-rt-14-dev gcc-multilib g++-multilib valgrind python3
                python3-matplotlib pkg-config gcc-arm-none-eabi gcc-riscv64-unknown-elf qemu-system-arm
-               qemu-system-misc)
-BENCH_PACKAGES=(cmake gcc make valgrind python3 python3-matplotlib libjemalloc-dev libmimalloc-dev)
+               qemu-system-misc sqlite3 lua5.4 libsqlite3-dev liblua5.4-dev)
+# bench: sqlite3 and lua5.4 are two of the three real programs whose traces the trace experiment
+# records (python3, the third, is here already).
+BENCH_PACKAGES=(cmake gcc make valgrind python3 python3-matplotlib libjemalloc-dev libmimalloc-dev
+                sqlite3 lua5.4)
 # optional for bench.sh: footprint section (arm), aomalloc (libatomic-ops-dev), on-target study
 BENCH_OPTIONAL=(gcc-arm-none-eabi libatomic-ops-dev gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc)
 M32_PACKAGES=(qemu-user)

@@ -22,7 +22,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum wl_kind { WL_MALLOC = 0, WL_FREE = 1 } wl_kind_t;
+/* The generators above emit WL_MALLOC and WL_FREE only. Traces recorded from real programs
+ * (bench/trace/trace.h) use the rest of the family too:
+ *   WL_REALLOC   realloc(slot's block, size): the slot keeps the (moved) block; an empty slot
+ *                means realloc(NULL, size); size 0 is never recorded as realloc (it is a free);
+ *   WL_CALLOC    calloc(1, size) into an empty slot (the product, checked when recorded);
+ *   WL_MEMALIGN  memalign(WL_OP_ALIGN(op), size) into an empty slot (posix_memalign,
+ *                aligned_alloc, valloc and pvalloc are recorded as this).
+ * kind holds the wl_kind_t in its low 8 bits, log2 of the alignment (WL_MEMALIGN) in bits 8..15
+ * and flags above: WL_OP_FAILED marks a call that returned NULL in the recorded run. */
+typedef enum wl_kind { WL_MALLOC = 0, WL_FREE = 1, WL_REALLOC = 2, WL_CALLOC = 3, WL_MEMALIGN = 4 } wl_kind_t;
+#define WL_OP_KIND(op) ((wl_kind_t)((op)->kind & 0xffu))
+#define WL_OP_ALIGN(op) ((size_t)1 << (((op)->kind >> 8) & 0xffu))
+#define WL_OP_FAILED 0x10000u
 
 typedef struct wl_op {
     uint32_t slot;
