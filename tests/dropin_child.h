@@ -62,16 +62,18 @@ static bool dc_holds(const unsigned char *p, size_t n, unsigned seed)
 
 /* The heap still serves, keeps contents and frees: after an attack refused with
  * RTALLOC_ON_ERROR=continue, and after a fork. */
-static void dc_heap_works(unsigned rounds)
+static void dc_heap_works(unsigned rounds, bool strict)
 {
+    unsigned served = 0;
     enum { N = 64 };
     unsigned char *p[N];
     for (unsigned r = 0; r < rounds; r++) {
         for (unsigned i = 0; i < N; i++) {
             size_t n = 1u + (i * 37u + r * 11u) % 3000u;
             p[i] = malloc(n);
-            DC_CHECK(p[i] != NULL, "malloc after the event");
+            DC_CHECK(p[i] != NULL || !strict, "malloc after the event");
             if (p[i] != NULL) {
+                served++;
                 dc_fill(p[i], n, i + r);
             }
         }
@@ -81,6 +83,9 @@ static void dc_heap_works(unsigned rounds)
             free(p[i]);
         }
     }
+    /* Not strict: after a damaged heap refused in continue mode, a size class may stay refused
+     * (its list is quarantined), but the rest of the heap serves. */
+    DC_CHECK(served >= rounds * N / 2u, "most allocations served after the event");
 }
 
 /* --- the family's semantics ----------------------------------------------------------------- */
@@ -217,7 +222,7 @@ static int dc_enomem(void)
         all = next;
     }
     free(keep);
-    dc_heap_works(2);
+    dc_heap_works(2, true);
     return dc_done();
 }
 
@@ -271,7 +276,7 @@ static int dc_run_threads(bool forking)
         pid_t pid = fork();
         if (pid == 0) {
             alarm(60); /* a child stuck on a lock dies of SIGALRM, the parent sees it */
-            dc_heap_works(2);
+            dc_heap_works(2, true);
             _exit(dc_failures == 0 ? 0 : 1);
         }
         int status = 0;
@@ -281,7 +286,7 @@ static int dc_run_threads(bool forking)
     for (unsigned i = 0; i < T; i++) {
         (void)pthread_join(t[i], NULL);
     }
-    dc_heap_works(1);
+    dc_heap_works(1, true);
     return dc_done();
 }
 
@@ -295,7 +300,7 @@ static int dc_double_free(void)
     free(p);
     free(p);
     free(keep);
-    dc_heap_works(2);
+    dc_heap_works(2, true);
     return dc_done();
 }
 
@@ -311,7 +316,7 @@ static int dc_forged(void)
     free(room + 1088);
     free(real);
     free(room);
-    dc_heap_works(2);
+    dc_heap_works(2, true);
     return dc_done();
 }
 
@@ -321,21 +326,55 @@ static int dc_interior(void)
     dc_ptr(p + 256);
     free(p + 256);
     free(p);
-    dc_heap_works(2);
+    dc_heap_works(2, true);
     return dc_done();
 }
 
-/* Writes 16 bytes past the end of a block into its neighbour's header, then frees both. */
+/* Writes 16 bytes past the end of a block into what follows it, then uses the heap. With a
+ * header in front of every block (the boundary-tag heaps, the trees) that is the next block's
+ * header, caught by free. The allocators with metadata out of band (buddy, pages: a block ends
+ * exactly where the next begins) have nothing to damage in a used neighbour: there the neighbour
+ * is freed first, and the overflow hits its free-list links, caught by the malloc that takes it
+ * (reported with the size, or the block, of that malloc). */
 static int dc_overflow(void)
 {
-    unsigned char *p = malloc(100);
-    unsigned char *q = malloc(100);
-    dc_ptr(p);
-    dc_ptr(q);
-    memset(p, 0x41, malloc_usable_size(p) + 16u);
-    free(q);
+    enum { N = 32 };
+    unsigned char *b[N], *p = NULL, *q = NULL;
+    for (unsigned i = 0; i < N; i++) {
+        b[i] = malloc(100);
+    }
+    for (unsigned i = 0; i < N && p == NULL; i++) {
+        for (unsigned j = 0; j < N && p == NULL; j++) {
+            if (b[i] + malloc_usable_size(b[i]) == b[j]) {
+                p = b[i];
+                q = b[j];
+                b[i] = b[j] = NULL;
+            }
+        }
+    }
+    if (p != NULL) { /* out of band */
+        dc_ptr(p);
+        dc_ptr(q);
+        printf("ptr 100\n"); /* malloc(100) */
+        (void)fflush(stdout);
+        free(q);
+        memset(p, 0x41, malloc_usable_size(p) + 16u);
+        for (unsigned i = 0; i < 4; i++) {
+            free(malloc(100));
+        }
+    } else {
+        p = malloc(100);
+        q = malloc(100);
+        dc_ptr(p);
+        dc_ptr(q);
+        memset(p, 0x41, malloc_usable_size(p) + 16u);
+        free(q);
+    }
     free(p);
-    dc_heap_works(2);
+    for (unsigned i = 0; i < N; i++) {
+        free(b[i]);
+    }
+    dc_heap_works(2, false);
     return dc_done();
 }
 
@@ -345,7 +384,7 @@ static int dc_realloc_foreign(void)
     dc_ptr(not_ours);
     void *r = realloc(not_ours, 100);
     DC_CHECK(r == NULL, "realloc of a foreign pointer refused");
-    dc_heap_works(1);
+    dc_heap_works(1, true);
     return dc_done();
 }
 
