@@ -372,6 +372,10 @@ static inline void ensure_init(void)
     }
 }
 
+/* At load, if no call came first: a bad setting is reported, and RTALLOC_MLOCK pins the heap, at
+ * start-up even in a program that never allocates. */
+static __attribute__((constructor)) void init_at_load(void) { ensure_init(); }
+
 /* True for a pointer of the region; false for any pointer before initialisation. */
 static inline bool ours(const void *p)
 {
