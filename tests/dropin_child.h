@@ -193,16 +193,16 @@ static int dc_semantics(void)
 static int dc_enomem(void)
 {
     errno = 0;
-    DC_CHECK(malloc((size_t)1 << 40) == NULL && errno == ENOMEM, "malloc too large: ENOMEM");
+    DC_CHECK(malloc(SIZE_MAX / 4u) == NULL && errno == ENOMEM, "malloc too large: ENOMEM");
     void *keep = malloc(100);
     memset(keep, 7, 100);
     errno = 0;
-    DC_CHECK(realloc(keep, (size_t)1 << 40) == NULL && errno == ENOMEM, "realloc too large");
+    DC_CHECK(realloc(keep, SIZE_MAX / 4u) == NULL && errno == ENOMEM, "realloc too large");
     DC_CHECK(((unsigned char *)keep)[99] == 7, "realloc failure keeps the block");
     void *p = NULL;
-    DC_CHECK(posix_memalign(&p, 64, (size_t)1 << 40) == ENOMEM, "posix_memalign: ENOMEM");
+    DC_CHECK(posix_memalign(&p, 64, SIZE_MAX / 4u) == ENOMEM, "posix_memalign: ENOMEM");
     errno = 0;
-    DC_CHECK(calloc(1, (size_t)1 << 40) == NULL && errno == ENOMEM, "calloc too large");
+    DC_CHECK(calloc(1, SIZE_MAX / 4u) == NULL && errno == ENOMEM, "calloc too large");
     void **all = NULL;
     size_t n = 0;
     for (;;) { /* exhaust with 64 KiB blocks, chained through their first word */
