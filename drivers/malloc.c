@@ -146,12 +146,14 @@ static void put_line(line_t *l)
     }
 }
 
-static _Noreturn void die(const char *what, const char *detail)
+/* "rtalloc-malloc: <a><b><c>", then abort. */
+static _Noreturn void die(const char *a, const char *b, const char *c)
 {
     line_t l = {.len = 0};
     put_str(&l, "rtalloc-malloc: ");
-    put_str(&l, what);
-    put_str(&l, detail);
+    put_str(&l, a);
+    put_str(&l, b);
+    put_str(&l, c);
     put_line(&l);
     abort();
 }
@@ -228,7 +230,7 @@ static bool parse_size(const char *s, size_t *out)
     case 'g': case 'G': shift = 30; s++; break;
     default: break;
     }
-    if (*s != '\0' || (shift != 0u && v > (SIZE_MAX >> shift))) {
+    if (*s != '\0' || v == 0u || (shift != 0u && v > (SIZE_MAX >> shift))) {
         return false;
     }
     *out = v << shift;
@@ -251,6 +253,19 @@ static _Noreturn void die_unknown(const char *name)
     abort();
 }
 
+static _Noreturn void die_setting(const char *name, const char *value, const char *expected)
+{
+    line_t l = {.len = 0};
+    put_str(&l, "rtalloc-malloc: ");
+    put_str(&l, name);
+    put_str(&l, "=");
+    put_str(&l, value);
+    put_str(&l, ": ");
+    put_str(&l, expected);
+    put_line(&l);
+    abort();
+}
+
 static bool env_flag(const char *name)
 {
     const char *v = getenv(name);
@@ -258,7 +273,7 @@ static bool env_flag(const char *name)
         return false;
     }
     if (strcmp(v, "1") != 0) {
-        die(name, "=<value>: expected 0 or 1");
+        die_setting(name, v, "expected 0 or 1");
     }
     return true;
 }
@@ -276,14 +291,14 @@ static void read_config(size_t *heap, bool *mlock_it)
     const char *size = getenv("RTALLOC_HEAP");
     *heap = g.a->family == RT_FAMILY_TREE ? RTALLOC_DEFAULT_TREE_HEAP : RTALLOC_DEFAULT_HEAP;
     if (size != NULL && *size != '\0' && !parse_size(size, heap)) {
-        die("RTALLOC_HEAP=", "<value>: expected <bytes>[K|M|G], e.g. 256M");
+        die_setting("RTALLOC_HEAP", size, "expected <bytes>[K|M|G] above 0, e.g. 256M");
     }
     const char *on_error = getenv("RTALLOC_ON_ERROR");
     g.abort_on_error = true;
     if (on_error != NULL && strcmp(on_error, "continue") == 0) {
         g.abort_on_error = false;
     } else if (on_error != NULL && *on_error != '\0' && strcmp(on_error, "abort") != 0) {
-        die("RTALLOC_ON_ERROR=", "<value>: expected abort or continue");
+        die_setting("RTALLOC_ON_ERROR", on_error, "expected abort or continue");
     }
     *mlock_it = env_flag("RTALLOC_MLOCK");
     g.stats_at_exit = env_flag("RTALLOC_STATS");
@@ -339,7 +354,7 @@ static void create_heap(size_t size, bool mlock_it)
     }
     g.h = g.a->create(mem, size);
     if (g.h == NULL) {
-        die("RTALLOC_HEAP is too small for allocator ", g.a->name);
+        die("RTALLOC_HEAP is too small for allocator ", g.a->name, "");
     }
     g.base = (uintptr_t)mem;
     g.size = size;
@@ -354,7 +369,7 @@ static void create_heap(size_t size, bool mlock_it)
 static __attribute__((noinline, cold)) void init_slow(void)
 {
     if (t_in_init) {
-        die("allocation during initialisation", "");
+        die("allocation during initialisation", "", "");
     }
     (void)pthread_mutex_lock(&g_init_lock);
     if (atomic_load_explicit(&g_ready, memory_order_relaxed) == 0) {
