@@ -5,13 +5,13 @@
  * Design, in the order a call meets it:
  *
  *   one region    At the first call (from the dynamic loader, a constructor, or several threads
- *                 at once) the library reads its environment, reserves RTALLOC_HEAP bytes with
- *                 one mmap(MAP_NORESERVE) and creates the allocator RTALLOC over it. Untouched
- *                 pages cost nothing; the region never grows. Initialisation allocates nothing
- *                 (getenv, mmap, the allocator's create, write) and runs under its own mutex;
- *                 a call that would re-enter it on the same thread aborts with a message rather
- *                 than deadlock. The ready flag is published with a release store; the fast path
- *                 of every call is one acquire load of it.
+ *                 at once), or at load if none came first, the library reads its environment,
+ *                 reserves RTALLOC_HEAP bytes with one mmap(MAP_NORESERVE) and creates the
+ *                 allocator RTALLOC over it. Untouched pages cost nothing; the region never
+ *                 grows. Initialisation allocates nothing (getenv, mmap, the allocator's create,
+ *                 write) and runs under its own mutex; a call that would re-enter it on the same
+ *                 thread aborts with a message rather than deadlock. The ready flag is published
+ *                 with a release store; the fast path of every call is one acquire load of it.
  *   locking       The allocators that need a lock get a pthread mutex through their lock hooks
  *                 (set_lock); the wait-free trees (descriptor.thread_safe) get none, so they keep
  *                 their progress guarantee: no thread ever waits for another in malloc or free.
@@ -36,9 +36,10 @@
  *                 Requests that cannot be met (too large, overflow) are not bad input: they
  *                 return NULL with errno ENOMEM and print nothing.
  *
- * Environment (read once, at the first call): RTALLOC=<name> (default tlsf), RTALLOC_HEAP=<n>[K|M|G]
- * (default RTALLOC_DEFAULT_HEAP), RTALLOC_MLOCK=1, RTALLOC_ON_ERROR=abort|continue,
- * RTALLOC_STATS=1 (statistics on stderr at exit). doc/i14-dropin.md has the figures.
+ * Environment (read once, at initialisation): RTALLOC=<name> (default tlsf),
+ * RTALLOC_HEAP=<n>[K|M|G] (default RTALLOC_DEFAULT_HEAP, RTALLOC_DEFAULT_TREE_HEAP for the trees),
+ * RTALLOC_MLOCK=1, RTALLOC_ON_ERROR=abort|continue (default abort), RTALLOC_STATS=1 (statistics
+ * on stderr at exit). doc/i14-dropin.md has the figures and the limitations.
  */
 #define _GNU_SOURCE
 
