@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,7 +66,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-enum { GHOST = UINT32_MAX }; /* a block too large for the stream: in the table, not in the ops */
+#define GHOST UINT32_MAX /* a block too large for the stream: in the table, not in the ops */
 
 typedef struct amap {
     uint64_t *key; /* 0: empty */
@@ -671,8 +672,9 @@ static bool find_recorder(char *path, size_t cap)
     return access(path, R_OK) == 0;
 }
 
-/* Runs argv (with the recorder when lib != NULL); returns its wait status, or -1. */
-static int run_child(char **argv, const char *lib, const char *dir, double *wall)
+/* Runs argv (with the recorder when lib != NULL); returns its wait status, or -1. *wall: its
+ * wall time; *cpu: the user + system time of it and the descendants it waited for (wait4). */
+static int run_child(char **argv, const char *lib, const char *dir, double *wall, double *cpu)
 {
     double t0 = now_s();
     pid_t pid = fork();
@@ -703,15 +705,19 @@ static int run_child(char **argv, const char *lib, const char *dir, double *wall
     sigemptyset(&ign.sa_mask);
     sigaction(SIGINT, &ign, &old);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0) {
         if (errno != EINTR) {
-            perror("rtbench: waitpid");
+            perror("rtbench: wait4");
             status = -1;
             break;
         }
     }
     sigaction(SIGINT, &old, NULL);
     *wall = now_s() - t0;
+    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec * 1e-6;
     return status;
 }
 
@@ -817,16 +823,16 @@ int trace_record(int argc, char **argv)
         f.command[k] = (unsigned char)f.command[k] < 0x20u ? ' ' : f.command[k];
     }
 
-    double base_wall = 0, wall = 0;
+    double base_wall = 0, wall = 0, base_cpu = 0, cpu = 0;
     if (baseline) {
-        int bs = run_child(cmd, NULL, NULL, &base_wall);
+        int bs = run_child(cmd, NULL, NULL, &base_wall, &base_cpu);
         if (exit_code(bs) != 0) {
             fprintf(stderr, "rtbench: note: the baseline run exited with status %d\n", exit_code(bs));
         }
     }
     fflush(stdout);
     fflush(stderr);
-    int status = run_child(cmd, lib, dir, &wall);
+    int status = run_child(cmd, lib, dir, &wall, &cpu);
     int code = exit_code(status);
 
     double c0 = now_s();
@@ -855,11 +861,15 @@ int trace_record(int argc, char **argv)
         long long bytes = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
         uint64_t ops = 0, threads = 0, failed = 0, foreign = 0;
         printf("trace record: %s\n", f.command);
-        printf("  program exit status %d; wall time %.3f s with the recorder", code, wall);
+        printf("  program exit status %d; with the recorder: wall %.3f s, cpu %.3f s", code, wall, cpu);
         if (baseline) {
-            printf(", %.3f s without: overhead x%.2f", base_wall, base_wall > 0 ? wall / base_wall : 0.0);
+            printf("; without: wall %.3f s, cpu %.3f s; overhead x%.2f wall, x%.2f cpu", base_wall, base_cpu,
+                   base_wall > 0 ? wall / base_wall : 0.0, base_cpu > 0 ? cpu / base_cpu : 0.0);
         }
         printf("; conversion %.3f s\n", conv);
+        if (f.nstreams == 0) {
+            printf("  nothing recorded: a static executable, a set-user-ID one, or one that drops LD_PRELOAD?\n");
+        }
         for (size_t s = 0; s < f.nstreams; s++) {
             const tr_stream_t *st = &f.streams[s];
             ops += st->trace.nops;

@@ -263,8 +263,9 @@ static raw_rec_t *window(uint64_t w)
 /* Prefaults (writable) the CHUNK bytes of the log that follow byte offset `off`, in one system
  * call: on a virtual machine a page fault is an expensive exit, and a write fault on a shared
  * file mapping costs a page_mkwrite besides; MADV_POPULATE_WRITE (Linux 5.14) does the 64 pages
- * of a chunk at once. Called by the thread whose record is the first in a chunk, for the next
- * chunk, so the log's pages are ready before anyone writes them. Where the kernel refuses, the
+ * of a chunk at once. Called for the first chunk by the first record, and for each next chunk
+ * by the record half-way through the one before, so the log's pages are ready before anyone
+ * writes them and a short-lived process costs one chunk of disk. Where the kernel refuses, the
  * pages fault in one by one as before. */
 enum { CHUNK = 256 << 10 };
 _Static_assert(RAW_WINDOW % CHUNK == 0, "chunks tile the windows");
@@ -276,6 +277,7 @@ static void prefault(uint64_t off)
     if (atomic_load_explicit(&no_populate, memory_order_relaxed)) {
         return;
     }
+    off -= off % CHUNK; /* madvise wants a page-aligned start */
     raw_rec_t *win = window(off / RAW_WINDOW);
     if (win != NULL) {
         int saved = errno;
@@ -325,11 +327,10 @@ static void rec(raw_op_t op, const void *ptr, uint64_t size, unsigned flags, uns
         return;
     }
     uint64_t off = slot * sizeof(raw_rec_t);
-    if (off % CHUNK < sizeof(raw_rec_t)) {
-        if (slot == 0) {
-            prefault(0);
-        }
-        prefault(off - off % CHUNK + CHUNK);
+    if ((off + CHUNK / 2) % CHUNK < sizeof(raw_rec_t)) {
+        prefault(off + CHUNK / 2); /* half-way through a chunk: the next one */
+    } else if (slot == 0) {
+        prefault(0);
     }
     raw_rec_t *r = &win[slot % RAW_WINDOW_RECS];
     r->flags = (uint8_t)flags;
