@@ -514,7 +514,6 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
         map = m;
         madvise(m, len, MADV_SEQUENTIAL);
     }
-    close(fd);
 
     memset(st, 0, sizeof *st);
     st->pid = rf->hdr.pid;
@@ -547,12 +546,35 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
     c.st = st;
     c.page = rf->hdr.page_size ? rf->hdr.page_size : 4096u;
     const raw_rec_t *recs = map ? (const raw_rec_t *)(const void *)(map + RAW_HDR_SIZE) : NULL;
-    for (size_t i = 0; i < nrec && !c.oom; i++) {
-        if (recs[i].op != RAW_NONE) {
-            tot->records++;
-            convert_rec(&c, &recs[i]);
+    /* The log is sparse: a 12 MiB window is reserved at a time, and only the chunks the recorder
+     * prefaulted or wrote hold blocks. Only the data ranges are read (SEEK_DATA / SEEK_HOLE; where
+     * the file system does not know holes, the whole file is one data range). In slot order. */
+    size_t r = 0;
+    while (r < nrec && !c.oom) {
+        off_t d = lseek(fd, (off_t)(RAW_HDR_SIZE + r * sizeof(raw_rec_t)), SEEK_DATA);
+        if (d < 0) {
+            break; /* no data after i (ENXIO) */
+        }
+        off_t h = lseek(fd, d, SEEK_HOLE);
+        if (h < 0) {
+            h = (off_t)len;
+        }
+        size_t first = (size_t)(d - RAW_HDR_SIZE) / sizeof(raw_rec_t);
+        size_t last = ((size_t)(h - RAW_HDR_SIZE) + sizeof(raw_rec_t) - 1) / sizeof(raw_rec_t);
+        r = first > r ? first : r;
+        last = last < nrec ? last : nrec;
+        for (; r < last && !c.oom; r++) {
+            if (recs[r].op != RAW_NONE) {
+                tot->records++;
+                convert_rec(&c, &recs[r]);
+            }
+        }
+        r = r > last ? r : last;
+        if (h >= (off_t)len) {
+            break;
         }
     }
+    close(fd);
     if (map != NULL) {
         munmap((void *)(uintptr_t)map, len);
     }
