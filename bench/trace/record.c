@@ -462,6 +462,13 @@ static void convert_rec(conv_t *c, const raw_rec_t *r)
     case RAW_REALLOC_END:
         realloc_end(c, r);
         break;
+    case RAW_REALLOC_NEW:
+        if (r->ptr == 0) {
+            emit_failed(c, r->size == 0 ? WL_MALLOC : WL_REALLOC, r->size);
+        } else {
+            realloc_new(c, r->ptr, r->size);
+        }
+        break;
     case RAW_NONE:
     default:
         break;

@@ -391,6 +391,11 @@ EXPORT void *calloc(size_t n, size_t m)
 
 EXPORT void *realloc(void *p, size_t n)
 {
+    if (p == NULL) { /* no free part: one record (Lua allocates everything this way) */
+        void *q = __libc_realloc(NULL, n);
+        rec(RAW_REALLOC_NEW, q, n, 0, 0, 0);
+        return q;
+    }
     rec(RAW_REALLOC_BEGIN, p, n, 0, 0, 0);
     void *q = __libc_realloc(p, n);
     rec(RAW_REALLOC_END, q, n, 0, 0, 0);
