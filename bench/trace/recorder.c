@@ -184,6 +184,7 @@ static void atfork_parent(void)
  * nothing here can write into the parent's file), start a log of its own. */
 static void atfork_child(void)
 {
+    int saved = errno; /* fork's caller sees fork's errno, not ours */
     for (size_t w = 0; w < MAX_WINDOWS; w++) {
         raw_rec_t *p = atomic_load_explicit(&windows[w], memory_order_relaxed);
         if (p != NULL) {
@@ -204,6 +205,7 @@ static void atfork_child(void)
         bool ok = dir != NULL && open_log(dir, true);
         atomic_store_explicit(&state, ok ? ST_ON : ST_OFF, memory_order_release);
     }
+    errno = saved;
 }
 
 /* First call of the image: open the log. Calls made before the environment exists stay
@@ -220,7 +222,7 @@ static void init(void)
         return;
     }
     const char *dir = getenv(RAW_ENV_DIR);
-    bool ok = dir != NULL && dir[0] != '\0' && open_log(dir, false);
+    bool ok = dir != NULL && dir[0] != '\0' && open_log(dir, false); /* rec() keeps errno */
     if (ok && !atfork_done) {
         atfork_done = true;
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child); /* allocates: t_guard is set */
