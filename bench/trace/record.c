@@ -883,6 +883,14 @@ int trace_record(int argc, char **argv)
         fprintf(stderr, "rtbench: %s\n", err);
         ok = false;
     }
+    /* Read it back: tr_load checks the order of every stream, which the conversion promises. */
+    tr_file_t back;
+    if (ok && !tr_load(out, &back, err, sizeof err)) {
+        fprintf(stderr, "rtbench: the trace written does not load back (a bug): %s\n", err);
+        ok = false;
+    } else if (ok) {
+        tr_release(&back);
+    }
     double conv = now_s() - c0;
 
     if (ok) {
