@@ -155,6 +155,9 @@ static int prog(void)
         free(queue[--q_len]);
     }
 
+    if (chdir("/") != 0) { /* the fork child and the exec'd image open their logs from here */
+        return 20;
+    }
     pid_t c = fork();
     if (c == 0) {
         void *a = malloc(1111);
@@ -295,13 +298,18 @@ static void check_want(const char *which, const want_t *want, size_t n)
     }
 }
 
-/* rtbench trace record -o out -- self mode: rtbench's exit status, or -1. */
-static int record(const char *rtbench, const char *out, const char *self, const char *mode)
+/* cd dir; rtbench trace record -o trace_record.rtt -- self mode: rtbench's exit status, or -1.
+ * The output path is relative on purpose: the program changes directory before it forks and
+ * execs, and the logs of those images must still land beside the output. */
+static int record(const char *rtbench, const char *dir, const char *self, const char *mode)
 {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        execl(rtbench, rtbench, "trace", "record", "-o", out, "--", self, mode, (char *)NULL);
+        if (chdir(dir) != 0) {
+            _exit(126);
+        }
+        execl(rtbench, rtbench, "trace", "record", "-o", "trace_record.rtt", "--", self, mode, (char *)NULL);
         _exit(127);
     }
     int status = 0;
@@ -320,7 +328,7 @@ static int check(const char *rtbench, const char *dir)
         return 1;
     }
     self[n] = '\0';
-    CHECK(record(rtbench, out, self, "prog") == 7); /* the exec'd image's status, through rtbench */
+    CHECK(record(rtbench, dir, self, "prog") == 7); /* the exec'd image's status, through rtbench */
     tr_file_t f;
     char err[512];
     bool loaded = tr_load(out, &f, err, sizeof err);
@@ -383,7 +391,7 @@ static int check(const char *rtbench, const char *dir)
     remove(out);
 
     /* A program killed by SIGKILL: its calls are in the trace, its status passed on (128 + 9). */
-    CHECK(record(rtbench, out, self, "kill") == 128 + SIGKILL);
+    CHECK(record(rtbench, dir, self, "kill") == 128 + SIGKILL);
     loaded = tr_load(out, &f, err, sizeof err);
     CHECK(loaded && f.nstreams == 1);
     if (loaded && f.nstreams == 1) {

@@ -841,6 +841,14 @@ int trace_record(int argc, char **argv)
         fprintf(stderr, "rtbench: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
     }
+    /* Absolute: the program may chdir before it forks or execs an image that opens its log. */
+    char absdir[PATH_MAX];
+    if (realpath(dir, absdir) == NULL) {
+        fprintf(stderr, "rtbench: cannot resolve %s: %s\n", dir, strerror(errno));
+        rmdir(dir);
+        return 1;
+    }
+    memcpy(dir, absdir, sizeof dir);
 
     tr_file_t f;
     memset(&f, 0, sizeof f);
