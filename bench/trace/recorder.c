@@ -62,7 +62,10 @@ static _Atomic uint64_t next_slot;
 static _Atomic uint32_t next_tid;
 static _Atomic(raw_rec_t *) windows[MAX_WINDOWS];
 static atomic_flag grow_lock = ATOMIC_FLAG_INIT;
-static int log_fd = -1;
+/* The log's path, not an open descriptor: a program may close every descriptor it does not know
+ * (daemons, subprocess's close_fds), and a kept descriptor number could then name one of the
+ * program's files. The log is opened for each new window (every 524,288 records) and closed. */
+static char log_path[4096];
 static uint64_t log_windows; /* windows the file has room for (under grow_lock) */
 static bool atfork_done;
 static uint32_t page_size = 4096;
@@ -113,16 +116,17 @@ static void spin_unlock(void)
 /* Opens a new log in dir and writes its header. False when that is impossible. */
 static bool open_log(const char *dir, bool forked)
 {
-    char path[4096];
+    char *path = log_path;
+    const size_t pathcap = sizeof log_path;
     pid_t pid = getpid();
     int fd = -1;
     for (uint64_t n = 0; n < 100000 && fd < 0; n++) {
-        size_t at = put_str(path, 0, sizeof path, dir);
-        at = put_str(path, at, sizeof path, "/raw-");
-        at = put_u64(path, at, sizeof path, (uint64_t)pid);
-        at = put_str(path, at, sizeof path, "-");
-        at = put_u64(path, at, sizeof path, n);
-        put_str(path, at, sizeof path, ".log");
+        size_t at = put_str(path, 0, pathcap, dir);
+        at = put_str(path, at, pathcap, "/raw-");
+        at = put_u64(path, at, pathcap, (uint64_t)pid);
+        at = put_str(path, at, pathcap, "-");
+        at = put_u64(path, at, pathcap, n);
+        put_str(path, at, pathcap, ".log");
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) {
             return false;
@@ -161,13 +165,10 @@ static bool open_log(const char *dir, bool forked)
         h.cmdline_len = (uint32_t)got;
         close(cf);
     }
-    if (ftruncate(fd, RAW_HDR_SIZE) != 0 || pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
-        close(fd);
-        return false;
-    }
-    log_fd = fd;
+    bool ok = ftruncate(fd, RAW_HDR_SIZE) == 0 && pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h;
+    close(fd);
     log_windows = 0;
-    return true;
+    return ok;
 }
 
 static void atfork_prepare(void)
@@ -191,10 +192,6 @@ static void atfork_child(void)
             munmap(p, RAW_WINDOW);
             atomic_store_explicit(&windows[w], NULL, memory_order_relaxed);
         }
-    }
-    if (log_fd >= 0) {
-        close(log_fd);
-        log_fd = -1;
     }
     atomic_store_explicit(&next_slot, 0, memory_order_relaxed);
     atomic_store_explicit(&next_tid, 1, memory_order_relaxed);
@@ -244,17 +241,21 @@ static raw_rec_t *window(uint64_t w)
     spin_lock();
     p = atomic_load_explicit(&windows[w], memory_order_relaxed);
     if (p == NULL) {
+        int fd = open(log_path, O_RDWR | O_CLOEXEC);
         off_t need = (off_t)RAW_HDR_SIZE + (off_t)(w + 1) * RAW_WINDOW;
-        if (w + 1 > log_windows && ftruncate(log_fd, need) == 0) {
+        if (fd >= 0 && w + 1 > log_windows && ftruncate(fd, need) == 0) {
             log_windows = w + 1;
         }
-        if (w < log_windows) {
-            void *m = mmap(NULL, RAW_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, log_fd,
+        if (fd >= 0 && w < log_windows) {
+            void *m = mmap(NULL, RAW_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                            (off_t)RAW_HDR_SIZE + (off_t)w * RAW_WINDOW);
             if (m != MAP_FAILED) {
                 p = m;
                 atomic_store_explicit(&windows[w], p, memory_order_release);
             }
+        }
+        if (fd >= 0) {
+            close(fd);
         }
     }
     spin_unlock();
