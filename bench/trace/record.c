@@ -179,7 +179,7 @@ typedef struct conv {
     uint32_t page;
     bool oom;
     /* counters beyond tr_stream_t's */
-    uint64_t order_errors, too_large, unpaired, null_frees;
+    uint64_t order_errors, too_large, unpaired, null_frees; /* null_frees: the recorder logs none */
     uint64_t per_kind[5];
 } conv_t;
 
@@ -847,9 +847,9 @@ static void print_summary(const tr_file_t *f, const totals_t *tot, const char *o
                st->trace.nops, (unsigned)st->trace.slots, (unsigned)st->threads, (unsigned long long)st->failed,
                (unsigned long long)st->foreign, (unsigned long long)st->trace.peak_live);
     }
-    printf("  %zu streams, %llu ops: malloc %llu, free %llu, realloc %llu, calloc %llu, memalign %llu; "
-           "threads %llu, failed %llu, foreign frees %llu\n",
-           f->nstreams, (unsigned long long)ops, (unsigned long long)tot->per_kind[WL_MALLOC],
+    printf("  %zu streams, %llu ops from %llu records: malloc %llu, free %llu, realloc %llu, calloc %llu, "
+           "memalign %llu; threads %llu, failed %llu, foreign frees %llu\n",
+           f->nstreams, (unsigned long long)ops, (unsigned long long)tot->records, (unsigned long long)tot->per_kind[WL_MALLOC],
            (unsigned long long)tot->per_kind[WL_FREE], (unsigned long long)tot->per_kind[WL_REALLOC],
            (unsigned long long)tot->per_kind[WL_CALLOC], (unsigned long long)tot->per_kind[WL_MEMALIGN],
            (unsigned long long)threads, (unsigned long long)failed, (unsigned long long)foreign);
