@@ -6,7 +6,9 @@
  * image -- into a stream of a tr_file_t, saves it (trace.c), prints a summary and exits with CMD's
  * status (128 + signal when it was killed). The raw logs are deleted after a successful conversion
  * unless --keep-raw. --baseline also runs CMD once without the recorder first, and prints the
- * ratio of the two wall times (the recording overhead).
+ * ratios of the wall and CPU times (the recording overhead). --from-raw DIR runs nothing and
+ * converts the logs in DIR. The written trace is loaded back before the logs go: tr_load checks
+ * the order the conversion promises.
  *
  * Conversion of one raw log (its records in slot order, i.e. the image's global order of calls):
  *   - an address table maps each live block to its slot; slots are reused LIFO, so `slots` is the
