@@ -2,9 +2,10 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|trace|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
+ *   rtbench trace record [-o FILE] -- CMD ARGS | replay FILE [--alloc L] [--csv DIR] | size FILE ...
  *
  * Tables go to stdout, progress to stderr ("[k/n] experiment  allocator  phase  %"), CSV files to
  * --csv DIR (default: results), with the run's bookkeeping (plan.csv, experiments.csv,
@@ -24,6 +25,7 @@
 #include "inscount.h"
 #include "mtpeers.h"
 #include "peers.h"
+#include "trace.h"
 #include "workload.h"
 
 #define ARENA_SIZE ((size_t)64 << 20)
@@ -50,6 +52,9 @@ static const bench_experiment_t experiments[] = {
     {"fma", "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
             "case per call, pages touched and peak (fma, bsd44, tlsf, glibc)",
      exp_fma, true},
+    {"trace", "real programs (sqlite3, lua5.4, python3) recorded, replayed and sized: heap needed vs live peak, "
+              "bound, instructions and ns per call, F",
+     exp_trace, true},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
@@ -61,10 +66,12 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
             "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
-            "                         masmano, worst, stellwag, fma, or all\n"
+            "                         masmano, worst, stellwag, fma, trace, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"
+            "  trace record|replay|size  record a program's allocations, replay or size the trace\n"
+            "                         (bench/trace/trace.h; rtbench trace with no argument for usage)\n"
             "  --help                 this text\n"
             "\n"
             "options:\n"
@@ -378,6 +385,30 @@ static bool choose_experiments(const char *command, const char *what, const benc
     return true;
 }
 
+static void install_sigint(void);
+
+/* `rtbench trace record|replay|size ...` (bench/trace/trace.h). */
+static int trace_command(int argc, char **argv)
+{
+    if (argc < 1) {
+        fprintf(stderr, "usage: rtbench trace record [-o FILE] -- CMD ARGS | replay FILE [--alloc LIST] [--csv DIR] "
+                        "| size FILE [--alloc LIST] [--csv DIR]\n");
+        return 2;
+    }
+    if (strcmp(argv[0], "record") == 0) {
+        return trace_record(argc - 1, argv + 1);
+    }
+    install_sigint();
+    if (strcmp(argv[0], "replay") == 0) {
+        return trace_replay(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[0], "size") == 0) {
+        return trace_size(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "rtbench trace: unknown subcommand '%s' (record, replay, size)\n", argv[0]);
+    return 2;
+}
+
 static void install_sigint(void)
 {
     struct sigaction sa;
@@ -420,6 +451,9 @@ int main(int argc, char **argv)
     if (strcmp(command, "list") == 0) {
         list();
         return 0;
+    }
+    if (strcmp(command, "trace") == 0) {
+        return trace_command(argc - 2, argv + 2);
     }
     if (strcmp(command, "run") != 0 && strcmp(command, "replay") != 0) {
         fprintf(stderr, "rtbench: unknown command '%s'\n", command);
