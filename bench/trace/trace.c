@@ -1,0 +1,488 @@
+/*
+ * bench/trace/trace.c -- the trace file: save, load and check (issue 14).
+ *
+ * Format, version 1 (all integers are unsigned LEB128 varints unless said otherwise):
+ *
+ *   magic      8 bytes "RTTRACE\0"
+ *   version    4 bytes, little endian: 1
+ *   nstreams   varint
+ *   command    string (varint length, then the bytes; no terminator)
+ *   nstreams times, a stream:
+ *     pid threads failed foreign slots nops nmalloc nfree peak_live   varints
+ *     command name params                                              strings
+ *     ops_bytes  varint: the length of what follows
+ *     nops times, an op:
+ *       kind     varint: the wl_op_t kind word (low byte wl_kind_t, bits 8..15 log2 alignment for
+ *                WL_MEMALIGN, WL_OP_FAILED above)
+ *       slot     varint: zigzag(slot - previous op's slot), the first op relative to 0
+ *       size     varint, absent for WL_FREE (its size is 0)
+ *   checksum   8 bytes, little endian: FNV-1a 64 of every byte before it
+ *
+ * A typical op takes 3 to 5 bytes (the wl_op_t in memory 12). tr_load checks everything it
+ * reads: lengths against the bytes left, the checksum, each op's kind, flags and slot range, the
+ * single-threaded order (a create only into an empty slot, a free or a realloc of a non-empty
+ * slot only of a full one, failed ops changing nothing), and the stored counters against the
+ * ops (nmalloc, nfree, peak_live). A file that fails any check is refused with a reason; nothing
+ * read from the file sizes an allocation beyond what the file's own length allows.
+ *
+ * Counters, as rtbench trace record fills them and tr_load checks them:
+ *   nmalloc    ops that are not WL_FREE and not failed (malloc, calloc, memalign, realloc)
+ *   nfree      WL_FREE ops
+ *   peak_live  the most requested bytes live at once (a realloc counts its new size)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+enum { TR_VERSION = 1 };
+static const char tr_magic[8] = {'R', 'T', 'T', 'R', 'A', 'C', 'E', '\0'};
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+typedef struct tr_buf {
+    unsigned char *p;
+    size_t len, cap;
+    bool oom;
+} tr_buf_t;
+
+static void buf_put(tr_buf_t *b, const void *src, size_t n)
+{
+    if (b->oom) {
+        return;
+    }
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) {
+            cap *= 2;
+        }
+        unsigned char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, src, n);
+    b->len += n;
+}
+
+static void buf_varint(tr_buf_t *b, uint64_t v)
+{
+    unsigned char tmp[10];
+    size_t n = 0;
+    do {
+        unsigned char c = (unsigned char)(v & 0x7fu);
+        v >>= 7;
+        tmp[n++] = (unsigned char)(c | (v != 0 ? 0x80u : 0u));
+    } while (v != 0);
+    buf_put(b, tmp, n);
+}
+
+static void buf_string(tr_buf_t *b, const char *s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n] != '\0') {
+        n++;
+    }
+    buf_varint(b, n);
+    buf_put(b, s, n);
+}
+
+static void buf_le(tr_buf_t *b, uint64_t v, size_t n)
+{
+    unsigned char tmp[8];
+    for (size_t i = 0; i < n; i++) {
+        tmp[i] = (unsigned char)(v >> (8 * i));
+    }
+    buf_put(b, tmp, n);
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1u);
+}
+
+static void encode_ops(tr_buf_t *b, const wl_trace_t *t)
+{
+    uint32_t prev = 0;
+    for (size_t i = 0; i < t->nops; i++) {
+        const wl_op_t *op = &t->ops[i];
+        buf_varint(b, op->kind);
+        buf_varint(b, zigzag((int64_t)op->slot - (int64_t)prev));
+        prev = op->slot;
+        if (WL_OP_KIND(op) != WL_FREE) {
+            buf_varint(b, op->size);
+        }
+    }
+}
+
+bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
+{
+    tr_buf_t b = {0};
+    buf_put(&b, tr_magic, sizeof tr_magic);
+    buf_le(&b, TR_VERSION, 4);
+    buf_varint(&b, f->nstreams);
+    buf_string(&b, f->command, sizeof f->command);
+    for (size_t s = 0; s < f->nstreams; s++) {
+        const tr_stream_t *st = &f->streams[s];
+        const wl_trace_t *t = &st->trace;
+        buf_varint(&b, st->pid);
+        buf_varint(&b, st->threads);
+        buf_varint(&b, st->failed);
+        buf_varint(&b, st->foreign);
+        buf_varint(&b, t->slots);
+        buf_varint(&b, t->nops);
+        buf_varint(&b, t->nmalloc);
+        buf_varint(&b, t->nfree);
+        buf_varint(&b, t->peak_live);
+        buf_string(&b, st->command, sizeof st->command);
+        buf_string(&b, t->name, sizeof t->name);
+        buf_string(&b, t->params, sizeof t->params);
+        tr_buf_t ops = {0};
+        encode_ops(&ops, t);
+        if (ops.oom) {
+            b.oom = true;
+        }
+        buf_varint(&b, ops.len);
+        buf_put(&b, ops.p, ops.len);
+        free(ops.p);
+    }
+    if (b.oom) {
+        free(b.p);
+        snprintf(err, errlen, "out of memory encoding the trace");
+        return false;
+    }
+    buf_le(&b, fnv1a(b.p, b.len), 8);
+    if (b.oom) {
+        free(b.p);
+        snprintf(err, errlen, "out of memory encoding the trace");
+        return false;
+    }
+
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 5);
+    if (tmp == NULL) {
+        free(b.p);
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    FILE *out = fopen(tmp, "wb");
+    bool ok = out != NULL;
+    if (ok) {
+        ok = fwrite(b.p, 1, b.len, out) == b.len;
+        ok = fclose(out) == 0 && ok;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = false;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        remove(tmp);
+    }
+    free(tmp);
+    free(b.p);
+    return ok;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+typedef struct tr_reader {
+    const unsigned char *p, *end;
+    const char *what; /* the first problem met; NULL while all is well */
+} tr_reader_t;
+
+static uint64_t rd_varint(tr_reader_t *r)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) {
+            r->what = r->what ? r->what : "truncated (a number runs past the end)";
+            return 0;
+        }
+        unsigned char c = *r->p++;
+        if (shift == 63 && c > 1u) {
+            r->what = r->what ? r->what : "corrupt (a number overflows 64 bits)";
+            return 0;
+        }
+        v |= (uint64_t)(c & 0x7fu) << shift;
+        if ((c & 0x80u) == 0) {
+            return v;
+        }
+    }
+    r->what = r->what ? r->what : "corrupt (a number longer than 10 bytes)";
+    return 0;
+}
+
+/* A varint that must be <= max (else the file is corrupt: `what` says which field). */
+static uint64_t rd_bounded(tr_reader_t *r, uint64_t max, const char *what)
+{
+    uint64_t v = rd_varint(r);
+    if (r->what == NULL && v > max) {
+        r->what = what;
+    }
+    return r->what == NULL ? v : 0;
+}
+
+static void rd_string(tr_reader_t *r, char *dst, size_t cap)
+{
+    uint64_t n = rd_varint(r);
+    if (r->what != NULL) {
+        return;
+    }
+    if (n >= cap || n > (uint64_t)(r->end - r->p)) {
+        r->what = n >= cap ? "corrupt (a string longer than its field)" : "truncated (in a string)";
+        return;
+    }
+    memcpy(dst, r->p, (size_t)n);
+    dst[n] = '\0';
+    if (memchr(dst, '\0', (size_t)n) != NULL) {
+        r->what = "corrupt (a NUL byte inside a string)";
+    }
+    r->p += n;
+}
+
+/* Decodes and checks one stream's ops (the reader limited to its ops_bytes). */
+static bool decode_ops(tr_reader_t *r, tr_stream_t *st, char *err, size_t errlen, size_t sidx)
+{
+    wl_trace_t *t = &st->trace;
+    uint8_t *full = calloc(t->slots ? t->slots : 1u, 1);
+    uint32_t *size = calloc(t->slots ? t->slots : 1u, sizeof *size);
+    t->ops = malloc((t->nops ? t->nops : 1u) * sizeof *t->ops);
+    if (full == NULL || size == NULL || t->ops == NULL) {
+        free(full);
+        free(size);
+        snprintf(err, errlen, "out of memory loading stream %zu (%zu ops)", sidx, t->nops);
+        return false;
+    }
+    uint32_t prev = 0;
+    uint64_t live = 0, peak = 0;
+    size_t nmalloc = 0, nfree = 0;
+    const char *bad = NULL;
+    size_t i = 0;
+    for (; i < t->nops && r->what == NULL && bad == NULL; i++) {
+        wl_op_t *op = &t->ops[i];
+        uint64_t kind = rd_bounded(r, UINT32_MAX, "corrupt (an op's kind word overflows)");
+        int64_t slot = (int64_t)prev + unzigzag(rd_varint(r));
+        op->kind = (uint32_t)kind;
+        wl_kind_t k = WL_OP_KIND(op);
+        uint64_t sz = k == WL_FREE ? 0 : rd_bounded(r, UINT32_MAX, "corrupt (a size above 32 bits)");
+        if (r->what != NULL) {
+            break;
+        }
+        if (k > WL_MEMALIGN || (kind & ~(uint64_t)(0xffffu | WL_OP_FAILED)) != 0 ||
+            (k != WL_MEMALIGN && ((kind >> 8) & 0xffu) != 0) || ((kind >> 8) & 0xffu) > 63) {
+            bad = "corrupt (an unknown op kind or flag)";
+            break;
+        }
+        if (slot < 0 || (uint64_t)slot >= t->slots) {
+            bad = "corrupt (an op's slot outside the stream's slots)";
+            break;
+        }
+        op->slot = (uint32_t)slot;
+        op->size = (uint32_t)sz;
+        prev = op->slot;
+        bool failed = (kind & WL_OP_FAILED) != 0;
+        uint8_t *f = &full[op->slot];
+        if (k == WL_FREE) {
+            if (failed || !*f) {
+                bad = failed ? "corrupt (a free flagged failed)" : "invalid order (a free of an empty slot)";
+                break;
+            }
+            live -= size[op->slot];
+            *f = 0;
+            nfree++;
+            continue;
+        }
+        if (k != WL_REALLOC && *f) {
+            bad = "invalid order (an allocation into a full slot)";
+            break;
+        }
+        if (failed) {
+            continue; /* the recorded call returned NULL: nothing changed */
+        }
+        if (*f) {
+            live -= size[op->slot];
+        }
+        live += op->size;
+        size[op->slot] = op->size;
+        *f = 1;
+        peak = live > peak ? live : peak;
+        nmalloc++;
+    }
+    free(full);
+    free(size);
+    if (r->what == NULL && bad == NULL && r->p != r->end) {
+        bad = "corrupt (bytes left over after a stream's ops)";
+    }
+    if (r->what == NULL && bad == NULL &&
+        (nmalloc != t->nmalloc || nfree != t->nfree || peak != t->peak_live)) {
+        bad = "corrupt (the stream's counters disagree with its ops)";
+    }
+    if (r->what != NULL || bad != NULL) {
+        snprintf(err, errlen, "stream %zu, op %zu: %s", sidx, i, r->what ? r->what : bad);
+        return false;
+    }
+    return true;
+}
+
+void tr_release(tr_file_t *f)
+{
+    if (f->streams != NULL) {
+        for (size_t i = 0; i < f->nstreams; i++) {
+            free(f->streams[i].trace.ops);
+        }
+    }
+    free(f->streams);
+    f->streams = NULL;
+    f->nstreams = 0;
+}
+
+static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err, size_t errlen)
+{
+    if (len < sizeof tr_magic + 4 + 8 || memcmp(data, tr_magic, sizeof tr_magic) != 0) {
+        snprintf(err, errlen, len < sizeof tr_magic ? "not a trace file (too short)"
+                                                    : memcmp(data, tr_magic, sizeof tr_magic) != 0
+                                                          ? "not a trace file (bad magic)"
+                                                          : "truncated (shorter than a header)");
+        return false;
+    }
+    uint32_t version = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 |
+                       (uint32_t)data[11] << 24;
+    if (version != TR_VERSION) {
+        snprintf(err, errlen, "trace format version %u, this rtbench reads version %d", (unsigned)version,
+                 TR_VERSION);
+        return false;
+    }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < 8; i++) {
+        sum |= (uint64_t)data[len - 8 + i] << (8 * i);
+    }
+    if (sum != fnv1a(data, len - 8)) {
+        snprintf(err, errlen, "corrupt or truncated (checksum mismatch)");
+        return false;
+    }
+    tr_reader_t r = {data + 12, data + len - 8, NULL};
+    size_t left = (size_t)(r.end - r.p);
+    /* Each stream takes at least 13 bytes: nine counters, three strings, ops_bytes. */
+    uint64_t n = rd_bounded(&r, left / 13u, "corrupt (more streams than the file can hold)");
+    rd_string(&r, f->command, sizeof f->command);
+    if (r.what != NULL) {
+        snprintf(err, errlen, "header: %s", r.what);
+        return false;
+    }
+    f->streams = calloc(n ? n : 1u, sizeof *f->streams);
+    if (f->streams == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    f->nstreams = (size_t)n;
+    for (size_t s = 0; s < f->nstreams; s++) {
+        tr_stream_t *st = &f->streams[s];
+        wl_trace_t *t = &st->trace;
+        st->pid = (uint32_t)rd_bounded(&r, UINT32_MAX, "corrupt (pid)");
+        st->threads = (uint32_t)rd_bounded(&r, UINT32_MAX, "corrupt (threads)");
+        st->failed = rd_varint(&r);
+        st->foreign = rd_varint(&r);
+        uint64_t slots = rd_bounded(&r, UINT32_MAX, "corrupt (slots)");
+        /* Every op takes at least 2 bytes; a slot no op names is never needed. */
+        uint64_t nops = rd_bounded(&r, (uint64_t)(r.end - r.p) / 2u, "corrupt (more ops than the file can hold)");
+        if (r.what == NULL && slots > nops) {
+            r.what = "corrupt (more slots than ops)";
+        }
+        t->slots = (uint32_t)slots;
+        t->nops = (size_t)nops;
+        t->nmalloc = (size_t)rd_varint(&r);
+        t->nfree = (size_t)rd_varint(&r);
+        t->peak_live = rd_varint(&r);
+        t->peak_inuse = t->peak_live;
+        t->measured = SIZE_MAX;
+        rd_string(&r, st->command, sizeof st->command);
+        rd_string(&r, t->name, sizeof t->name);
+        rd_string(&r, t->params, sizeof t->params);
+        uint64_t ops_bytes = rd_bounded(&r, (uint64_t)(r.end - r.p), "truncated (a stream's ops)");
+        if (r.what != NULL) {
+            snprintf(err, errlen, "stream %zu: %s", s, r.what);
+            tr_release(f);
+            return false;
+        }
+        tr_reader_t ops = {r.p, r.p + ops_bytes, NULL};
+        if (!decode_ops(&ops, st, err, errlen, s)) {
+            tr_release(f);
+            return false;
+        }
+        r.p += ops_bytes;
+    }
+    if (r.p != r.end) {
+        snprintf(err, errlen, "corrupt (bytes left over after the last stream)");
+        tr_release(f);
+        return false;
+    }
+    return true;
+}
+
+bool tr_load(const char *path, tr_file_t *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    FILE *in = fopen(path, "rb");
+    if (in == NULL) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return false;
+    }
+    unsigned char *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 1u << 16;
+            unsigned char *p = realloc(data, ncap);
+            if (p == NULL) {
+                free(data);
+                fclose(in);
+                snprintf(err, errlen, "out of memory reading %s", path);
+                return false;
+            }
+            data = p;
+            cap = ncap;
+        }
+        size_t got = fread(data + len, 1, cap - len, in);
+        len += got;
+        if (got == 0) {
+            break;
+        }
+    }
+    bool rerr = ferror(in) != 0;
+    fclose(in);
+    if (rerr) {
+        free(data);
+        snprintf(err, errlen, "cannot read %s", path);
+        return false;
+    }
+    char why[200];
+    bool ok = parse(data, len, f, why, sizeof why);
+    free(data);
+    if (!ok) {
+        memset(f, 0, sizeof *f);
+        snprintf(err, errlen, "%s: %s", path, why);
+    }
+    return ok;
+}

@@ -1,0 +1,257 @@
+/*
+ * tests/trace_format.c -- the trace file format of bench/trace/trace.c (issue 14).
+ *
+ * A hand-made two-stream trace (every op kind, alignments, a failed op, a realloc from an empty
+ * slot) is saved and loaded back field for field; then the file is damaged in every way that is
+ * cheap to enumerate -- truncated at every length, every byte replaced by several values with the
+ * checksum recomputed (so the structural checks, not only the checksum, are exercised), a wrong
+ * magic and version, an empty file -- and every load must either refuse with a message or return
+ * a trace whose order is valid. Under ASan this also proves no read past the buffer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+static int failures, passes;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            passes++;                                                                              \
+        } else {                                                                                   \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
+    } while (0)
+
+static wl_op_t ops0[] = {
+    {0, 100, WL_MALLOC},
+    {1, 24, WL_CALLOC},
+    {2, 4096, WL_MEMALIGN | (12u << 8)},
+    {3, 1u << 31, WL_MALLOC | WL_OP_FAILED},
+    {0, 300, WL_REALLOC},
+    {1, 0, WL_FREE},
+    {1, 50, WL_REALLOC}, /* realloc(NULL, 50) */
+    {0, 10, WL_REALLOC | WL_OP_FAILED},
+    {0, 0, WL_FREE},
+    {2, 0, WL_FREE},
+    {0, 7, WL_MEMALIGN | (4u << 8)},
+};
+static wl_op_t ops1[] = {
+    {1, 1, WL_MALLOC},
+    {1, 0, WL_FREE},
+};
+
+static void make(tr_file_t *f, tr_stream_t st[2])
+{
+    memset(f, 0, sizeof *f);
+    memset(st, 0, 2 * sizeof *st);
+    snprintf(f->command, sizeof f->command, "prog --flag");
+    st[0].pid = 1234;
+    st[0].threads = 3;
+    st[0].failed = 2;
+    st[0].foreign = 5;
+    snprintf(st[0].command, sizeof st[0].command, "prog --flag");
+    snprintf(st[0].trace.name, sizeof st[0].trace.name, "prog");
+    st[0].trace.ops = ops0;
+    st[0].trace.nops = sizeof ops0 / sizeof ops0[0];
+    st[0].trace.slots = 4;
+    st[0].trace.nmalloc = 6;
+    st[0].trace.nfree = 3;
+    st[0].trace.peak_live = 4096 + 300 + 50; /* after op 6 */
+    st[1].pid = 99;
+    st[1].threads = 1;
+    snprintf(st[1].command, sizeof st[1].command, "child");
+    st[1].trace.ops = ops1;
+    st[1].trace.nops = 2;
+    st[1].trace.slots = 2;
+    st[1].trace.nmalloc = 1;
+    st[1].trace.nfree = 1;
+    st[1].trace.peak_live = 1;
+    f->nstreams = 2;
+    f->streams = st;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *in = fopen(path, "rb");
+    if (in == NULL) {
+        return NULL;
+    }
+    unsigned char *p = malloc(1u << 20);
+    *len = p ? fread(p, 1, 1u << 20, in) : 0;
+    fclose(in);
+    return p;
+}
+
+static void spit(const char *path, const unsigned char *p, size_t len)
+{
+    FILE *out = fopen(path, "wb");
+    if (out != NULL) {
+        fwrite(p, 1, len, out);
+        fclose(out);
+    }
+}
+
+static void fix_checksum(unsigned char *p, size_t len)
+{
+    if (len < 8) {
+        return;
+    }
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i + 8 < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    for (size_t i = 0; i < 8; i++) {
+        p[len - 8 + i] = (unsigned char)(h >> (8 * i));
+    }
+}
+
+/* A loaded trace must be in a valid order (tr_load promises it): check it independently. */
+static bool valid(const tr_file_t *f)
+{
+    for (size_t s = 0; s < f->nstreams; s++) {
+        const wl_trace_t *t = &f->streams[s].trace;
+        unsigned char *full = calloc(t->slots + 1u, 1);
+        bool ok = full != NULL;
+        for (size_t i = 0; ok && i < t->nops; i++) {
+            const wl_op_t *op = &t->ops[i];
+            ok = op->slot < t->slots;
+            if (!ok || (op->kind & WL_OP_FAILED)) {
+                continue;
+            }
+            switch (WL_OP_KIND(op)) {
+            case WL_FREE: ok = full[op->slot]; full[op->slot] = 0; break;
+            case WL_REALLOC: full[op->slot] = 1; break;
+            default: ok = !full[op->slot]; full[op->slot] = 1; break;
+            }
+        }
+        free(full);
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : ".";
+    char path[4096], bad[4096];
+    snprintf(path, sizeof path, "%s/trace_format.rtt", dir);
+    snprintf(bad, sizeof bad, "%s/trace_format_bad.rtt", dir);
+    tr_file_t f, g;
+    tr_stream_t st[2];
+    char err[256];
+    make(&f, st);
+
+    /* Round trip. */
+    CHECK(tr_save(path, &f, err, sizeof err));
+    CHECK(tr_load(path, &g, err, sizeof err));
+    CHECK(g.nstreams == 2);
+    if (g.nstreams == 2) {
+        CHECK(strcmp(g.command, "prog --flag") == 0);
+        for (size_t s = 0; s < 2; s++) {
+            CHECK(g.streams[s].pid == st[s].pid && g.streams[s].threads == st[s].threads);
+            CHECK(g.streams[s].failed == st[s].failed && g.streams[s].foreign == st[s].foreign);
+            CHECK(strcmp(g.streams[s].command, st[s].command) == 0);
+            CHECK(strcmp(g.streams[s].trace.name, st[s].trace.name) == 0);
+            const wl_trace_t *a = &st[s].trace, *b = &g.streams[s].trace;
+            CHECK(a->nops == b->nops && a->slots == b->slots && a->nmalloc == b->nmalloc &&
+                  a->nfree == b->nfree && a->peak_live == b->peak_live);
+            CHECK(memcmp(a->ops, b->ops, a->nops * sizeof *a->ops) == 0);
+        }
+        CHECK(WL_OP_ALIGN(&g.streams[0].trace.ops[2]) == 4096);
+    }
+    tr_release(&g);
+
+    /* Wrong counters and wrong orders are refused at save-load time. */
+    st[0].trace.peak_live++;
+    CHECK(tr_save(path, &f, err, sizeof err));
+    CHECK(!tr_load(path, &g, err, sizeof err) && strstr(err, "counters") != NULL);
+    st[0].trace.peak_live--;
+    wl_op_t dbl[] = {{0, 8, WL_MALLOC}, {0, 8, WL_MALLOC}};
+    wl_trace_t keep = st[1].trace;
+    st[1].trace.ops = dbl;
+    st[1].trace.nops = 2;
+    st[1].trace.slots = 1;
+    st[1].trace.nmalloc = 2;
+    st[1].trace.nfree = 0;
+    st[1].trace.peak_live = 16;
+    CHECK(tr_save(path, &f, err, sizeof err));
+    CHECK(!tr_load(path, &g, err, sizeof err) && strstr(err, "order") != NULL);
+    st[1].trace = keep;
+    CHECK(tr_save(path, &f, err, sizeof err));
+
+    size_t len = 0;
+    unsigned char *orig = slurp(path, &len);
+    CHECK(orig != NULL && len > 20);
+    if (orig == NULL) {
+        return 1;
+    }
+    unsigned char *buf = malloc(len);
+
+    /* Truncated at every length: always refused. */
+    size_t refused = 0;
+    for (size_t n = 0; n < len; n++) {
+        spit(bad, orig, n);
+        if (!tr_load(bad, &g, err, sizeof err)) {
+            refused++;
+        } else {
+            tr_release(&g);
+        }
+    }
+    CHECK(refused == len);
+
+    /* Every byte replaced, checksum fixed: refused, or loaded in a valid order. */
+    static const unsigned char vals[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
+    size_t loads = 0, refusals = 0, invalid = 0;
+    for (size_t i = 0; i + 8 < len; i++) {
+        for (size_t v = 0; v < sizeof vals; v++) {
+            memcpy(buf, orig, len);
+            if (buf[i] == vals[v]) {
+                continue;
+            }
+            buf[i] = vals[v];
+            fix_checksum(buf, len);
+            spit(bad, buf, len);
+            if (tr_load(bad, &g, err, sizeof err)) {
+                loads++;
+                invalid += !valid(&g);
+                tr_release(&g);
+            } else {
+                refusals++;
+                invalid += err[0] == '\0';
+            }
+        }
+    }
+    CHECK(invalid == 0);
+    CHECK(refusals > 0);
+    printf("corruptions: %zu refused, %zu loaded (valid)\n", refusals, loads);
+
+    /* A flipped byte without the checksum fixed: refused by the checksum. */
+    memcpy(buf, orig, len);
+    buf[len / 2] ^= 0x10;
+    spit(bad, buf, len);
+    CHECK(!tr_load(bad, &g, err, sizeof err) && strstr(err, "checksum") != NULL);
+    /* Magic, version, missing file. */
+    memcpy(buf, orig, len);
+    buf[0] = 'X';
+    spit(bad, buf, len);
+    CHECK(!tr_load(bad, &g, err, sizeof err) && strstr(err, "magic") != NULL);
+    memcpy(buf, orig, len);
+    buf[8] = 2;
+    spit(bad, buf, len);
+    CHECK(!tr_load(bad, &g, err, sizeof err) && strstr(err, "version") != NULL);
+    CHECK(!tr_load("/nonexistent/trace.rtt", &g, err, sizeof err) && strstr(err, "cannot open") != NULL);
+
+    free(buf);
+    free(orig);
+    remove(path);
+    remove(bad);
+    printf("%d passed, %d failed\n", passes, failures);
+    return failures == 0 ? 0 : 1;
+}
