@@ -14,7 +14,7 @@
  * the same run), F at the peak, the worst counted call. A program that is not installed, or
  * whose recording fails, is "not run" with the reason, in the table and in trace_programs.csv.
  *
- * Scale: quick counts every 1000th op within 20,000 single steps per allocator, times 3
+ * Scale: quick counts every 1000th op within 5,000 single steps per allocator, times 3
  * repetitions, bisects to max(16 KiB, 2 %) and checks one size above; standard every 100th op
  * within 1,000,000 steps, 5 repetitions, max(4 KiB, 0.5 %), three sizes above.
  *
@@ -264,7 +264,7 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
         bench_progress("trace", phase_who, "count", 0.4);
         rp_count(a, buf, heap, t, pp->stride, pp->budget, &r);
         bench_progress("trace", phase_who, "frag", 0.9);
-        rp_frag(a, buf, heap, t, &r);
+        rp_frag(a, buf, s.found ? s.heap : heap, t, &r);
         bench_progress_clear();
         r.failures = fails[k];
         double bound = 0.0;
@@ -303,7 +303,7 @@ int exp_trace(bench_ctx_t *ctx)
 {
     tp_params_t pp;
     if (ctx->scale == BENCH_QUICK) {
-        pp = (tp_params_t){1000, 20000, 3, {16384u, 0.02, 0, 1}};
+        pp = (tp_params_t){1000, 5000, 3, {16384u, 0.02, 0, 1}};
     } else {
         pp = (tp_params_t){100, 1000000, 5, {4096u, 0.005, 0, 3}};
     }
@@ -311,8 +311,8 @@ int exp_trace(bench_ctx_t *ctx)
     printf("heap needed: smallest size passed to create on which every call that got memory when recorded gets it "
            "again\n(bisection to max(%zu B, %.1f %%), verified, %u size(s) above checked); bound: buddy and trees "
            "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: every %zu-th op within %llu single steps; ns: median of %u "
-           "untimed\nreplays, interleaved with glibc (this machine may be loaded); F: watermark / live peak - 1 "
-           "(~: system peer, bytes in use)\n",
+           "untimed\nreplays, interleaved with glibc (this machine may be loaded); F: watermark / live peak - 1 on "
+           "the heap needed\n",
            pp.size.res_abs, pp.size.res_rel * 100.0, pp.size.checks, pp.stride, (unsigned long long)pp.budget, pp.reps);
     char path[1200], ppath[1200];
     FILE *csv = bench_csv_open(ctx, "trace.csv", false, path, sizeof path);

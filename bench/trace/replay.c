@@ -13,8 +13,13 @@
  *               sizes above it (+1 % steps) are replayed too: a failure there is a non-monotone
  *               case and is reported, never hidden.
  *   F           Masmano's fragmentation factor at the peak (frag.h): (the allocator's watermark
- *               after the replay / live peak - 1) x 100 %; for the system peers approximated from
- *               the bytes they report in use, sampled every 64th allocating call (no holes seen).
+ *               after the replay / live peak - 1) x 100 %, the watermark being the highest byte
+ *               it ever handed out from the start of its buffer (metadata at the start included).
+ *               Measured on the smallest heap that fits (found by a bisection to 1 %, or the
+ *               exact `size` result in the experiment): on a 64 MiB buffer the buddy and the trees
+ *               place blocks anywhere in it and the watermark says more about the buffer than
+ *               the trace. Not measured for the system peers (no watermark of their own; the
+ *               bytes they report in use gave figures below the live peak).
  *   bound       buddy and the wait-free buddy trees (families buddy and tree): Knuth, TAOCP 2.5
  *               exercise 41 (the buddy system with block sizes 1..2^r units and at most N units
  *               requested at once, N a multiple of 2^r, never overflows (r + 1) N units), plus
@@ -65,8 +70,8 @@ void rp_finish_trace(wl_trace_t *t)
     for (size_t i = 0; i < t->nops; i++) {
         if (WL_OP_KIND(&t->ops[i]) == WL_FREE) {
             t->nfree++;
-        } else {
-            t->nmalloc++;
+        } else if ((t->ops[i].kind & WL_OP_FAILED) == 0u) {
+            t->nmalloc++; /* as trace.c counts: allocating calls that got memory */
         }
     }
     t->measured = SIZE_MAX;
@@ -334,49 +339,29 @@ void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_
     for (size_t i = 0; i < t->nops; i++) {
         r->flagged += (t->ops[i].kind & WL_OP_FAILED) != 0u;
     }
-    if (a->stats == NULL) {
+    /* System peers: no watermark of their own, and the bytes they report in use, sampled, gave
+     * figures below the live peak (jemalloc's thread cache, glibc's sampling): not measured. */
+    if (a->stats == NULL || a->create == NULL) {
         return;
     }
     drv_instance_t in;
     if (!drv_open(&in, a, buffer, size, t->slots, false)) {
         return;
     }
-    bool sys = a->create == NULL;
-    rt_stats_t s;
-    uint64_t base = 0, peak = 0;
-    if (sys) {
-        memset(&s, 0, sizeof s);
-        a->stats(NULL, &s);
-        base = s.used_bytes;
-    }
-    size_t allocating = 0;
     for (size_t i = 0; i < t->nops; i++) {
         if ((i & 0xFFFFu) == 0 && drv_stop) {
             r->interrupted = true;
             break;
         }
-        const wl_op_t *op = &t->ops[i];
-        drv_apply(&in, op, i);
-        if (sys && WL_OP_KIND(op) != WL_FREE && (++allocating & 63u) == 0u) {
-            memset(&s, 0, sizeof s);
-            a->stats(NULL, &s);
-            uint64_t used = s.used_bytes > base ? s.used_bytes - base : 0u;
-            peak = used > peak ? used : peak;
-        }
+        drv_apply(&in, &t->ops[i], i);
     }
+    rt_stats_t s;
     memset(&s, 0, sizeof s);
     a->stats(in.handle, &s);
-    if (sys) {
-        uint64_t used = s.used_bytes > base ? s.used_bytes - base : 0u;
-        peak = used > peak ? used : peak;
-    } else {
-        peak = s.watermark;
-    }
     drv_close(&in);
-    r->peak_memory = peak;
-    r->f = fr_factor(peak, rp_peak_live(t));
+    r->peak_memory = s.watermark;
+    r->f = fr_factor(s.watermark, rp_peak_live(t));
     r->f_known = !r->interrupted;
-    r->f_approx = sys;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -690,7 +675,14 @@ int trace_replay(int argc, char **argv)
             pc.phase = "count";
             rp_progress_cb(&pc, 0.0);
             rp_count(allocs[k], buf, heap, t, cli.stride, cli.budget, &r);
-            rp_frag(allocs[k], buf, heap, t, &r);
+            size_t fheap = heap;
+            if (allocs[k]->create != NULL) {
+                rp_size_opts_t so = {16384u, 0.01, heap, 0};
+                rp_size_t s;
+                rp_size(allocs[k], buf, t, &so, &s);
+                fheap = s.found ? s.heap : heap;
+            }
+            rp_frag(allocs[k], buf, fheap, t, &r);
             bench_progress_clear();
             r.failures = fails[k];
             char im[24], ip[24], ix[24], nsv[24], fv[24];
@@ -698,7 +690,7 @@ int trace_replay(int argc, char **argv)
             fmt_or_dash(ip, sizeof ip, r.ic_ok, "%.0f", r.all.p99);
             fmt_or_dash(ix, sizeof ix, r.ic_ok, "%.0f", r.all.max);
             fmt_or_dash(nsv, sizeof nsv, ns[k] > 0.0, "%.1f", ns[k]);
-            fmt_or_dash(fv, sizeof fv, r.f_known, r.f_approx ? "~%.1f" : "%.1f", r.f);
+            fmt_or_dash(fv, sizeof fv, r.f_known, "%.1f", r.f);
             printf("%-10s %6zu %8s %8s %8s %8s %7s", allocs[k]->name, r.failures, im, ip, ix, nsv, fv);
             if (r.ic_ok) {
                 printf(" op %zu %s %u: %u", r.worst_op, rp_kind_name[r.worst_kind % RP_KINDS], r.worst_size,

@@ -8,7 +8,8 @@
  *           exact instructions per call by ptrace single-stepping a sample (harness/inscount),
  *           ns per call of untimed whole-stream loops (several repetitions, allocators
  *           interleaved, the median), F at the peak (frag.h's definition: the allocator's
- *           watermark over the stream's live peak, minus 1), and the worst call counted.
+ *           watermark over the stream's live peak, minus 1, on the smallest heap that fits), and
+ *           the worst call counted.
  *           Heap of a library allocator: max(64 MiB, 8 x the stream's live peak), touched once.
  *   size    the smallest buffer (bytes passed to create) on which every call that got memory in
  *           the recording gets memory again, by bisection (rp_size), beside the live peak, and
@@ -90,7 +91,8 @@ typedef struct rp_replay {
 } rp_replay_t;
 
 /* Instructions per call (every stride-th op within step_budget; the stride widens to stay in
- * budget) and F at the peak of a over buffer[0..size) (ignored for system allocators). */
+ * budget), and F at the peak of a library allocator over buffer[0..size) (callers pass the
+ * smallest heap that fits; system peers: not measured, f_known false). */
 void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t stride,
               uint64_t step_budget, rp_replay_t *r);
 void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, rp_replay_t *r);
@@ -110,7 +112,8 @@ size_t rp_replay_heap(const wl_trace_t *t);
  * Deterministic in seed. False when out of memory. */
 bool rp_synth(tr_file_t *f, uint64_t seed, size_t nops, uint32_t slots);
 
-/* Fills the counters of t (nmalloc, nfree, peak_live) from its ops. */
+/* Fills the counters of t from its ops as trace.c checks them: nmalloc (allocating calls not
+ * flagged WL_OP_FAILED), nfree, peak_live. */
 void rp_finish_trace(wl_trace_t *t);
 
 #endif /* RTBENCH_REPLAY_H */

@@ -1,13 +1,15 @@
 /*
- * bench/trace/trace_stub.c -- stand-ins for the trace file functions (trace.h) while the recorder's
- * bench/trace/trace.c is not in the tree: loading and saving say so, `trace record` is
- * unavailable. CMake compiles this file only when trace.c is missing.
+ * bench/trace/trace_stub.c -- stand-ins for what the recorder's files provide while they are not in
+ * the tree: with RTBENCH_STUB_FILE (bench/trace/trace.c missing) loading and saving say so; with
+ * RTBENCH_STUB_RECORD (bench/trace/record.c missing) `trace record` is unavailable. CMake
+ * compiles this file only when one of the two is missing, with the matching definitions.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "trace.h"
 
+#ifdef RTBENCH_STUB_FILE
 bool tr_load(const char *path, tr_file_t *f, char *err, size_t errlen)
 {
     (void)path;
@@ -34,9 +36,13 @@ void tr_release(tr_file_t *f)
     f->nstreams = 0;
 }
 
+#endif
+
+#ifdef RTBENCH_STUB_RECORD
 int trace_record(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    fprintf(stderr, "rtbench trace record: not built (bench/trace/trace.c missing)\n");
+    fprintf(stderr, "rtbench trace record: not built (bench/trace/record.c missing)\n");
     return 1;
 }
+#endif
