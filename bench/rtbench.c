@@ -5,7 +5,7 @@
  *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|trace|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
- *   rtbench trace record [-o FILE] -- CMD ARGS | replay FILE [--alloc L] [--csv DIR] | size FILE ...
+ *   rtbench trace record [-o FILE] -- CMD ARGS... | trace replay FILE ... | trace size FILE ...
  *
  * Tables go to stdout, progress to stderr ("[k/n] experiment  allocator  phase  %"), CSV files to
  * --csv DIR (default: results), with the run's bookkeeping (plan.csv, experiments.csv,
@@ -70,8 +70,11 @@ static void usage(FILE *f)
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"
-            "  trace record|replay|size  record a program's allocations, replay or size the trace\n"
-            "                         (bench/trace/trace.h; rtbench trace with no argument for usage)\n"
+            "  trace record [-o FILE] -- CMD ARGS...\n"
+            "                         run CMD under the recorder: every malloc-family call of it and\n"
+            "                         its children into one trace file (bench/trace/trace.h)\n"
+            "  trace replay FILE      replay a recorded trace against the allocators ([--alloc L] [--csv DIR])\n"
+            "  trace size FILE        the heap each allocator needs for a recorded trace\n"
             "  --help                 this text\n"
             "\n"
             "options:\n"
@@ -385,30 +388,6 @@ static bool choose_experiments(const char *command, const char *what, const benc
     return true;
 }
 
-static void install_sigint(void);
-
-/* `rtbench trace record|replay|size ...` (bench/trace/trace.h). */
-static int trace_command(int argc, char **argv)
-{
-    if (argc < 1) {
-        fprintf(stderr, "usage: rtbench trace record [-o FILE] -- CMD ARGS | replay FILE [--alloc LIST] [--csv DIR] "
-                        "| size FILE [--alloc LIST] [--csv DIR]\n");
-        return 2;
-    }
-    if (strcmp(argv[0], "record") == 0) {
-        return trace_record(argc - 1, argv + 1);
-    }
-    install_sigint();
-    if (strcmp(argv[0], "replay") == 0) {
-        return trace_replay(argc - 1, argv + 1);
-    }
-    if (strcmp(argv[0], "size") == 0) {
-        return trace_size(argc - 1, argv + 1);
-    }
-    fprintf(stderr, "rtbench trace: unknown subcommand '%s' (record, replay, size)\n", argv[0]);
-    return 2;
-}
-
 static void install_sigint(void)
 {
     struct sigaction sa;
@@ -440,8 +419,33 @@ static int run_command(bench_ctx_t *ctx, const bool *run_one)
     return rc;
 }
 
+/* `trace record|replay|size ...` (bench/trace/). Returns -1 when argv is not a trace command. */
+static int trace_command(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "trace") != 0) {
+        return -1;
+    }
+    const char *sub = argc > 2 ? argv[2] : "";
+    if (strcmp(sub, "replay") == 0 || strcmp(sub, "size") == 0) {
+        install_sigint(); /* the replays poll drv_stop: Ctrl-C stops them cleanly (status 130) */
+    }
+    int rc = strcmp(sub, "record") == 0   ? trace_record(argc - 3, argv + 3)
+             : strcmp(sub, "replay") == 0 ? trace_replay(argc - 3, argv + 3)
+             : strcmp(sub, "size") == 0   ? trace_size(argc - 3, argv + 3)
+                                          : -2;
+    if (rc == -2) {
+        fprintf(stderr, "rtbench: trace needs record, replay or size\n");
+        return 2;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    /* record first: the recorded program must not inherit the peers' re-execution (peers.c) */
+    if (argc > 2 && strcmp(argv[1], "trace") == 0 && strcmp(argv[2], "record") == 0) {
+        return trace_command(argc, argv);
+    }
     bench_peers_init(argv); /* jemalloc, mimalloc: may re-execute rtbench once (peers.c) */
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
@@ -453,7 +457,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(command, "trace") == 0) {
-        return trace_command(argc - 2, argv + 2);
+        return trace_command(argc, argv);
     }
     if (strcmp(command, "run") != 0 && strcmp(command, "replay") != 0) {
         fprintf(stderr, "rtbench: unknown command '%s'\n", command);
