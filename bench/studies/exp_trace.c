@@ -14,9 +14,12 @@
  * the same run), F at the peak, the worst counted call. A program that is not installed, or
  * whose recording fails, is "not run" with the reason, in the table and in trace_programs.csv.
  *
- * Scale: quick counts every 1000th op within 5,000 single steps per allocator, times 3
- * repetitions, bisects to max(16 KiB, 2 %) and checks one size above; standard every 100th op
- * within 1,000,000 steps, 5 repetitions, max(4 KiB, 0.5 %), three sizes above.
+ * Scale: quick replays the first 100,000 ops of each stream (the recording is whole), counts
+ * every 1000th op within 3,000 single steps per allocator, times 9 repetitions, bisects to
+ * max(16 KiB, 2 %) and checks one size above, and leaves the wait-free trees out (a replay of
+ * theirs costs ~100 of TLSF's: tens of seconds per program); standard replays whole streams,
+ * every 100th op within 1,000,000 steps, 7 repetitions, max(4 KiB, 0.5 %), three sizes above,
+ * with wf and wf_hint (the other tree variants only when named with --alloc).
  *
  * Outputs: trace.csv (one row per program, stream and allocator), trace_programs.csv (program,
  * status, streams, ops, live peak, command), the trace files themselves (trace_<program>.rtt)
@@ -57,6 +60,8 @@ static const tp_program_t programs[] = {
 enum { TP_NPROGRAMS = sizeof programs / sizeof programs[0] };
 
 typedef struct tp_params {
+    size_t max_ops;   /* replay only the first max_ops ops of a stream (0: all) */
+    bool trees;       /* the wait-free trees (family tree) measured */
     size_t stride;
     uint64_t budget;
     unsigned reps;
@@ -223,6 +228,11 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
     size_t nt = 0;
     bool have_glibc = false;
     for (size_t k = 0; k < ctx->nallocs; k++) {
+        const rt_allocator_t *a = ctx->allocs[k];
+        bool tree_variant = a->family == RT_FAMILY_TREE && strcmp(a->name, "wf") != 0 && strcmp(a->name, "wf_hint") != 0;
+        if ((a->family == RT_FAMILY_TREE && !pp->trees) || (tree_variant && !ctx->allocs_explicit)) {
+            continue; /* see the scale notes at the top */
+        }
         if (strcmp(ctx->allocs[k]->name, "noop") != 0) {
             timed[nt++] = ctx->allocs[k];
             have_glibc = have_glibc || strcmp(ctx->allocs[k]->name, "glibc") == 0;
@@ -303,10 +313,11 @@ int exp_trace(bench_ctx_t *ctx)
 {
     tp_params_t pp;
     if (ctx->scale == BENCH_QUICK) {
-        pp = (tp_params_t){1000, 5000, 3, {16384u, 0.02, 0, 1}};
+        pp = (tp_params_t){100000, false, 1000, 3000, 9, {16384u, 0.02, 0, 1}};
     } else {
-        pp = (tp_params_t){100, 1000000, 5, {4096u, 0.005, 0, 3}};
+        pp = (tp_params_t){0, true, 100, 1000000, 7, {4096u, 0.005, 0, 3}};
     }
+    pp.trees = pp.trees || ctx->allocs_explicit;
     printf("\n== trace -- real programs recorded and replayed (issue 14) ==\n");
     printf("heap needed: smallest size passed to create on which every call that got memory when recorded gets it "
            "again\n(bisection to max(%zu B, %.1f %%), verified, %u size(s) above checked); bound: buddy and trees "
@@ -373,8 +384,15 @@ int exp_trace(bench_ctx_t *ctx)
             peak = pk > peak ? pk : peak;
         }
         for (size_t si = 0; si < f.nstreams && rc == 0 && !drv_stop; si++) {
-            if (f.streams[si].trace.nops != 0u) {
-                rc = run_stream(ctx, &pp, prog->name, si, &f.streams[si].trace, csv);
+            wl_trace_t view = f.streams[si].trace; /* the ops are shared, not copied */
+            if (pp.max_ops != 0u && view.nops > pp.max_ops) {
+                view.nops = pp.max_ops;
+                rp_finish_trace(&view);
+                printf("\n%s, stream %zu: the first %zu of %zu ops replayed (quick scale)\n", prog->name, si,
+                       view.nops, f.streams[si].trace.nops);
+            }
+            if (view.nops != 0u) {
+                rc = run_stream(ctx, &pp, prog->name, si, &view, csv);
             }
         }
         if (pcsv != NULL) {
