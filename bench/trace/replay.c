@@ -385,7 +385,10 @@ void rp_time(const rt_allocator_t *const *allocs, size_t n, void *buffer, size_t
     }
     bool *bad = calloc(n + 1u, sizeof *bad);
     for (unsigned rep = 0; rep < reps && !drv_stop; rep++) {
-        for (size_t k = 0; k < n && !drv_stop; k++) {
+        for (size_t j = 0; j < n && !drv_stop; j++) {
+            /* the order rotates each repetition: what one allocator leaves behind (caches, a
+             * peer's background work) does not always fall on the same next one */
+            size_t k = (j + rep) % n;
             drv_instance_t in;
             if (bad[k] || !drv_open(&in, allocs[k], buffer, size, t->slots, false)) {
                 bad[k] = true;
@@ -402,7 +405,7 @@ void rp_time(const rt_allocator_t *const *allocs, size_t n, void *buffer, size_t
             }
             v[k * reps + rep] = (double)el / (double)t->nops;
             if (progress != NULL) {
-                progress(context, (double)(rep * n + k + 1u) / (double)(reps * n));
+                progress(context, (double)(rep * n + j + 1u) / (double)(reps * n));
             }
         }
     }
