@@ -12,8 +12,9 @@
  * Order rule (what makes the log convertible to a single-threaded order): a call that creates a
  * block takes its slot after the real call returned; a free takes its slot before the real free;
  * a realloc takes one before (RAW_REALLOC_BEGIN: its free part) and one after (RAW_REALLOC_END:
- * its alloc part). An address freed by one thread and returned by malloc to another is therefore
- * always freed first in slot order.
+ * its alloc part); realloc(NULL, n) frees nothing and takes one after (RAW_REALLOC_NEW). An
+ * address freed by one thread and returned by malloc to another is therefore always freed first
+ * in slot order.
  */
 #ifndef RTBENCH_RAWLOG_H
 #define RTBENCH_RAWLOG_H
@@ -36,6 +37,7 @@ typedef enum raw_op {
     RAW_REALLOC_BEGIN = 4, /* ptr = the old block (or NULL), size = request */
     RAW_REALLOC_END = 5,   /* ptr = result, size = request; pairs with the thread's BEGIN */
     RAW_MEMALIGN = 6,      /* ptr = result, size = request, align = log2 alignment, sub = origin */
+    RAW_REALLOC_NEW = 7,   /* realloc(NULL, size): ptr = result (no BEGIN: nothing is freed) */
 } raw_op_t;
 
 /* RAW_MEMALIGN origins. */

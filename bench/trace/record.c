@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,7 +66,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-enum { GHOST = UINT32_MAX }; /* a block too large for the stream: in the table, not in the ops */
+#define GHOST UINT32_MAX /* a block too large for the stream: in the table, not in the ops */
 
 typedef struct amap {
     uint64_t *key; /* 0: empty */
@@ -461,6 +462,13 @@ static void convert_rec(conv_t *c, const raw_rec_t *r)
     case RAW_REALLOC_END:
         realloc_end(c, r);
         break;
+    case RAW_REALLOC_NEW:
+        if (r->ptr == 0) {
+            emit_failed(c, r->size == 0 ? WL_MALLOC : WL_REALLOC, r->size);
+        } else {
+            realloc_new(c, r->ptr, r->size);
+        }
+        break;
     case RAW_NONE:
     default:
         break;
@@ -513,7 +521,6 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
         map = m;
         madvise(m, len, MADV_SEQUENTIAL);
     }
-    close(fd);
 
     memset(st, 0, sizeof *st);
     st->pid = rf->hdr.pid;
@@ -546,12 +553,35 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
     c.st = st;
     c.page = rf->hdr.page_size ? rf->hdr.page_size : 4096u;
     const raw_rec_t *recs = map ? (const raw_rec_t *)(const void *)(map + RAW_HDR_SIZE) : NULL;
-    for (size_t i = 0; i < nrec && !c.oom; i++) {
-        if (recs[i].op != RAW_NONE) {
-            tot->records++;
-            convert_rec(&c, &recs[i]);
+    /* The log is sparse: a 12 MiB window is reserved at a time, and only the chunks the recorder
+     * prefaulted or wrote hold blocks. Only the data ranges are read (SEEK_DATA / SEEK_HOLE; where
+     * the file system does not know holes, the whole file is one data range). In slot order. */
+    size_t r = 0;
+    while (r < nrec && !c.oom) {
+        off_t d = lseek(fd, (off_t)(RAW_HDR_SIZE + r * sizeof(raw_rec_t)), SEEK_DATA);
+        if (d < 0) {
+            break; /* no data after i (ENXIO) */
+        }
+        off_t h = lseek(fd, d, SEEK_HOLE);
+        if (h < 0) {
+            h = (off_t)len;
+        }
+        size_t first = (size_t)(d - RAW_HDR_SIZE) / sizeof(raw_rec_t);
+        size_t last = ((size_t)(h - RAW_HDR_SIZE) + sizeof(raw_rec_t) - 1) / sizeof(raw_rec_t);
+        r = first > r ? first : r;
+        last = last < nrec ? last : nrec;
+        for (; r < last && !c.oom; r++) {
+            if (recs[r].op != RAW_NONE) {
+                tot->records++;
+                convert_rec(&c, &recs[r]);
+            }
+        }
+        r = r > last ? r : last;
+        if (h >= (off_t)len) {
+            break;
         }
     }
+    close(fd);
     if (map != NULL) {
         munmap((void *)(uintptr_t)map, len);
     }
@@ -671,8 +701,9 @@ static bool find_recorder(char *path, size_t cap)
     return access(path, R_OK) == 0;
 }
 
-/* Runs argv (with the recorder when lib != NULL); returns its wait status, or -1. */
-static int run_child(char **argv, const char *lib, const char *dir, double *wall)
+/* Runs argv (with the recorder when lib != NULL); returns its wait status, or -1. *wall: its
+ * wall time; *cpu: the user + system time of it and the descendants it waited for (wait4). */
+static int run_child(char **argv, const char *lib, const char *dir, double *wall, double *cpu)
 {
     double t0 = now_s();
     pid_t pid = fork();
@@ -703,15 +734,19 @@ static int run_child(char **argv, const char *lib, const char *dir, double *wall
     sigemptyset(&ign.sa_mask);
     sigaction(SIGINT, &ign, &old);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0) {
         if (errno != EINTR) {
-            perror("rtbench: waitpid");
+            perror("rtbench: wait4");
             status = -1;
             break;
         }
     }
     sigaction(SIGINT, &old, NULL);
     *wall = now_s() - t0;
+    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec * 1e-6;
     return status;
 }
 
@@ -817,16 +852,16 @@ int trace_record(int argc, char **argv)
         f.command[k] = (unsigned char)f.command[k] < 0x20u ? ' ' : f.command[k];
     }
 
-    double base_wall = 0, wall = 0;
+    double base_wall = 0, wall = 0, base_cpu = 0, cpu = 0;
     if (baseline) {
-        int bs = run_child(cmd, NULL, NULL, &base_wall);
+        int bs = run_child(cmd, NULL, NULL, &base_wall, &base_cpu);
         if (exit_code(bs) != 0) {
             fprintf(stderr, "rtbench: note: the baseline run exited with status %d\n", exit_code(bs));
         }
     }
     fflush(stdout);
     fflush(stderr);
-    int status = run_child(cmd, lib, dir, &wall);
+    int status = run_child(cmd, lib, dir, &wall, &cpu);
     int code = exit_code(status);
 
     double c0 = now_s();
@@ -855,11 +890,15 @@ int trace_record(int argc, char **argv)
         long long bytes = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
         uint64_t ops = 0, threads = 0, failed = 0, foreign = 0;
         printf("trace record: %s\n", f.command);
-        printf("  program exit status %d; wall time %.3f s with the recorder", code, wall);
+        printf("  program exit status %d; with the recorder: wall %.3f s, cpu %.3f s", code, wall, cpu);
         if (baseline) {
-            printf(", %.3f s without: overhead x%.2f", base_wall, base_wall > 0 ? wall / base_wall : 0.0);
+            printf("; without: wall %.3f s, cpu %.3f s; overhead x%.2f wall, x%.2f cpu", base_wall, base_cpu,
+                   base_wall > 0 ? wall / base_wall : 0.0, base_cpu > 0 ? cpu / base_cpu : 0.0);
         }
         printf("; conversion %.3f s\n", conv);
+        if (f.nstreams == 0) {
+            printf("  nothing recorded: a static executable, a set-user-ID one, or one that drops LD_PRELOAD?\n");
+        }
         for (size_t s = 0; s < f.nstreams; s++) {
             const tr_stream_t *st = &f.streams[s];
             ops += st->trace.nops;

@@ -260,6 +260,37 @@ static raw_rec_t *window(uint64_t w)
     return p;
 }
 
+/* Prefaults (writable) the CHUNK bytes of the log that follow byte offset `off`, in one system
+ * call: on a virtual machine a page fault is an expensive exit, and a write fault on a shared
+ * file mapping costs a page_mkwrite besides; MADV_POPULATE_WRITE (Linux 5.14) does the 64 pages
+ * of a chunk at once. Called for the first chunk by the first record, and for each next chunk
+ * by the record half-way through the one before, so the log's pages are ready before anyone
+ * writes them and a short-lived process costs one chunk of disk. Where the kernel refuses, the
+ * pages fault in one by one as before. */
+enum { CHUNK = 256 << 10 };
+_Static_assert(RAW_WINDOW % CHUNK == 0, "chunks tile the windows");
+static _Atomic bool no_populate;
+
+static void prefault(uint64_t off)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (atomic_load_explicit(&no_populate, memory_order_relaxed)) {
+        return;
+    }
+    off -= off % CHUNK; /* madvise wants a page-aligned start */
+    raw_rec_t *win = window(off / RAW_WINDOW);
+    if (win != NULL) {
+        int saved = errno;
+        if (madvise((char *)win + off % RAW_WINDOW, CHUNK, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) {
+            atomic_store_explicit(&no_populate, true, memory_order_relaxed);
+        }
+        errno = saved;
+    }
+#else
+    (void)off;
+#endif
+}
+
 /* Logs one call. Takes the slot now: callers call it after a block-creating call returned and
  * before a free (rawlog.h, "Order rule"). Keeps errno as the real call left it. */
 static void rec(raw_op_t op, const void *ptr, uint64_t size, unsigned flags, unsigned align, unsigned sub)
@@ -294,6 +325,12 @@ static void rec(raw_op_t op, const void *ptr, uint64_t size, unsigned flags, uns
     if (win == NULL) {
         t_guard = 0; /* the log is full or cannot grow: the call goes unrecorded */
         return;
+    }
+    uint64_t off = slot * sizeof(raw_rec_t);
+    if ((off + CHUNK / 2) % CHUNK < sizeof(raw_rec_t)) {
+        prefault(off + CHUNK / 2); /* half-way through a chunk: the next one */
+    } else if (slot == 0) {
+        prefault(0);
     }
     raw_rec_t *r = &win[slot % RAW_WINDOW_RECS];
     r->flags = (uint8_t)flags;
@@ -354,6 +391,11 @@ EXPORT void *calloc(size_t n, size_t m)
 
 EXPORT void *realloc(void *p, size_t n)
 {
+    if (p == NULL) { /* no free part: one record (Lua allocates everything this way) */
+        void *q = __libc_realloc(NULL, n);
+        rec(RAW_REALLOC_NEW, q, n, 0, 0, 0);
+        return q;
+    }
     rec(RAW_REALLOC_BEGIN, p, n, 0, 0, 0);
     void *q = __libc_realloc(p, n);
     rec(RAW_REALLOC_END, q, n, 0, 0, 0);
