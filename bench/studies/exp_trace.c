@@ -18,7 +18,7 @@
  * every 1000th op within 3,000 single steps per allocator, times 9 repetitions, bisects to
  * max(16 KiB, 2 %) and checks one size above, and leaves the wait-free trees out (a replay of
  * theirs costs ~100 of TLSF's: tens of seconds per program); standard replays whole streams,
- * every 100th op within 1,000,000 steps, 7 repetitions, max(4 KiB, 0.5 %), three sizes above,
+ * every 100th op within 200,000 steps, 7 repetitions, max(4 KiB, 0.5 %), three sizes above,
  * with wf and wf_hint (the other tree variants only when named with --alloc).
  *
  * Outputs: trace.csv (one row per program, stream and allocator), trace_programs.csv (program,
@@ -315,7 +315,7 @@ int exp_trace(bench_ctx_t *ctx)
     if (ctx->scale == BENCH_QUICK) {
         pp = (tp_params_t){100000, false, 1000, 3000, 9, {16384u, 0.02, 0, 1}};
     } else {
-        pp = (tp_params_t){0, true, 100, 1000000, 7, {4096u, 0.005, 0, 3}};
+        pp = (tp_params_t){0, true, 100, 200000, 7, {4096u, 0.005, 0, 3}};
     }
     pp.trees = pp.trees || ctx->allocs_explicit;
     printf("\n== trace -- real programs recorded and replayed (issue 14) ==\n");
