@@ -53,7 +53,8 @@ typedef struct tp_program {
 } tp_program_t;
 
 static const tp_program_t programs[] = {
-    {"sqlite3", "sqlite3", {":memory:", ".read workloads/programs/workload.sql", NULL}, "workloads/programs/workload.sql"},
+    {"sqlite3", "sqlite3", {":memory:", ".read workloads/programs/workload.sql", NULL},
+     "workloads/programs/workload.sql"},
     {"lua5.4", "lua5.4", {"workloads/programs/workload.lua", NULL, NULL}, "workloads/programs/workload.lua"},
     {"python3", "/usr/bin/python3", {"workloads/programs/workload.py", NULL, NULL}, "workloads/programs/workload.py"},
 };
@@ -229,7 +230,8 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
     bool have_glibc = false;
     for (size_t k = 0; k < ctx->nallocs; k++) {
         const rt_allocator_t *a = ctx->allocs[k];
-        bool tree_variant = a->family == RT_FAMILY_TREE && strcmp(a->name, "wf") != 0 && strcmp(a->name, "wf_hint") != 0;
+        bool tree_variant =
+            a->family == RT_FAMILY_TREE && strcmp(a->name, "wf") != 0 && strcmp(a->name, "wf_hint") != 0;
         if ((a->family == RT_FAMILY_TREE && !pp->trees) || (tree_variant && !ctx->allocs_explicit)) {
             continue; /* see the scale notes at the top */
         }

@@ -49,11 +49,11 @@ typedef struct rp_size {
     bool found;       /* some size <= cap fits */
     size_t heap;      /* the smallest size found to fit */
     size_t below;     /* the largest size found not to fit (0: none tried) */
-    size_t resolution;/* the bisection's final step: the true minimum lies in (below, heap] if monotone */
+    size_t resolution; /* the bisection's last step: the minimum is in (below, heap] if monotone */
     unsigned replays; /* replays made */
     bool verified;    /* a second replay at `heap` fit too */
     unsigned nonmono; /* sizes above heap that did not fit (checked: opts.checks) */
-    size_t nonmono_at;/* the first of them */
+    size_t nonmono_at; /* the first of them */
     bool interrupted;
 } rp_size_t;
 
@@ -98,8 +98,8 @@ void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace
 void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, rp_replay_t *r);
 
 /* ns per call of allocs[0..n) on t: reps untimed replays each, the allocators interleaved within
- * each repetition (the order rotated by one each repetition); ns[k] receives allocator k's median (0 where it could not run) and failures[k]
- * the failures of its first replay. progress(context, done) after each replay (may be NULL). */
+ * each repetition (the order rotated by one each repetition); ns[k] receives allocator k's median
+ * (0 where it could not run) and failures[k] the failures of its first replay. progress(context, done) after each replay (may be NULL). */
 void rp_time(const rt_allocator_t *const *allocs, size_t n, void *buffer, size_t size, const wl_trace_t *t,
              unsigned reps, double *ns, size_t *failures, void (*progress)(void *, double), void *context);
 
