@@ -99,7 +99,8 @@ void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_
 
 /* ns per call of allocs[0..n) on t: reps untimed replays each, the allocators interleaved within
  * each repetition (the order rotated by one each repetition); ns[k] receives allocator k's median
- * (0 where it could not run) and failures[k] the failures of its first replay. progress(context, done) after each replay (may be NULL). */
+ * (0 where it could not run) and failures[k] the failures of its first replay; progress(context,
+ * done) after each replay (may be NULL). */
 void rp_time(const rt_allocator_t *const *allocs, size_t n, void *buffer, size_t size, const wl_trace_t *t,
              unsigned reps, double *ns, size_t *failures, void (*progress)(void *, double), void *context);
 
