@@ -9,7 +9,7 @@ in the smallest heap and the one with the lowest worst case; issue 14's targets 
 trace_heap.png (heap needed / live peak per allocator per program) and trace_instructions.png
 (instructions per call: mean and max). A program that was not run shows its reason.
 A program with several streams: each stream sized and replayed on its own; the tables show, per
-allocator, the stream with the largest heap needed / live peak (the others are in the CSV).
+allocator, the stream with the largest heap needed (the others are in the CSV).
 """
 
 TLSF = "tlsf"
@@ -18,12 +18,15 @@ TARGET_HEAP = 1.25   # issue 14: TLSF's heap needed <= 1.25 x the live peak
 
 
 def _worst_stream(rows, num):
-    """Per allocator, the row of the stream with the largest ratio (or the first one)."""
+    """Per allocator, the row of the stream with the largest heap needed (the heap that hosts the
+    whole program), else the one with the most ops (system peers: not sized). A tiny stream's
+    ratio says more about the allocator's smallest buffer than about the program."""
     out = {}
     for r in rows:
         a = r["allocator"]
         cur = out.get(a)
-        if cur is None or (num(r.get("ratio")) or 0) > (num(cur.get("ratio")) or 0):
+        key = (num(r.get("heap_needed")) or 0, num(r.get("ops")) or 0)
+        if cur is None or key > (num(cur.get("heap_needed")) or 0, num(cur.get("ops")) or 0):
             out[a] = r
     return out
 

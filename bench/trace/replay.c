@@ -775,7 +775,9 @@ int trace_size(int argc, char **argv)
     printf("trace %s: %s (%zu stream%s)\n", cli.file, f.command, f.nstreams, f.nstreams == 1 ? "" : "s");
     printf("heap needed: the smallest size passed to create on which every call that got memory in the recording "
            "gets it again; bisection to max(4 KiB, 0.5 %%), verified by one more replay, 3 sizes above checked\n");
-    double worst_ratio[BENCH_MAX_SELECTED] = {0};
+    size_t max_heap[BENCH_MAX_SELECTED] = {0}; /* per allocator: the largest heap needed of a stream */
+    double max_heap_ratio[BENCH_MAX_SELECTED] = {0};
+    size_t max_heap_stream[BENCH_MAX_SELECTED] = {0};
     for (size_t si = 0; si < f.nstreams && !drv_stop; si++) {
         const wl_trace_t *t = &f.streams[si].trace;
         uint64_t peak = rp_peak_live(t);
@@ -798,7 +800,9 @@ int trace_size(int argc, char **argv)
             char formula[160];
             bool hb = rp_bound(allocs[k], t, &bound, formula, sizeof formula);
             double ratio = s.found && peak != 0u ? (double)s.heap / (double)peak : 0.0;
-            worst_ratio[k] = ratio > worst_ratio[k] ? ratio : worst_ratio[k];
+            if (s.found && s.heap > max_heap[k]) {
+                max_heap[k] = s.heap, max_heap_ratio[k] = ratio, max_heap_stream[k] = si;
+            }
             char hv[32], bv[32];
             fmt_or_dash(hv, sizeof hv, s.found, "%.0f", (double)s.heap);
             fmt_or_dash(bv, sizeof bv, hb, "%.0f", bound);
@@ -828,11 +832,13 @@ int trace_size(int argc, char **argv)
         munmap(buf, opts.cap);
     }
     if (f.nstreams > 1) {
-        printf("\nmax over streams of heap needed / live peak:");
+        /* the largest stream decides the heap a system hosting the program needs; a tiny stream's
+         * ratio says more about the allocator's smallest buffer than about the program */
+        printf("\nthe largest heap needed over the streams (its stream, its ratio to that stream's live peak):\n");
         for (size_t k = 0; k < na; k++) {
-            printf(" %s %.3f", allocs[k]->name, worst_ratio[k]);
+            printf("  %-10s %zu bytes (stream %zu, %.3f)\n", allocs[k]->name, max_heap[k], max_heap_stream[k],
+                   max_heap_ratio[k]);
         }
-        printf("\n");
     }
     bench_csv_close(csv, path);
     tr_release(&f);
