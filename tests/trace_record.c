@@ -72,10 +72,22 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* The exec'd image: closes every descriptor it does not know (as daemons and subprocess's
+ * close_fds do), then makes enough calls for the log to grow by two windows. */
+enum { EXEC_LOOP = 600000 };
+
 static int prog_exec(void)
 {
     char *p = malloc(1201);
     p = realloc(p, 1202);
+    for (int fd = 3; fd < 1024; fd++) {
+        close(fd);
+    }
+    for (int i = 0; i < EXEC_LOOP; i++) {
+        void *q = malloc(1203);
+        sink = q;
+        free(q);
+    }
     sink = p;
     free(p);
     return 7;
@@ -155,6 +167,9 @@ static int prog(void)
         free(queue[--q_len]);
     }
 
+    if (chdir("/") != 0) { /* the fork child and the exec'd image open their logs from here */
+        return 20;
+    }
     pid_t c = fork();
     if (c == 0) {
         void *a = malloc(1111);
@@ -234,6 +249,7 @@ static want_t child_want[] = {
 static want_t exec_want[] = {
     {WL_MALLOC, 1201, 1, 0},
     {WL_REALLOC, 1202, 1, 0},
+    {WL_MALLOC, 1203, EXEC_LOOP, 0},
 };
 
 /* Replays st through its slots: the order must be valid. Counts the ops of `want` and the frees
@@ -295,13 +311,18 @@ static void check_want(const char *which, const want_t *want, size_t n)
     }
 }
 
-/* rtbench trace record -o out -- self mode: rtbench's exit status, or -1. */
-static int record(const char *rtbench, const char *out, const char *self, const char *mode)
+/* cd dir; rtbench trace record -o trace_record.rtt -- self mode: rtbench's exit status, or -1.
+ * The output path is relative on purpose: the program changes directory before it forks and
+ * execs, and the logs of those images must still land beside the output. */
+static int record(const char *rtbench, const char *dir, const char *self, const char *mode)
 {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        execl(rtbench, rtbench, "trace", "record", "-o", out, "--", self, mode, (char *)NULL);
+        if (chdir(dir) != 0) {
+            _exit(126);
+        }
+        execl(rtbench, rtbench, "trace", "record", "-o", "trace_record.rtt", "--", self, mode, (char *)NULL);
         _exit(127);
     }
     int status = 0;
@@ -311,8 +332,13 @@ static int record(const char *rtbench, const char *out, const char *self, const 
     return WEXITSTATUS(status);
 }
 
-static int check(const char *rtbench, const char *dir)
+static int check(const char *rtbench_arg, const char *dir)
 {
+    char rtbench[4096]; /* absolute: record() changes directory before it runs rtbench */
+    if (realpath(rtbench_arg, rtbench) == NULL) {
+        fprintf(stderr, "no rtbench at %s\n", rtbench_arg);
+        return 1;
+    }
     char out[4096], self[4096];
     snprintf(out, sizeof out, "%s/trace_record.rtt", dir);
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -320,7 +346,7 @@ static int check(const char *rtbench, const char *dir)
         return 1;
     }
     self[n] = '\0';
-    CHECK(record(rtbench, out, self, "prog") == 7); /* the exec'd image's status, through rtbench */
+    CHECK(record(rtbench, dir, self, "prog") == 7); /* the exec'd image's status, through rtbench */
     tr_file_t f;
     char err[512];
     bool loaded = tr_load(out, &f, err, sizeof err);
@@ -359,12 +385,13 @@ static int check(const char *rtbench, const char *dir)
         CHECK(c->threads == 1);
         CHECK(strstr(c->trace.params, "forked") != NULL);
         /* the exec'd image */
-        CHECK(replay(e, exec_want, 2, &freed, &freed_r0));
-        check_want("exec", exec_want, 2);
-        CHECK(freed == 1);
+        CHECK(replay(e, exec_want, 3, &freed, &freed_r0));
+        check_want("exec", exec_want, 3);
+        CHECK(freed == 1 + EXEC_LOOP);
         CHECK(e->pid == m->pid);
         CHECK(strstr(e->command, "trace_record exec") != NULL);
-        CHECK(e->trace.nops == 3 && e->trace.peak_live == 1202 && e->threads == 1 && e->foreign == 0);
+        CHECK(e->trace.nops == 3 + 2 * EXEC_LOOP && e->trace.peak_live == 1202 + 1203 && e->threads == 1 &&
+              e->foreign == 0);
         for (size_t s = 0; s < 3; s++) {
             const wl_trace_t *t = &f.streams[s].trace;
             size_t frees = 0, creates = 0;
@@ -383,7 +410,7 @@ static int check(const char *rtbench, const char *dir)
     remove(out);
 
     /* A program killed by SIGKILL: its calls are in the trace, its status passed on (128 + 9). */
-    CHECK(record(rtbench, out, self, "kill") == 128 + SIGKILL);
+    CHECK(record(rtbench, dir, self, "kill") == 128 + SIGKILL);
     loaded = tr_load(out, &f, err, sizeof err);
     CHECK(loaded && f.nstreams == 1);
     if (loaded && f.nstreams == 1) {

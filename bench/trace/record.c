@@ -6,7 +6,9 @@
  * image -- into a stream of a tr_file_t, saves it (trace.c), prints a summary and exits with CMD's
  * status (128 + signal when it was killed). The raw logs are deleted after a successful conversion
  * unless --keep-raw. --baseline also runs CMD once without the recorder first, and prints the
- * ratio of the two wall times (the recording overhead).
+ * ratios of the wall and CPU times (the recording overhead). --from-raw DIR runs nothing and
+ * converts the logs in DIR. The written trace is loaded back before the logs go: tr_load checks
+ * the order the conversion promises.
  *
  * Conversion of one raw log (its records in slot order, i.e. the image's global order of calls):
  *   - an address table maps each live block to its slot; slots are reused LIFO, so `slots` is the
@@ -179,7 +181,7 @@ typedef struct conv {
     uint32_t page;
     bool oom;
     /* counters beyond tr_stream_t's */
-    uint64_t order_errors, too_large, unpaired, null_frees;
+    uint64_t order_errors, too_large, unpaired, null_frees; /* null_frees: the recorder logs none */
     uint64_t per_kind[5];
 } conv_t;
 
@@ -764,10 +766,12 @@ static int exit_code(int status)
 static void record_usage(FILE *f)
 {
     fprintf(f, "usage: rtbench trace record [-o FILE] [--keep-raw] [--baseline] -- CMD ARGS...\n"
+               "       rtbench trace record [-o FILE] --from-raw DIR\n"
                "  records every malloc-family call of CMD (and of its forked and exec'd children)\n"
                "  -o FILE      the trace file (default trace.rtt)\n"
                "  --keep-raw   keep the raw logs (printed path) after the conversion\n"
                "  --baseline   run CMD once without the recorder first: the overhead ratio\n"
+               "  --from-raw DIR  run nothing: convert the raw logs in DIR (kept by --keep-raw)\n"
                "  env %s: the recorder library (default: beside rtbench)\n",
             RAW_ENV_LIB);
 }
@@ -793,10 +797,101 @@ static void remove_raw(const char *dir, const rawfile_t *raw, size_t n)
     rmdir(dir);
 }
 
+/* Converts every raw log of dir into f (f->command already set), saves it to out and loads it
+ * back (tr_load checks the order the conversion promises). *raw: the logs read (to delete). */
+static bool convert_dir(const char *dir, const char *out, tr_file_t *f, totals_t *tot, rawfile_t **raw,
+                        size_t *nraw)
+{
+    memset(tot, 0, sizeof *tot);
+    *raw = NULL;
+    *nraw = 0;
+    bool ok = list_raw(dir, raw, nraw);
+    if (ok) {
+        f->streams = calloc(*nraw ? *nraw : 1u, sizeof *f->streams);
+        ok = f->streams != NULL;
+    }
+    for (size_t s = 0; ok && s < *nraw; s++) {
+        ok = convert_file(&(*raw)[s], &f->streams[s], tot);
+        f->nstreams += ok;
+    }
+    char err[512];
+    if (ok && !tr_save(out, f, err, sizeof err)) {
+        fprintf(stderr, "rtbench: %s\n", err);
+        ok = false;
+    }
+    tr_file_t back;
+    if (ok && !tr_load(out, &back, err, sizeof err)) {
+        fprintf(stderr, "rtbench: the trace written does not load back (a bug): %s\n", err);
+        ok = false;
+    } else if (ok) {
+        tr_release(&back);
+    }
+    return ok;
+}
+
+static void print_summary(const tr_file_t *f, const totals_t *tot, const char *out)
+{
+    struct stat sb;
+    long long bytes = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
+    uint64_t ops = 0, threads = 0, failed = 0, foreign = 0;
+    if (f->nstreams == 0) {
+        printf("  nothing recorded: a static executable, a set-user-ID one, or one that drops LD_PRELOAD?\n");
+    }
+    for (size_t s = 0; s < f->nstreams; s++) {
+        const tr_stream_t *st = &f->streams[s];
+        ops += st->trace.nops;
+        threads += st->threads;
+        failed += st->failed;
+        foreign += st->foreign;
+        printf("  stream %zu: pid %u '%.60s'%s: %zu ops, %u slots, %u threads, %llu failed, %llu foreign, "
+               "peak live %llu B\n",
+               s, (unsigned)st->pid, st->command, strstr(st->trace.params, "forked") ? " (forked)" : "",
+               st->trace.nops, (unsigned)st->trace.slots, (unsigned)st->threads, (unsigned long long)st->failed,
+               (unsigned long long)st->foreign, (unsigned long long)st->trace.peak_live);
+    }
+    printf("  %zu streams, %llu ops from %llu records: malloc %llu, free %llu, realloc %llu, calloc %llu, "
+           "memalign %llu; threads %llu, failed %llu, foreign frees %llu\n",
+           f->nstreams, (unsigned long long)ops, (unsigned long long)tot->records, (unsigned long long)tot->per_kind[WL_MALLOC],
+           (unsigned long long)tot->per_kind[WL_FREE], (unsigned long long)tot->per_kind[WL_REALLOC],
+           (unsigned long long)tot->per_kind[WL_CALLOC], (unsigned long long)tot->per_kind[WL_MEMALIGN],
+           (unsigned long long)threads, (unsigned long long)failed, (unsigned long long)foreign);
+    if (tot->too_large) {
+        printf("  %llu calls above 4 GiB - 1: flagged failed, their blocks left out (not replayable)\n",
+               (unsigned long long)tot->too_large);
+    }
+    if (tot->order_errors || tot->unpaired) {
+        printf("  WARNING: %llu ordering errors, %llu unfinished reallocs (a recorder bug, or a process "
+               "killed mid-call)\n",
+               (unsigned long long)tot->order_errors, (unsigned long long)tot->unpaired);
+    }
+    printf("  wrote %s (%lld bytes)\n", out, bytes);
+}
+
+/* --from-raw DIR: the conversion alone, of logs kept by --keep-raw (or written by a test). The
+ * logs stay. */
+static int convert_only(const char *dir, const char *out)
+{
+    tr_file_t f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.command, sizeof f.command, "(raw logs of %s)", dir);
+    rawfile_t *raw = NULL;
+    size_t nraw = 0;
+    totals_t tot;
+    bool ok = convert_dir(dir, out, &f, &tot, &raw, &nraw);
+    if (ok) {
+        printf("trace record: %s\n", f.command);
+        print_summary(&f, &tot, out);
+    }
+    free(raw);
+    tr_release(&f);
+    return ok ? 0 : 1;
+}
+
 int trace_record(int argc, char **argv)
 {
     const char *out = "trace.rtt";
     bool keep_raw = false, baseline = false;
+    const char *from_raw = NULL;
     int i = 0;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -808,6 +903,8 @@ int trace_record(int argc, char **argv)
             keep_raw = true;
         } else if (strcmp(argv[i], "--baseline") == 0) {
             baseline = true;
+        } else if (strcmp(argv[i], "--from-raw") == 0 && i + 1 < argc) {
+            from_raw = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             record_usage(stdout);
             return 0;
@@ -818,6 +915,9 @@ int trace_record(int argc, char **argv)
         } else {
             break; /* the command, without "--" */
         }
+    }
+    if (from_raw != NULL) {
+        return convert_only(from_raw, out);
     }
     if (i >= argc) {
         record_usage(stderr);
@@ -841,6 +941,14 @@ int trace_record(int argc, char **argv)
         fprintf(stderr, "rtbench: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
     }
+    /* Absolute: the program may chdir before it forks or execs an image that opens its log. */
+    char absdir[PATH_MAX];
+    if (realpath(dir, absdir) == NULL) {
+        fprintf(stderr, "rtbench: cannot resolve %s: %s\n", dir, strerror(errno));
+        rmdir(dir);
+        return 1;
+    }
+    memcpy(dir, absdir, sizeof dir);
 
     tr_file_t f;
     memset(&f, 0, sizeof f);
@@ -868,27 +976,9 @@ int trace_record(int argc, char **argv)
     rawfile_t *raw = NULL;
     size_t nraw = 0;
     totals_t tot;
-    memset(&tot, 0, sizeof tot);
-    bool ok = list_raw(dir, &raw, &nraw);
-    if (ok) {
-        f.streams = calloc(nraw ? nraw : 1u, sizeof *f.streams);
-        ok = f.streams != NULL;
-    }
-    for (size_t s = 0; ok && s < nraw; s++) {
-        ok = convert_file(&raw[s], &f.streams[s], &tot);
-        f.nstreams += ok;
-    }
-    char err[512];
-    if (ok && !tr_save(out, &f, err, sizeof err)) {
-        fprintf(stderr, "rtbench: %s\n", err);
-        ok = false;
-    }
+    bool ok = convert_dir(dir, out, &f, &tot, &raw, &nraw);
     double conv = now_s() - c0;
-
     if (ok) {
-        struct stat sb;
-        long long bytes = stat(out, &sb) == 0 ? (long long)sb.st_size : -1;
-        uint64_t ops = 0, threads = 0, failed = 0, foreign = 0;
         printf("trace record: %s\n", f.command);
         printf("  program exit status %d; with the recorder: wall %.3f s, cpu %.3f s", code, wall, cpu);
         if (baseline) {
@@ -896,37 +986,7 @@ int trace_record(int argc, char **argv)
                    base_wall > 0 ? wall / base_wall : 0.0, base_cpu > 0 ? cpu / base_cpu : 0.0);
         }
         printf("; conversion %.3f s\n", conv);
-        if (f.nstreams == 0) {
-            printf("  nothing recorded: a static executable, a set-user-ID one, or one that drops LD_PRELOAD?\n");
-        }
-        for (size_t s = 0; s < f.nstreams; s++) {
-            const tr_stream_t *st = &f.streams[s];
-            ops += st->trace.nops;
-            threads += st->threads;
-            failed += st->failed;
-            foreign += st->foreign;
-            printf("  stream %zu: pid %u '%.60s'%s: %zu ops, %u slots, %u threads, %llu failed, %llu foreign, "
-                   "peak live %llu B\n",
-                   s, (unsigned)st->pid, st->command, strstr(st->trace.params, "forked") ? " (forked)" : "",
-                   st->trace.nops, (unsigned)st->trace.slots, (unsigned)st->threads, (unsigned long long)st->failed,
-                   (unsigned long long)st->foreign, (unsigned long long)st->trace.peak_live);
-        }
-        printf("  %zu streams, %llu ops: malloc %llu, free %llu, realloc %llu, calloc %llu, memalign %llu; "
-               "threads %llu, failed %llu, foreign frees %llu\n",
-               f.nstreams, (unsigned long long)ops, (unsigned long long)tot.per_kind[WL_MALLOC],
-               (unsigned long long)tot.per_kind[WL_FREE], (unsigned long long)tot.per_kind[WL_REALLOC],
-               (unsigned long long)tot.per_kind[WL_CALLOC], (unsigned long long)tot.per_kind[WL_MEMALIGN],
-               (unsigned long long)threads, (unsigned long long)failed, (unsigned long long)foreign);
-        if (tot.too_large) {
-            printf("  %llu calls above 4 GiB - 1: flagged failed, their blocks left out (not replayable)\n",
-                   (unsigned long long)tot.too_large);
-        }
-        if (tot.order_errors || tot.unpaired) {
-            printf("  WARNING: %llu ordering errors, %llu unfinished reallocs (a recorder bug, or a process "
-                   "killed mid-call)\n",
-                   (unsigned long long)tot.order_errors, (unsigned long long)tot.unpaired);
-        }
-        printf("  wrote %s (%lld bytes)\n", out, bytes);
+        print_summary(&f, &tot, out);
     }
     if (ok && !keep_raw) {
         remove_raw(dir, raw, nraw);

@@ -391,7 +391,7 @@ static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err
         snprintf(err, errlen, "header: %s", r.what);
         return false;
     }
-    f->streams = calloc(n ? n : 1u, sizeof *f->streams);
+    f->streams = calloc(n ? (size_t)n : 1u, sizeof *f->streams); /* n <= the file size: fits */
     if (f->streams == NULL) {
         snprintf(err, errlen, "out of memory");
         return false;
