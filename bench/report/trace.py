@@ -112,6 +112,21 @@ def section(rep, m):
         w(table(["allocator", "instructions mean", "p99", "max", "ns/call", "x glibc", "worst call counted"], t2,
                 ["l", "r", "r", "r", "r", "r", "l"]))
         w()
+        kinds = ("malloc", "free", "realloc", "calloc", "memalign")
+        if any(f"{k}_max" in r for r in best.values() for k in kinds):
+            t3 = []
+            for a, r in best.items():
+                row = [a]
+                for k in kinds:
+                    mx = num(r.get(f"{k}_max"))
+                    row.append(None if mx is None else
+                               f"{fmt(r.get(f'{k}_mean'), 1)} / {fmt(r.get(f'{k}_p99'))} / {fmt(mx)} "
+                               f"({fmt(r.get(f'{k}_calls'))})")
+                t3.append(row)
+            w("Instructions per call by kind, mean / p99 / max (calls counted):")
+            w()
+            w(table(["allocator"] + list(kinds), t3, ["l", "r", "r", "r", "r", "r"]))
+            w()
         sized = [(num(r.get("heap_needed")), a) for a, r in best.items() if (num(r.get("heap_needed")) or -1) > 0]
         counted = [(num(r.get("ins_max")), a) for a, r in best.items() if num(r.get("ins_max")) is not None]
         line = []

@@ -179,13 +179,7 @@ static void write_row(FILE *csv, const char *prog, size_t si, const rt_allocator
     } else {
         fprintf(csv, ",,,,");
     }
-    for (unsigned k = 0; k < RP_KINDS; k++) {
-        if (r->ic_ok && r->kind[k].n != 0u) {
-            fprintf(csv, "%.2f,", r->kind[k].mean);
-        } else {
-            fprintf(csv, ",");
-        }
-    }
+    rp_write_kinds(csv, r);
     if (ns > 0.0) {
         fprintf(csv, "%.2f,", ns);
     } else {
@@ -332,9 +326,9 @@ int exp_trace(bench_ctx_t *ctx)
     FILE *pcsv = bench_csv_open(ctx, "trace_programs.csv", false, ppath, sizeof ppath);
     if (csv != NULL) {
         fprintf(csv, "program,stream,allocator,ops,live_peak,failures,heap_needed,ratio,resolution,verified,"
-                     "nonmonotone,bound,bound_formula,ic_stride,ins_mean,ins_p99,ins_max,malloc_mean,free_mean,"
-                     "realloc_mean,calloc_mean,memalign_mean,ns_per_call,ns_ratio_glibc,f_percent,f_approx,"
-                     "worst_op,worst_kind,worst_size,worst_ins\n");
+                     "nonmonotone,bound,bound_formula,ic_stride,ins_mean,ins_p99,ins_max,%s,ns_per_call,"
+                     "ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
+                rp_kinds_header);
     }
     if (pcsv != NULL) {
         fprintf(pcsv, "program,status,streams,ops,live_peak,command\n");

@@ -52,6 +52,23 @@
 
 const char *const rp_kind_name[RP_KINDS] = {"malloc", "free", "realloc", "calloc", "memalign"};
 
+const char rp_kinds_header[] = "malloc_calls,malloc_mean,malloc_p99,malloc_max,free_calls,free_mean,free_p99,"
+                               "free_max,realloc_calls,realloc_mean,realloc_p99,realloc_max,calloc_calls,"
+                               "calloc_mean,calloc_p99,calloc_max,memalign_calls,memalign_mean,memalign_p99,"
+                               "memalign_max";
+
+void rp_write_kinds(FILE *csv, const rp_replay_t *r)
+{
+    for (unsigned k = 0; k < RP_KINDS; k++) {
+        const rp_kind_stat_t *s = &r->kind[k];
+        if (r->ic_ok && s->n != 0u) {
+            fprintf(csv, "%zu,%.2f,%u,%u,", s->n, s->mean, s->p99, s->max);
+        } else {
+            fprintf(csv, ",,,,");
+        }
+    }
+}
+
 enum { RP_MIN_HEAP = 64u << 20 };
 
 size_t rp_replay_heap(const wl_trace_t *t)
@@ -637,9 +654,9 @@ int trace_replay(int argc, char **argv)
     char path[1200];
     FILE *csv = bench_csv_open(&ctx, "trace_replay.csv", false, path, sizeof path);
     if (csv != NULL) {
-        fprintf(csv, "program,stream,allocator,ops,failures,flagged,ic_stride,ins_mean,ins_p99,ins_max,"
-                     "malloc_mean,free_mean,realloc_mean,calloc_mean,memalign_mean,ns_per_call,ns_ratio_glibc,"
-                     "f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n");
+        fprintf(csv, "program,stream,allocator,ops,failures,flagged,ic_stride,ins_mean,ins_p99,ins_max,%s,"
+                     "ns_per_call,ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
+                rp_kinds_header);
     }
     printf("trace %s: %s (%zu stream%s)\n", cli.file, f.command, f.nstreams, f.nstreams == 1 ? "" : "s");
     printf("instructions: every %zu-th op within %llu single steps per allocator (the stride widens to stay "
@@ -707,13 +724,7 @@ int trace_replay(int argc, char **argv)
                 } else {
                     fprintf(csv, ",,,,");
                 }
-                for (unsigned kk = 0; kk < RP_KINDS; kk++) {
-                    if (r.ic_ok && r.kind[kk].n != 0u) {
-                        fprintf(csv, "%.2f,", r.kind[kk].mean);
-                    } else {
-                        fprintf(csv, ",");
-                    }
-                }
+                rp_write_kinds(csv, &r);
                 if (ns[k] > 0.0) {
                     fprintf(csv, "%.2f,", ns[k]);
                 } else {

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rtalloc/registry.h"
 #include "trace.h"
@@ -89,6 +90,13 @@ typedef struct rp_replay {
     double f;             /* F in % */
     bool interrupted;
 } rp_replay_t;
+
+/* The per-kind instruction columns of the CSVs: for malloc, free, realloc, calloc, memalign in
+ * that order, calls counted, mean, p99, max ("<kind>_calls,<kind>_mean,<kind>_p99,<kind>_max");
+ * rp_write_kinds writes r's values (empty where a kind had no counted call), each field followed
+ * by a comma. */
+extern const char rp_kinds_header[];
+void rp_write_kinds(FILE *csv, const rp_replay_t *r);
 
 /* Instructions per call (every stride-th op within step_budget; the stride widens to stay in
  * budget), and F at the peak of a library allocator over buffer[0..size) (callers pass the
