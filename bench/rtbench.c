@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|trace|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *   rtbench trace record [-o FILE] -- CMD ARGS... | trace replay FILE ... | trace size FILE ...
@@ -52,6 +52,9 @@ static const bench_experiment_t experiments[] = {
     {"fma", "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
             "case per call, pages touched and peak (fma, bsd44, tlsf, glibc)",
      exp_fma, true},
+    {"trace", "real programs (sqlite3, lua5.4, python3) recorded, replayed and sized: heap needed vs live peak, "
+              "bound, instructions and ns per call, F",
+     exp_trace, true},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
@@ -63,14 +66,14 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
             "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
-            "                         masmano, worst, stellwag, fma, or all\n"
+            "                         masmano, worst, stellwag, fma, trace, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"
             "  trace record [-o FILE] -- CMD ARGS...\n"
             "                         run CMD under the recorder: every malloc-family call of it and\n"
             "                         its children into one trace file (bench/trace/trace.h)\n"
-            "  trace replay FILE      replay a recorded trace against the allocators\n"
+            "  trace replay FILE      replay a recorded trace against the allocators ([--alloc L] [--csv DIR])\n"
             "  trace size FILE        the heap each allocator needs for a recorded trace\n"
             "  --help                 this text\n"
             "\n"
@@ -423,6 +426,9 @@ static int trace_command(int argc, char **argv)
         return -1;
     }
     const char *sub = argc > 2 ? argv[2] : "";
+    if (strcmp(sub, "replay") == 0 || strcmp(sub, "size") == 0) {
+        install_sigint(); /* the replays poll drv_stop: Ctrl-C stops them cleanly (status 130) */
+    }
     int rc = strcmp(sub, "record") == 0   ? trace_record(argc - 3, argv + 3)
              : strcmp(sub, "replay") == 0 ? trace_replay(argc - 3, argv + 3)
              : strcmp(sub, "size") == 0   ? trace_size(argc - 3, argv + 3)

@@ -5,7 +5,8 @@
 #   - REPORT.md starts with the summary (status and scale per experiment, the Targets, the
 #     headline tables), then every section's heading with its scale, and in every section the
 #     fixture's rows with a figure from the CSV (clock, churn, small, mem_frag, mem_stress,
-#     instructions per call, hardening, Masmano, worst cases, Stellwag, FMA, on target, footprint);
+#     instructions per call, hardening, Masmano, worst cases, Stellwag, FMA, real programs, on
+#     target, footprint);
 #   - unmeasured cells show an em dash: no "n/a", no empty cell, no 0.0 in the fixture's report;
 #   - a run with plan.csv / experiments.csv: a planned experiment that did not complete says
 #     "interrupted -- not measured in this run" and the report is marked partial; one not planned
@@ -77,7 +78,7 @@ check "summary first" test "$(grep -m1 '^## ' "$REPORT")" = "## Summary"
 check "summary before the details" bash -c "grep -n '^## Headlines\|^# Details' '$REPORT' | head -2 | tr '\n' ' ' | grep -q 'Headlines.*Details'"
 for heading in "# rtalloc benchmark report" "## Targets" "## Headlines" "# Details" "## Clock verification" "## churn" \
     "## small" "## mem_frag" "## mem_stress" "## Instructions per call" "## Cost of hardening" "## Masmano" \
-    "## Worst cases" "## Stellwag 2010" "## FMA 1998" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
+    "## Worst cases" "## Stellwag 2010" "## FMA 1998" "## Real programs" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
 # Without plan.csv every section is complete at scale "unknown", and its heading says so.
@@ -170,7 +171,7 @@ check "runs that differ: that port's figures left out" bash -c "! grep -q '^\*\*
 mkdir "$TMP/without"
 cp "$FIXTURE"/*.csv "$TMP/without"/
 rm -f "$TMP/without"/target_*.csv "$TMP/without"/stellwag*.csv "$TMP/without"/fma*.csv "$TMP/without"/hardening.csv \
-    "$TMP/without"/footprint*.csv
+    "$TMP/without"/footprint*.csv "$TMP/without"/trace*.csv
 check "report.py exits 0 without the optional CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" --no-plots "$TMP/without"
 check "no On target section without its CSVs" bash -c "! grep -q '^## On target' '$TMP/without/REPORT.md'"
 check "no Stellwag section without its CSVs" bash -c "! grep -q '^## Stellwag' '$TMP/without/REPORT.md'"
@@ -280,6 +281,32 @@ check "partial: on target not run at this scale (bench.sh step)" bash -c "sed -n
 # allocators.csv decides which allocators are wait-free trees: without it nothing is guessed from names.
 check "stellwag: the wait-free variants from allocators.csv" grep -q '^| stellwag: .*met by wf' "$REPORT"
 check "without allocators.csv (tgtdiff): no variant guessed from its name" bash -c "! grep -q '^| stellwag: .*met by wf' '$TMP/tgtdiff/REPORT.md'"
+
+# --- issue 14 replay (i14-replay) ---
+# The real-programs section (trace.csv, trace_programs.csv: a quick run's rows cut to glibc, tlsf,
+# firstfit and buddy on sqlite3 and lua5.4; lua5.4's firstfit marked non-monotone by hand; python3
+# "not installed"): heap needed beside the live peak, the buddy's bound, dashes for what a system
+# peer has not (heap, bound, F), instructions and the ratio to glibc, the winners' line, the TLSF
+# targets computed from the CSV, and the not-run program marked in its section and the headline.
+tr=$(sed -n '/^## Real programs/,/^## /p' "$REPORT")
+check "trace: sqlite3 tlsf heap row" grep -q '^| tlsf | 1,294,409 | 1.076 | — | — | 5.8 | 0 | — |' <<<"$tr"
+check "trace: sqlite3 buddy row with its bound" grep -q '^| buddy | 2,291,436 | 1.904 | 29,229,056 | 24.29 | 84.6 | 0 | — |' <<<"$tr"
+check "trace: glibc unsized, dashes" grep -q '^| glibc | — | — | — | — | — | 0 | — |' <<<"$tr"
+check "trace: sqlite3 tlsf instructions and x glibc" grep -q '^| tlsf | 115.9 | 121 | 121 | 6.8 | 0.92 | op 17999 realloc(32): 121 |' <<<"$tr"
+check "trace: sqlite3 tlsf instructions by kind" grep -q '^| tlsf | 117.0 / 117 / 117 (11) | 114.0 / 114 / 114 (12) | 121.0 / 121 / 121 (2) | — | — |' <<<"$tr"
+check "trace: non-monotone size noted" grep -q '^| firstfit | 5,931,310 | 1.231 | — | — | 22.5 | 0 | non-monotone |' <<<"$tr"
+check "trace: smallest heap and lowest worst case named" \
+    grep -q '^smallest heap: \*\*firstfit\*\* (1,230,625 bytes, 1.023 x the live peak); lowest worst case counted: \*\*tlsf\*\* (121 instructions).' <<<"$tr"
+check "trace: not-run program marked" grep -q '^\*\*not run: /usr/bin/python3 not installed\*\*' <<<"$tr"
+check "trace: prefix said" grep -q 'the first 100,000 replayed (quick scale)' <<<"$tr"
+check "trace: tlsf ns target from the CSV" \
+    grep -q '^| trace sqlite3: tlsf ns per call vs glibc (same run) | <= 1.00x | 0.92x (first 100,000 ops) | met |' "$REPORT"
+check "trace: tlsf heap target from the CSV" \
+    grep -q '^| trace lua5.4: tlsf heap needed / live peak | <= 1.25 | 1.214 (first 100,000 ops) | met |' "$REPORT"
+check "trace: headline marks the program not run" \
+    grep -q '^| python3 | not run: /usr/bin/python3 not installed | — | — | — | — |' "$REPORT"
+check "no Real programs section without its CSVs" bash -c "! grep -q '^## Real programs' '$TMP/without/REPORT.md'"
+# --- end issue 14 replay ---
 
 if [ "$FIGURES" = 1 ]; then
     # One plot rendered (the others are the same code path); mem_frag's cycles on a log axis.

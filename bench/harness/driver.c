@@ -61,6 +61,69 @@ bool drv_reset(drv_instance_t *in)
     return true;
 }
 
+bool drv_apply_ext(drv_instance_t *in, const wl_op_t *op, size_t i)
+{
+    const rt_allocator_t *a = in->a;
+    void *h = in->handle;
+    void *old = in->slots[op->slot];
+    size_t size = op->size;
+    void *p = NULL;
+    switch (WL_OP_KIND(op)) {
+    case WL_FREE:
+        in->slots[op->slot] = NULL;
+        if (old != NULL) {
+            a->free(h, old);
+        }
+        return true;
+    case WL_MALLOC:
+        p = a->malloc(h, size);
+        break;
+    case WL_REALLOC:
+        if (a->realloc != NULL) {
+            p = a->realloc(h, old, size);
+        } else {
+            p = a->malloc(h, size);
+            if (p != NULL && old != NULL) {
+                a->free(h, old);
+            }
+        }
+        if (p == NULL) {
+            return false; /* the old block stays in its slot */
+        }
+        *(volatile unsigned char *)p = (unsigned char)i;
+        in->slots[op->slot] = p;
+        return true;
+    case WL_CALLOC:
+        if (a->calloc != NULL) {
+            p = a->calloc(h, 1, size);
+        } else {
+            p = a->malloc(h, size);
+            if (p != NULL) {
+                memset(p, 0, size);
+            }
+        }
+        break;
+    case WL_MEMALIGN:
+        if (a->memalign != NULL) {
+            p = a->memalign(h, WL_OP_ALIGN(op), size);
+        } else if (WL_OP_ALIGN(op) <= a->alignment) {
+            p = a->malloc(h, size);
+        }
+        break;
+    default:
+        return false;
+    }
+    if (p != NULL && (op->kind & WL_OP_FAILED) != 0u) {
+        a->free(h, p); /* the recording got none: keep the slot empty, as it was */
+        return true;
+    }
+    if (p != NULL) {
+        *(volatile unsigned char *)p = (unsigned char)i;
+    }
+    in->slots[op->slot] = p;
+    return p != NULL;
+}
+
 void drv_close(drv_instance_t *in)
 {
     if (in->slots != NULL) {
@@ -106,6 +169,16 @@ drv_outcome_t drv_replay_timed(drv_instance_t *in, const wl_trace_t *t, uint32_t
                 slots[op->slot] = p;
                 if (probes != NULL) {
                     probes[i] = a_probes != NULL ? a_probes(h) : DRV_NO_PROBES;
+                }
+            } else if (op->kind != WL_FREE) {
+                uint64_t t0 = clk_start();
+                bool got = drv_apply_ext(in, op, i);
+                uint64_t t1 = clk_end();
+                uint64_t d = t1 - t0;
+                cycles[i] = d >= DRV_NOT_MEASURED ? DRV_NOT_MEASURED - 1u : (uint32_t)d;
+                out.failures += !got && (op->kind & WL_OP_FAILED) == 0u;
+                if (probes != NULL) {
+                    probes[i] = DRV_NO_PROBES;
                 }
             } else {
                 void *p = slots[op->slot];
@@ -159,6 +232,9 @@ drv_outcome_t drv_replay_untimed(drv_instance_t *in, const wl_trace_t *t, uint64
                     out.failures++;
                 }
                 slots[op->slot] = p;
+            } else if (op->kind != WL_FREE) {
+                bool got = drv_apply_ext(in, op, i);
+                out.failures += !got && (op->kind & WL_OP_FAILED) == 0u;
             } else {
                 void *p = slots[op->slot];
                 slots[op->slot] = NULL;

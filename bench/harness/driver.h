@@ -59,7 +59,7 @@ typedef void (*drv_progress_fn)(void *context, double done);
 
 typedef struct drv_outcome {
     size_t done;       /* ops replayed (== nops unless interrupted) */
-    size_t failures;   /* mallocs that returned NULL */
+    size_t failures;   /* allocating calls that returned NULL, those flagged WL_OP_FAILED left out */
     bool interrupted;
 } drv_outcome_t;
 
@@ -71,8 +71,18 @@ drv_outcome_t drv_replay_timed(drv_instance_t *in, const wl_trace_t *t, uint32_t
 /* Untimed replay of t; *elapsed_ns receives the wall time of the whole loop. */
 drv_outcome_t drv_replay_untimed(drv_instance_t *in, const wl_trace_t *t, uint64_t *elapsed_ns);
 
-/* One operation, untimed (for harnesses such as the instruction counter). Returns false when a
- * malloc failed. */
+/* The ops other than a plain malloc or free (driver.c): realloc through desc->realloc, calloc
+ * through desc->calloc (count 1), memalign through desc->memalign, and mallocs flagged
+ * WL_OP_FAILED. Where an allocator lacks one of those (noop), realloc is malloc then free of the
+ * old block (no copy), calloc a malloc and memset, memalign a malloc when the alignment is at most
+ * the allocator's and a failure otherwise. A realloc that fails leaves the old block in its slot.
+ * An op flagged WL_OP_FAILED (NULL in the recorded run) is replayed too; when it gets memory where
+ * the recording got none, a fresh block is freed at once and a realloc keeps the new block, so the
+ * slots stay as the recording had them. Returns whether the call got memory (true for a free). */
+bool drv_apply_ext(drv_instance_t *in, const wl_op_t *op, size_t i);
+
+/* One operation, untimed (for harnesses such as the instruction counter). Returns false when an
+ * allocating call (malloc, realloc, calloc, memalign) returned NULL. */
 static inline bool drv_apply(drv_instance_t *in, const wl_op_t *op, size_t i)
 {
     if (op->kind == WL_MALLOC) {
@@ -83,12 +93,15 @@ static inline bool drv_apply(drv_instance_t *in, const wl_op_t *op, size_t i)
         in->slots[op->slot] = p;
         return p != NULL;
     }
-    void *p = in->slots[op->slot];
-    in->slots[op->slot] = NULL;
-    if (p != NULL) {
-        in->a->free(in->handle, p);
+    if (op->kind == WL_FREE) {
+        void *p = in->slots[op->slot];
+        in->slots[op->slot] = NULL;
+        if (p != NULL) {
+            in->a->free(in->handle, p);
+        }
+        return true;
     }
-    return true;
+    return drv_apply_ext(in, op, i);
 }
 
 #endif /* RTBENCH_DRIVER_H */

@@ -332,6 +332,66 @@ static void traced_free(drv_instance_t *in, void *p)
     fn(in->handle, p);
 }
 
+/* realloc, calloc and memalign through the descriptor's own function (driver.h's fallbacks, for an
+ * allocator without one, are not counted: drv_apply_ext runs them untraced). */
+static bool traced_other(drv_instance_t *in, const wl_op_t *op, size_t i)
+{
+    const rt_allocator_t *a = in->a;
+    void *old = in->slots[op->slot];
+    void *p = NULL;
+    switch (WL_OP_KIND(op)) {
+    case WL_REALLOC: {
+        void *(*fn)(void *, void *, size_t) = a->realloc;
+        IC_TRAP(fn);
+        p = fn(in->handle, old, op->size);
+        if (p == NULL) {
+            return true; /* the old block stays */
+        }
+        break;
+    }
+    case WL_CALLOC: {
+        void *(*fn)(void *, size_t, size_t) = a->calloc;
+        IC_TRAP(fn);
+        p = fn(in->handle, 1, op->size);
+        break;
+    }
+    case WL_MEMALIGN: {
+        void *(*fn)(void *, size_t, size_t) = a->memalign;
+        IC_TRAP(fn);
+        p = fn(in->handle, WL_OP_ALIGN(op), op->size);
+        break;
+    }
+    default:
+        return false;
+    }
+    if (p != NULL) {
+        *(volatile unsigned char *)p = (unsigned char)i;
+    }
+    in->slots[op->slot] = p;
+    return true;
+}
+
+/* Whether op i can be counted: a malloc or free, or a realloc / calloc / memalign the allocator
+ * has, not flagged as failed in a recording (those are replayed untraced). */
+static bool countable(const rt_allocator_t *a, const wl_op_t *op)
+{
+    if ((op->kind & WL_OP_FAILED) != 0u) {
+        return false;
+    }
+    switch (WL_OP_KIND(op)) {
+    case WL_MALLOC:
+    case WL_FREE:
+        return true;
+    case WL_REALLOC:
+        return a->realloc != NULL;
+    case WL_CALLOC:
+        return a->calloc != NULL;
+    case WL_MEMALIGN:
+        return a->memalign != NULL;
+    }
+    return false;
+}
+
 static int child_trace(ic_shared_t *sh, const void *arg)
 {
     const trace_job_t *job = arg;
@@ -352,13 +412,20 @@ static int child_trace(ic_shared_t *sh, const void *arg)
             drv_apply(&in, op, i);
             continue;
         }
-        announce(sh, i, op->kind, 0);
+        if (!countable(job->a, op)) {
+            drv_apply(&in, op, i);
+            next = i + 1u; /* the sample moves to the next op */
+            continue;
+        }
+        announce(sh, i, WL_OP_KIND(op), 0);
         if (op->kind == WL_MALLOC) {
             void *p = traced_malloc(&in, op->size);
             if (p != NULL) {
                 *(volatile unsigned char *)p = (unsigned char)i;
             }
             in.slots[op->slot] = p;
+        } else if (op->kind != WL_FREE) {
+            traced_other(&in, op, i);
         } else {
             void *p = in.slots[op->slot];
             in.slots[op->slot] = NULL;

@@ -88,6 +88,7 @@ SECTIONS = [
     ("stellwag", "stellwag", "stellwag.csv",
      "Stellwag 2010: wait-free allocator vs TLSF under a lock, AO_malloc, system allocators"),
     ("fma", "fma", "fma.csv", "FMA 1998: FMA vs BSD 4.4, TLSF and glibc on the article's test program"),
+    ("trace", "trace", "trace.csv", "Real programs: recorded traces replayed and sized (issue 14)"),
     ("target", "target", "target_runs.csv", "On target: Cortex-M4 and RV32 under QEMU (the VaiOS blog, sections 7-12)"),
     ("footprint", "footprint", "footprint_alloc.csv", "Footprint (Cortex-M4 and RV32IMAC, -Os)"),
 ]
@@ -985,6 +986,10 @@ class Report:
     def fma(self):
         from . import fma
         fma.section(self, self.m())
+
+    def trace(self):
+        from . import trace
+        trace.section(self, self.m())
 
     def target(self):
         from . import target

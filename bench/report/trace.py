@@ -1,0 +1,208 @@
+"""The "real programs" section of results/REPORT.md (issue 14), called by bench/report.py.
+
+Reads trace.csv (one row per program, stream and allocator) and trace_programs.csv (program, status,
+streams, ops, live_peak, command) written by `rtbench run trace` (bench/studies/exp_trace.c): per
+program the heap each allocator needs beside the live peak (and the bound where one is defended),
+F at the peak, instructions per call (mean / p99 / max of a ptrace sample), ns per call as a ratio
+to glibc's in the same run, the worst counted call; a line naming the allocator that fits the trace
+in the smallest heap and the one with the lowest worst case; issue 14's targets for TLSF; plots
+trace_heap.png (heap needed / live peak per allocator per program) and trace_instructions.png
+(instructions per call: mean and max). A program that was not run shows its reason.
+A program with several streams: each stream sized and replayed on its own; the tables show, per
+allocator, the stream with the largest heap needed (the others are in the CSV).
+"""
+
+TLSF = "tlsf"
+TARGET_NS = 1.00     # issue 14: TLSF's ns per call <= glibc's in the same run
+TARGET_HEAP = 1.25   # issue 14: TLSF's heap needed <= 1.25 x the live peak
+
+
+def _worst_stream(rows, num):
+    """Per allocator, the row of the stream with the largest heap needed (the heap that hosts the
+    whole program), else the one with the most ops (system peers: not sized). A tiny stream's
+    ratio says more about the allocator's smallest buffer than about the program."""
+    out = {}
+    for r in rows:
+        a = r["allocator"]
+        cur = out.get(a)
+        key = (num(r.get("heap_needed")) or 0, num(r.get("ops")) or 0)
+        if cur is None or key > (num(cur.get("heap_needed")) or 0, num(cur.get("ops")) or 0):
+            out[a] = r
+    return out
+
+
+def section(rep, m):
+    _, rows = m.read_csv(rep.path("trace.csv"))
+    _, progs = m.read_csv(rep.path("trace_programs.csv"))
+    if rows is None:
+        return
+    progs = progs or []
+    num, fmt, table, cell = m.num, m.fmt, m.table, m.cell
+    w = rep.w
+    w("## Real programs: recorded traces replayed and sized (issue 14)")
+    w()
+    w("`rtbench run trace` records three programs with `rtbench trace record` (sqlite3 on "
+      "`workloads/programs/workload.sql`, lua5.4 on `workload.lua`, python3 on `workload.py`) and replays "
+      "each stream single-threaded on every allocator (bench/trace/replay.c). **Heap needed**: the smallest "
+      "size passed to create on which every call that got memory in the recording gets it again, by "
+      "bisection (verified by one more replay; sizes above it replayed too: a failure there is reported as "
+      "non-monotone); **/ live peak**: that over the most requested bytes live at once. **Bound**: the "
+      "buddy and the wait-free trees, (r+1)M + 2B bytes of blocks (Knuth, TAOCP 2.5 ex. 41; M the peak of "
+      "live blocks rounded to a multiple of B, the largest block, r = log2(B / smallest block); metadata "
+      "not included); TLSF, the fit lists, FMA and BSD 4.4: no bound defended. **F**: (watermark on the "
+      "heap needed / live peak - 1) x 100 % (not measured for system peers). **Instructions**: exact, a "
+      "ptrace sample (its stride in the CSV). **x glibc**: median ns per call of untimed replays over glibc's, "
+      "interleaved in the same run (the machine may be loaded).")
+    w()
+    by_prog = {}
+    for r in rows:
+        by_prog.setdefault(r["program"], []).append(r)
+    order = [p["program"] for p in progs] or list(by_prog)
+    for p in by_prog:
+        if p not in order:
+            order.append(p)
+    pinfo = {p["program"]: p for p in progs}
+    headline = []
+    plot_data = {}
+    for prog in order:
+        info = pinfo.get(prog, {})
+        status = info.get("status") or "complete"
+        if status.startswith("not run") or prog not in by_prog:
+            w(f"### {prog}")
+            w()
+            w(f"**{status if status.startswith('not run') else 'not run: no rows'}**")
+            w()
+            headline.append([prog, status if status.startswith("not run") else "not run", None, None, None, None])
+            continue
+        prs = by_prog[prog]
+        best = _worst_stream(prs, num)
+        ops_replayed = max(int(num(r["ops"]) or 0) for r in prs)
+        ops_total = int(num(info.get("ops")) or 0)
+        prefix = ops_total > ops_replayed and len({r["stream"] for r in prs}) == 1
+        peak = max(num(r["live_peak"]) or 0 for r in prs)
+        w(f"### {prog}")
+        w()
+        w(f"`{info.get('command', prog)}`: {info.get('streams') or '1'} stream(s), "
+          f"{ops_total:,} ops recorded" + (f", the first {ops_replayed:,} replayed (quick scale)" if prefix else "")
+          + f"; live peak {peak:,.0f} bytes.")
+        w()
+        t1, t2 = [], []
+        for a, r in best.items():
+            ratio = num(r.get("ratio"))
+            hn = num(r.get("heap_needed"))
+            heap = m.DASH if hn is None else ("does not fit" if hn < 0 else f"{hn:,.0f}")
+            bound = num(r.get("bound"))
+            lp = num(r.get("live_peak"))
+            bratio = bound / lp if bound is not None and lp else None
+            note = []
+            if r.get("nonmonotone") not in (None, "", "0"):
+                note.append("non-monotone")
+            if r.get("verified") == "0":
+                note.append("not verified")
+            t1.append([a, heap, fmt(ratio, 3), fmt(bound) if bound is None else f"{bound:,.0f}", fmt(bratio, 2),
+                       fmt(r.get("f_percent"), 1), cell(r.get("failures")), ", ".join(note) or m.DASH])
+            worst = m.DASH
+            if num(r.get("worst_ins")) is not None:
+                worst = f"op {r['worst_op']} {r['worst_kind']}({r['worst_size']}): {r['worst_ins']}"
+            t2.append([a, fmt(r.get("ins_mean"), 1), fmt(r.get("ins_p99")), fmt(r.get("ins_max")),
+                       fmt(r.get("ns_per_call"), 1), fmt(r.get("ns_ratio_glibc"), 2), worst])
+        w(table(["allocator", "heap needed (B)", "/ live peak", "bound (B)", "bound / live peak", "F %", "failures",
+                 "notes"], t1, ["l", "r", "r", "r", "r", "r", "r", "l"]))
+        w()
+        w(table(["allocator", "instructions mean", "p99", "max", "ns/call", "x glibc", "worst call counted"], t2,
+                ["l", "r", "r", "r", "r", "r", "l"]))
+        w()
+        kinds = ("malloc", "free", "realloc", "calloc", "memalign")
+        if any(f"{k}_max" in r for r in best.values() for k in kinds):
+            t3 = []
+            for a, r in best.items():
+                row = [a]
+                for k in kinds:
+                    mx = num(r.get(f"{k}_max"))
+                    row.append(None if mx is None else
+                               f"{fmt(r.get(f'{k}_mean'), 1)} / {fmt(r.get(f'{k}_p99'))} / {fmt(mx)} "
+                               f"({fmt(r.get(f'{k}_calls'))})")
+                t3.append(row)
+            w("Instructions per call by kind, mean / p99 / max (calls counted):")
+            w()
+            w(table(["allocator"] + list(kinds), t3, ["l", "r", "r", "r", "r", "r"]))
+            w()
+        sized = [(num(r.get("heap_needed")), a) for a, r in best.items() if (num(r.get("heap_needed")) or -1) > 0]
+        counted = [(num(r.get("ins_max")), a) for a, r in best.items() if num(r.get("ins_max")) is not None]
+        line = []
+        if sized:
+            hv, ha = min(sized)
+            line.append(f"smallest heap: **{ha}** ({hv:,.0f} bytes, {hv / peak:.3f} x the live peak)" if peak else
+                        f"smallest heap: **{ha}**")
+        if counted:
+            iv, ia = min(counted)
+            line.append(f"lowest worst case counted: **{ia}** ({iv:,.0f} instructions)")
+        if line:
+            w("; ".join(line) + ".")
+            w()
+        tl = best.get(TLSF)
+        plot_data[prog] = best
+        if tl is not None:
+            ns = num(tl.get("ns_ratio_glibc"))
+            hr = num(tl.get("ratio"))
+            where = f" (first {ops_replayed:,} ops)" if prefix else ""
+            if ns is not None:
+                rep.targets.append([f"trace {prog}: tlsf ns per call vs glibc (same run)", f"<= {TARGET_NS:.2f}x",
+                                    f"{ns:.2f}x{where}", m.verdict(ns <= TARGET_NS)])
+            if hr is not None and hr > 0:
+                rep.targets.append([f"trace {prog}: tlsf heap needed / live peak", f"<= {TARGET_HEAP:.2f}",
+                                    f"{hr:.3f}{where}", m.verdict(hr <= TARGET_HEAP)])
+            headline.append([prog, "complete" + (" (prefix)" if prefix else ""), f"{peak:,.0f}", fmt(hr, 3),
+                             fmt(ns, 2), min(sized)[1] if sized else None])
+        else:
+            headline.append([prog, "complete", f"{peak:,.0f}", None, None, min(sized)[1] if sized else None])
+    rep.headlines.append(("Real programs (issue 14): TLSF on recorded traces", table(
+        ["program", "status", "live peak (B)", "tlsf heap / live peak", "tlsf x glibc", "smallest heap"], headline)))
+    if plot_data and rep.want("trace_heap.png"):
+        _bars(rep, m, plot_data, "ratio", "heap needed / live peak", "trace_heap.png",
+              "Heap needed per allocator over the live peak (1 = no overhead at all)", log=False, ref=1.0)
+    if plot_data and rep.want("trace_instructions.png"):
+        _bars(rep, m, plot_data, "ins_mean", "instructions per call (bar: mean; dot: max counted; log)",
+              "trace_instructions.png", "Instructions per call on the recorded traces", log=True, top="ins_max")
+
+
+def _bars(rep, m, data, key, ylabel, fname, title, log, ref=None, top=None):
+    allocs = []
+    for best in data.values():
+        for a in best:
+            if a not in allocs and m.num(best[a].get(key)) is not None and (m.num(best[a].get(key)) or 0) > 0:
+                allocs.append(a)
+    if not allocs:
+        return
+    progs = list(data)
+    fig, ax = rep.fig(figsize=(max(7, 1.2 * len(allocs) + 2), 4.5))
+    width = 0.8 / max(1, len(progs))
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"]
+    for j, p in enumerate(progs):
+        xs, ys, tx, ty = [], [], [], []
+        for i, a in enumerate(allocs):
+            r = data[p].get(a)
+            v = m.num(r.get(key)) if r else None
+            if v is None or v <= 0:
+                continue
+            xs.append(i + (j - (len(progs) - 1) / 2) * width)
+            ys.append(v)
+            if top:
+                t = m.num(r.get(top))
+                if t:
+                    tx.append(xs[-1])
+                    ty.append(t)
+        ax.bar(xs, ys, width=width, label=p, color=colours[j % len(colours)])
+        if tx:
+            ax.plot(tx, ty, "o", color=colours[j % len(colours)], markersize=4, markeredgecolor="black",
+                    markeredgewidth=0.5)
+    if ref is not None:
+        ax.axhline(ref, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(allocs)))
+    ax.set_xticklabels(allocs, rotation=45, ha="right")
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(title)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    rep.save(fig, fname, title)

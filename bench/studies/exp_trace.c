@@ -1,0 +1,408 @@
+/*
+ * bench/studies/exp_trace.c -- experiment "trace" (issue 14): three real programs, recorded with
+ * `rtbench trace record`, then replayed and sized against every selected allocator.
+ *
+ *   sqlite3 :memory: ".read workloads/programs/workload.sql"
+ *   lua5.4 workloads/programs/workload.lua
+ *   PYTHONHASHSEED=0 /usr/bin/python3 workloads/programs/workload.py
+ *
+ * Each program is recorded once (rtbench re-executes itself: `trace record -o FILE -- CMD`, from
+ * the source tree's root, the program's stdout discarded), and every stream of the trace file is
+ * replayed (bench/trace/replay.h): heap needed by bisection (library allocators), the bound
+ * where one is defended, instructions per call (a ptrace sample), ns per call (median of untimed
+ * replays, allocators interleaved, glibc always among them so that the ratio to glibc is of
+ * the same run), F at the peak, the worst counted call. A program that is not installed, or
+ * whose recording fails, is "not run" with the reason, in the table and in trace_programs.csv.
+ *
+ * Scale: quick replays the first 100,000 ops of each stream (the recording is whole), counts
+ * every 1000th op within 3,000 single steps per allocator, times 9 repetitions, bisects to
+ * max(16 KiB, 2 %) and checks one size above, and leaves the wait-free trees out (a replay of
+ * theirs costs ~100 of TLSF's: tens of seconds per program); standard replays whole streams,
+ * every 100th op within 200,000 steps, 7 repetitions, max(4 KiB, 0.5 %), three sizes above,
+ * with wf and wf_hint (the other tree variants only when named with --alloc).
+ *
+ * Outputs: trace.csv (one row per program, stream and allocator), trace_programs.csv (program,
+ * status, streams, ops, live peak, command), the trace files themselves (trace_<program>.rtt)
+ * beside the CSVs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "driver.h"
+#include "peers.h"
+#include "replay.h"
+#include "trace.h"
+
+#ifndef RTBENCH_SOURCE_DIR
+#define RTBENCH_SOURCE_DIR "."
+#endif
+
+typedef struct tp_program {
+    const char *name;
+    const char *exe;
+    const char *args[3];
+    const char *script; /* relative to the source tree; must exist */
+} tp_program_t;
+
+static const tp_program_t programs[] = {
+    {"sqlite3", "sqlite3", {":memory:", ".read workloads/programs/workload.sql", NULL},
+     "workloads/programs/workload.sql"},
+    {"lua5.4", "lua5.4", {"workloads/programs/workload.lua", NULL, NULL}, "workloads/programs/workload.lua"},
+    {"python3", "/usr/bin/python3", {"workloads/programs/workload.py", NULL, NULL}, "workloads/programs/workload.py"},
+};
+enum { TP_NPROGRAMS = sizeof programs / sizeof programs[0] };
+
+typedef struct tp_params {
+    size_t max_ops;   /* replay only the first max_ops ops of a stream (0: all) */
+    bool trees;       /* the wait-free trees (family tree) measured */
+    size_t stride;
+    uint64_t budget;
+    unsigned reps;
+    rp_size_opts_t size;
+} tp_params_t;
+
+static bool on_path(const char *exe)
+{
+    if (strchr(exe, '/') != NULL) {
+        return access(exe, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path != NULL ? path : "/usr/bin:/bin");
+    for (char *dir = strtok(buf, ":"); dir != NULL; dir = strtok(NULL, ":")) {
+        char full[4200];
+        snprintf(full, sizeof full, "%s/%s", dir, exe);
+        if (access(full, X_OK) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Records program p into `out` with this very binary (`trace record`). False with the reason. */
+static bool record(const tp_program_t *p, const char *out, char *why, size_t len)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1u);
+    if (n <= 0) {
+        snprintf(why, len, "cannot find rtbench itself (/proc/self/exe)");
+        return false;
+    }
+    self[n] = '\0';
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, len, "fork: %s", strerror(errno));
+        return false;
+    }
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        if (chdir(RTBENCH_SOURCE_DIR) != 0) {
+            _exit(126);
+        }
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, STDOUT_FILENO);
+        }
+        setenv("PYTHONHASHSEED", "0", 1);
+        char *argv[12];
+        int k = 0;
+        argv[k++] = self;
+        argv[k++] = (char *)"trace";
+        argv[k++] = (char *)"record";
+        argv[k++] = (char *)"-o";
+        argv[k++] = (char *)out;
+        argv[k++] = (char *)"--";
+        argv[k++] = (char *)p->exe;
+        for (int i = 0; i < 3 && p->args[i] != NULL; i++) {
+            argv[k++] = (char *)p->args[i];
+        }
+        argv[k] = NULL;
+        execv(self, argv);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            snprintf(why, len, "waitpid: %s", strerror(errno));
+            return false;
+        }
+        if (drv_stop) {
+            kill(pid, SIGKILL);
+        }
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(why, len, "recording failed (%s %d)", WIFEXITED(status) ? "exit status" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        return false;
+    }
+    return true;
+}
+
+static void tp_progress(void *context, double done)
+{
+    const char *who = context;
+    bench_progress("trace", who, "time", done);
+}
+
+static void write_row(FILE *csv, const char *prog, size_t si, const rt_allocator_t *a, const wl_trace_t *t,
+                      uint64_t peak, const rp_size_t *s, bool hb, double bound, const char *formula,
+                      const rp_replay_t *r, double ns, double glibc_ns)
+{
+    fprintf(csv, "%s,%zu,%s,%zu,%llu,%zu,", prog, si, a->name, t->nops, (unsigned long long)peak, r->failures);
+    if (s->found) {
+        fprintf(csv, "%zu,%.4f,%zu,%d,%u,", s->heap, peak ? (double)s->heap / (double)peak : 0.0, s->resolution,
+                s->verified ? 1 : 0, s->nonmono);
+    } else if (a->create != NULL) {
+        fprintf(csv, "-1,,,,,"); /* sized, and did not fit in the largest buffer tried */
+    } else {
+        fprintf(csv, ",,,,,");
+    }
+    if (hb) {
+        fprintf(csv, "%.0f,", bound);
+    } else {
+        fprintf(csv, ",");
+    }
+    bench_csv_field(csv, formula);
+    fprintf(csv, ",");
+    if (r->ic_ok) {
+        fprintf(csv, "%zu,%.2f,%u,%u,", r->ic_stride, r->all.mean, r->all.p99, r->all.max);
+    } else {
+        fprintf(csv, ",,,,");
+    }
+    rp_write_kinds(csv, r);
+    if (ns > 0.0) {
+        fprintf(csv, "%.2f,", ns);
+    } else {
+        fprintf(csv, ",");
+    }
+    if (ns > 0.0 && glibc_ns > 0.0) {
+        fprintf(csv, "%.4f,", ns / glibc_ns);
+    } else {
+        fprintf(csv, ",");
+    }
+    if (r->f_known) {
+        fprintf(csv, "%.2f,%d,", r->f, r->f_approx ? 1 : 0);
+    } else {
+        fprintf(csv, ",,");
+    }
+    if (r->ic_ok) {
+        fprintf(csv, "%zu,%s,%u,%u\n", r->worst_op, rp_kind_name[r->worst_kind % RP_KINDS], r->worst_size,
+                r->worst_count);
+    } else {
+        fprintf(csv, ",,,\n");
+    }
+}
+
+/* One stream of one program against every selected allocator. */
+static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog, size_t si, const wl_trace_t *t,
+                      FILE *csv)
+{
+    uint64_t peak = rp_peak_live(t);
+    size_t heap = rp_replay_heap(t);
+    size_t cap = heap * 4u;
+    void *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (buf == MAP_FAILED) {
+        printf("%s stream %zu: cannot map %zu MiB\n", prog, si, cap >> 20);
+        return 1;
+    }
+    memset(buf, 0xA5, heap);
+    printf("\n%s, stream %zu: %zu ops (%zu allocating, %zu frees), live peak %llu bytes; replay heap %zu MiB\n",
+           prog, si, t->nops, t->nmalloc, t->nfree, (unsigned long long)peak, heap >> 20);
+    /* time: the selected allocators plus glibc (the ratio's reference), interleaved */
+    const rt_allocator_t *timed[BENCH_MAX_SELECTED + 1];
+    size_t nt = 0;
+    bool have_glibc = false;
+    for (size_t k = 0; k < ctx->nallocs; k++) {
+        const rt_allocator_t *a = ctx->allocs[k];
+        bool tree_variant =
+            a->family == RT_FAMILY_TREE && strcmp(a->name, "wf") != 0 && strcmp(a->name, "wf_hint") != 0;
+        if ((a->family == RT_FAMILY_TREE && !pp->trees) || (tree_variant && !ctx->allocs_explicit)) {
+            continue; /* see the scale notes at the top */
+        }
+        if (strcmp(ctx->allocs[k]->name, "noop") != 0) {
+            timed[nt++] = ctx->allocs[k];
+            have_glibc = have_glibc || strcmp(ctx->allocs[k]->name, "glibc") == 0;
+        }
+    }
+    if (!have_glibc) {
+        timed[nt++] = &bench_glibc;
+    }
+    double ns[BENCH_MAX_SELECTED + 1];
+    size_t fails[BENCH_MAX_SELECTED + 1];
+    char who[96];
+    snprintf(who, sizeof who, "%s all", prog);
+    rp_time(timed, nt, buf, heap, t, pp->reps, ns, fails, tp_progress, who);
+    double glibc_ns = 0.0;
+    for (size_t k = 0; k < nt; k++) {
+        if (timed[k] == &bench_glibc || strcmp(timed[k]->name, "glibc") == 0) {
+            glibc_ns = ns[k];
+        }
+    }
+    printf("%-10s %6s %11s %7s %8s %9s %7s %7s %s\n", "allocator", "fail", "heap needed", "/peak", "ins mean",
+           "p99/max", "ns/glibc", "F %", "worst call");
+    for (size_t k = 0; k < nt && !drv_stop; k++) {
+        const rt_allocator_t *a = timed[k];
+        if (!have_glibc && k == nt - 1u) {
+            break; /* glibc only timed, not selected */
+        }
+        rp_replay_t r;
+        memset(&r, 0, sizeof r);
+        rp_size_t s;
+        memset(&s, 0, sizeof s);
+        char phase_who[96];
+        snprintf(phase_who, sizeof phase_who, "%s %s", prog, a->name);
+        if (a->create != NULL) {
+            bench_progress("trace", phase_who, "size", 0.0);
+            rp_size_opts_t so = pp->size;
+            so.cap = cap;
+            rp_size(a, buf, t, &so, &s);
+        }
+        bench_progress("trace", phase_who, "count", 0.4);
+        rp_count(a, buf, heap, t, pp->stride, pp->budget, &r);
+        bench_progress("trace", phase_who, "frag", 0.9);
+        rp_frag(a, buf, s.found ? s.heap : heap, t, &r);
+        bench_progress_clear();
+        r.failures = fails[k];
+        double bound = 0.0;
+        char formula[160];
+        bool hb = rp_bound(a, t, &bound, formula, sizeof formula);
+        char hv[24] = "-", rv[16] = "-", im[16] = "-", px[24] = "-", nr[16] = "-", fv[16] = "-", wc[64] = "";
+        if (s.found) {
+            snprintf(hv, sizeof hv, "%zu", s.heap);
+            snprintf(rv, sizeof rv, "%.3f", peak ? (double)s.heap / (double)peak : 0.0);
+        } else if (a->create != NULL) {
+            snprintf(hv, sizeof hv, "> %zu", cap);
+        }
+        if (r.ic_ok) {
+            snprintf(im, sizeof im, "%.1f", r.all.mean);
+            snprintf(px, sizeof px, "%u/%u", r.all.p99, r.all.max);
+            snprintf(wc, sizeof wc, "op %zu %s(%u): %u", r.worst_op, rp_kind_name[r.worst_kind % RP_KINDS],
+                     r.worst_size, r.worst_count);
+        }
+        if (ns[k] > 0.0 && glibc_ns > 0.0) {
+            snprintf(nr, sizeof nr, "%.2f", ns[k] / glibc_ns);
+        }
+        if (r.f_known) {
+            snprintf(fv, sizeof fv, r.f_approx ? "~%.1f" : "%.1f", r.f);
+        }
+        printf("%-10s %6zu %11s %7s %8s %9s %7s %7s %s%s%s\n", a->name, r.failures, hv, rv, im, px, nr, fv, wc,
+               s.found && s.nonmono ? " [size non-monotone]" : "", s.found && !s.verified ? " [NOT verified]" : "");
+        if (csv != NULL) {
+            write_row(csv, prog, si, a, t, peak, &s, hb, bound, formula, &r, ns[k], glibc_ns);
+        }
+    }
+    munmap(buf, cap);
+    return drv_stop ? 130 : 0;
+}
+
+int exp_trace(bench_ctx_t *ctx)
+{
+    tp_params_t pp;
+    if (ctx->scale == BENCH_QUICK) {
+        pp = (tp_params_t){100000, false, 1000, 3000, 9, {16384u, 0.02, 0, 1}};
+    } else {
+        pp = (tp_params_t){0, true, 100, 200000, 7, {4096u, 0.005, 0, 3}};
+    }
+    pp.trees = pp.trees || ctx->allocs_explicit;
+    printf("\n== trace -- real programs recorded and replayed (issue 14) ==\n");
+    printf("heap needed: smallest size passed to create on which every call that got memory when recorded gets it "
+           "again\n(bisection to max(%zu B, %.1f %%), verified, %u size(s) above checked); bound: buddy and trees "
+           "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: every %zu-th op within %llu single steps; ns: median of %u "
+           "untimed\nreplays, interleaved with glibc (this machine may be loaded); F: watermark / live peak - 1 on "
+           "the heap needed\n",
+           pp.size.res_abs, pp.size.res_rel * 100.0, pp.size.checks, pp.stride, (unsigned long long)pp.budget, pp.reps);
+    char path[1200], ppath[1200];
+    FILE *csv = bench_csv_open(ctx, "trace.csv", false, path, sizeof path);
+    FILE *pcsv = bench_csv_open(ctx, "trace_programs.csv", false, ppath, sizeof ppath);
+    if (csv != NULL) {
+        fprintf(csv, "program,stream,allocator,ops,live_peak,failures,heap_needed,ratio,resolution,verified,"
+                     "nonmonotone,bound,bound_formula,ic_stride,ins_mean,ins_p99,ins_max,%s,ns_per_call,"
+                     "ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
+                rp_kinds_header);
+    }
+    if (pcsv != NULL) {
+        fprintf(pcsv, "program,status,streams,ops,live_peak,command\n");
+    }
+    int rc = 0;
+    for (size_t p = 0; p < TP_NPROGRAMS && rc == 0 && !drv_stop; p++) {
+        const tp_program_t *prog = &programs[p];
+        char why[512] = "";
+        char script[2048];
+        snprintf(script, sizeof script, "%s/%s", RTBENCH_SOURCE_DIR, prog->script);
+        char file[1200];
+        if (ctx->csv_dir != NULL) {
+            snprintf(file, sizeof file, "%s/trace_%s.rtt", ctx->csv_dir, prog->name);
+        } else {
+            snprintf(file, sizeof file, "/tmp/rtbench-trace-%ld-%s.rtt", (long)getpid(), prog->name);
+        }
+        if (!on_path(prog->exe)) {
+            snprintf(why, sizeof why, "not run: %s not installed", prog->exe);
+        } else if (access(script, R_OK) != 0) {
+            snprintf(why, sizeof why, "not run: %s missing", prog->script);
+        } else {
+            bench_progress("trace", prog->name, "record", 0.0);
+            char r[200];
+            if (!record(prog, file, r, sizeof r)) {
+                snprintf(why, sizeof why, "not run: %s", r);
+            }
+            bench_progress_clear();
+        }
+        tr_file_t f;
+        memset(&f, 0, sizeof f);
+        char err[256];
+        if (why[0] == '\0' && !tr_load(file, &f, err, sizeof err)) {
+            snprintf(why, sizeof why, "not run: %s", err);
+        }
+        if (why[0] != '\0') {
+            printf("\n%s: %s\n", prog->name, why);
+            if (pcsv != NULL) {
+                fprintf(pcsv, "%s,", prog->name);
+                bench_csv_field(pcsv, why);
+                fprintf(pcsv, ",,,,\n");
+            }
+            continue;
+        }
+        size_t ops = 0;
+        uint64_t peak = 0;
+        for (size_t si = 0; si < f.nstreams; si++) {
+            ops += f.streams[si].trace.nops;
+            uint64_t pk = rp_peak_live(&f.streams[si].trace);
+            peak = pk > peak ? pk : peak;
+        }
+        for (size_t si = 0; si < f.nstreams && rc == 0 && !drv_stop; si++) {
+            wl_trace_t view = f.streams[si].trace; /* the ops are shared, not copied */
+            if (pp.max_ops != 0u && view.nops > pp.max_ops) {
+                view.nops = pp.max_ops;
+                rp_finish_trace(&view);
+                printf("\n%s, stream %zu: the first %zu of %zu ops replayed (quick scale)\n", prog->name, si,
+                       view.nops, f.streams[si].trace.nops);
+            }
+            if (view.nops != 0u) {
+                rc = run_stream(ctx, &pp, prog->name, si, &view, csv);
+            }
+        }
+        if (pcsv != NULL) {
+            fprintf(pcsv, "%s,%s,%zu,%zu,%llu,", prog->name, drv_stop ? "interrupted" : "complete", f.nstreams, ops,
+                    (unsigned long long)peak);
+            bench_csv_field(pcsv, f.command);
+            fprintf(pcsv, "\n");
+        }
+        tr_release(&f);
+        if (ctx->csv_dir == NULL) {
+            unlink(file);
+        }
+    }
+    bench_csv_close(csv, path);
+    bench_csv_close(pcsv, ppath);
+    return drv_stop ? 130 : rc;
+}

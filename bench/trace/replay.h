@@ -1,0 +1,128 @@
+/*
+ * bench/trace/replay.h -- replaying and sizing recorded traces (issue 14), the parts that
+ * `rtbench trace replay|size` (replay.c) and the experiment `trace` (studies/exp_trace.c) share.
+ *
+ * Every stream of a trace file is replayed on its own, single-threaded and deterministic, on a
+ * fresh instance of each allocator:
+ *   replay  failures (allocating calls that returned NULL where the recording got memory),
+ *           exact instructions per call by ptrace single-stepping a sample (harness/inscount),
+ *           ns per call of untimed whole-stream loops (several repetitions, allocators
+ *           interleaved, the median), F at the peak (frag.h's definition: the allocator's
+ *           watermark over the stream's live peak, minus 1, on the smallest heap that fits), and
+ *           the worst call counted.
+ *           Heap of a library allocator: max(64 MiB, 8 x the stream's live peak), touched once.
+ *   size    the smallest buffer (bytes passed to create) on which every call that got memory in
+ *           the recording gets memory again, by bisection (rp_size), beside the live peak, and
+ *           the worst-case bound of the power-of-two allocators (rp_bound).
+ */
+#ifndef RTBENCH_REPLAY_H
+#define RTBENCH_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rtalloc/registry.h"
+#include "trace.h"
+
+enum { RP_KINDS = 5 }; /* malloc, free, realloc, calloc, memalign */
+
+extern const char *const rp_kind_name[RP_KINDS];
+
+/* The live peak of a stream: the most requested bytes live at once (a realloc replaces its
+ * slot's size). Computed from the ops (the recording's peak_live is not trusted blindly). */
+uint64_t rp_peak_live(const wl_trace_t *t);
+
+/* Whether the whole stream fits in a fresh instance of a (which has create) over buffer[0..size):
+ * create succeeds and every allocating call not flagged WL_OP_FAILED gets memory. *fail_op
+ * (may be NULL) receives the first op that failed (SIZE_MAX when create failed). */
+bool rp_fits(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t *fail_op);
+
+typedef struct rp_size_opts {
+    size_t res_abs;   /* bisection stops when hi - lo <= max(res_abs, hi * res_rel) */
+    double res_rel;
+    size_t cap;       /* the largest size tried (the buffer's size) */
+    unsigned checks;  /* sizes above the found one checked for monotonicity */
+} rp_size_opts_t;
+
+typedef struct rp_size {
+    bool found;       /* some size <= cap fits */
+    size_t heap;      /* the smallest size found to fit */
+    size_t below;     /* the largest size found not to fit (0: none tried) */
+    size_t resolution; /* the bisection's last step: the minimum is in (below, heap] if monotone */
+    unsigned replays; /* replays made */
+    bool verified;    /* a second replay at `heap` fit too */
+    unsigned nonmono; /* sizes above heap that did not fit (checked: opts.checks) */
+    size_t nonmono_at; /* the first of them */
+    bool interrupted;
+} rp_size_t;
+
+/* Bisection for the smallest fitting size of a over buffer[0..opts->cap). */
+void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const rp_size_opts_t *opts,
+             rp_size_t *out);
+
+/* The worst-case bound of a's memory for any sequence with the stream's live peak and block
+ * range (buddy and the wait-free trees: Knuth's buddy bound, see replay.c). False when a has no
+ * bound we defend; else the bound in bytes of managed area and the formula, with its values. */
+bool rp_bound(const rt_allocator_t *a, const wl_trace_t *t, double *bytes, char *formula, size_t len);
+
+typedef struct rp_kind_stat {
+    size_t n;         /* calls counted */
+    double mean;
+    uint32_t p99, max;
+} rp_kind_stat_t;
+
+typedef struct rp_replay {
+    size_t failures;      /* beyond those flagged WL_OP_FAILED */
+    size_t flagged;       /* ops flagged WL_OP_FAILED in the recording */
+    /* instructions (ptrace sample) */
+    bool ic_ok;
+    size_t ic_stride;     /* the sample's final stride */
+    rp_kind_stat_t all, kind[RP_KINDS];
+    size_t worst_op;      /* the counted call with the most instructions */
+    uint32_t worst_kind, worst_size, worst_count;
+    /* time */
+    double ns_per_call;   /* median over the repetitions; 0 unmeasured */
+    /* fragmentation */
+    bool f_known, f_approx;
+    uint64_t peak_memory;
+    double f;             /* F in % */
+    bool interrupted;
+} rp_replay_t;
+
+/* The per-kind instruction columns of the CSVs: for malloc, free, realloc, calloc, memalign in
+ * that order, calls counted, mean, p99, max ("<kind>_calls,<kind>_mean,<kind>_p99,<kind>_max");
+ * rp_write_kinds writes r's values (empty where a kind had no counted call), each field followed
+ * by a comma. */
+extern const char rp_kinds_header[];
+void rp_write_kinds(FILE *csv, const rp_replay_t *r);
+
+/* Instructions per call (every stride-th op within step_budget; the stride widens to stay in
+ * budget), and F at the peak of a library allocator over buffer[0..size) (callers pass the
+ * smallest heap that fits; system peers: not measured, f_known false). */
+void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t stride,
+              uint64_t step_budget, rp_replay_t *r);
+void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, rp_replay_t *r);
+
+/* ns per call of allocs[0..n) on t: reps untimed replays each, the allocators interleaved within
+ * each repetition (the order rotated by one each repetition); ns[k] receives allocator k's median
+ * (0 where it could not run) and failures[k] the failures of its first replay; progress(context,
+ * done) after each replay (may be NULL). */
+void rp_time(const rt_allocator_t *const *allocs, size_t n, void *buffer, size_t size, const wl_trace_t *t,
+             unsigned reps, double *ns, size_t *failures, void (*progress)(void *, double), void *context);
+
+/* The heap a library allocator replays on: max(64 MiB, 8 x live peak), rounded up to 1 MiB. */
+size_t rp_replay_heap(const wl_trace_t *t);
+
+/* Synthetic realloc-heavy traces (tests and development): one stream of `nops` ops over `slots`
+ * slots, every kind of workload.h: mallocs, callocs, memaligns (16..4096), reallocs growing and
+ * shrinking, frees; and one op flagged WL_OP_FAILED (a malloc of 3 GiB that got nothing).
+ * Deterministic in seed. False when out of memory. */
+bool rp_synth(tr_file_t *f, uint64_t seed, size_t nops, uint32_t slots);
+
+/* Fills the counters of t from its ops as trace.c checks them: nmalloc (allocating calls not
+ * flagged WL_OP_FAILED), nfree, peak_live. */
+void rp_finish_trace(wl_trace_t *t);
+
+#endif /* RTBENCH_REPLAY_H */

@@ -1,0 +1,194 @@
+/*
+ * trace_replay.c -- the replay and sizing of recorded traces (bench/trace/replay.c, issue 14),
+ * on traces whose answers are known:
+ *   - a hand-written trace of every op kind (malloc, realloc, calloc, memalign, free, and a
+ *     malloc flagged WL_OP_FAILED): live peak 550 bytes; the buddy's bound (r+1)M+2B = 5120
+ *     (blocks 128, 512, 64, 256: b = 64, B = 512, r = 3; the block peak 832, held when the
+ *     memalign's 256 joins 512 + 64, rounded to M = 1024); every registry allocator replays
+ *     it without a failure beyond the flagged one; the instruction counter counts exactly one
+ *     call of each kind and the three frees, through the descriptor's realloc, calloc and
+ *     memalign;
+ *   - a synthetic realloc-heavy trace (rp_synth, seed 7): sized at a resolution of one byte,
+ *     the found size fits (twice: verified) and one byte less does not -- the bisection's
+ *     answer is exactly the boundary -- for tlsf, buddy and a first-fit list; a heap half that
+ *     size fails (the replay reports failures); and, where trace files are supported (the
+ *     recorder's trace.c), the file written by tr_save and read by tr_load replays the same.
+ * `trace_replay --write FILE` writes the synthetic trace as a file (a fixture generator).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "inscount.h"
+#include "replay.h"
+#include "testlib.h"
+
+static wl_op_t hand_ops[] = {
+    {0, 100, WL_MALLOC},
+    {0, 300, WL_REALLOC},
+    {1, 50, WL_CALLOC},
+    {2, 200, WL_MEMALIGN | (6u << 8)}, /* 64-byte alignment */
+    {3, 3u << 30, WL_MALLOC | WL_OP_FAILED},
+    {1, 0, WL_FREE},
+    {0, 0, WL_FREE},
+    {2, 0, WL_FREE},
+};
+
+static void hand_trace(wl_trace_t *t)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "hand");
+    t->slots = 4;
+    t->ops = hand_ops;
+    t->nops = sizeof hand_ops / sizeof hand_ops[0];
+    rp_finish_trace(t);
+}
+
+enum { BUF = 64u << 20 };
+
+static void check_hand(void *buf)
+{
+    wl_trace_t t;
+    hand_trace(&t);
+    TL_CHECK(rp_peak_live(&t) == 550u, "live peak %llu, expected 550", (unsigned long long)rp_peak_live(&t));
+    TL_CHECK(t.nmalloc == 4u && t.nfree == 3u, "%zu allocating, %zu frees", t.nmalloc, t.nfree);
+    const rt_allocator_t *buddy = rt_registry_find("buddy");
+    double bound = 0.0;
+    char formula[160];
+    TL_CHECK(buddy != NULL && rp_bound(buddy, &t, &bound, formula, sizeof formula) && bound == 5120.0,
+             "buddy bound %.0f (%s), expected 5120", bound, formula);
+    const rt_allocator_t *tlsf = rt_registry_find("tlsf");
+    TL_CHECK(tlsf != NULL && !rp_bound(tlsf, &t, &bound, formula, sizeof formula), "tlsf has no bound");
+
+    size_t n = 0;
+    const rt_allocator_t *const *all = rt_registry(&n);
+    for (size_t k = 0; k < n; k++) {
+        size_t fail = 0;
+        TL_CHECK(rp_fits(all[k], buf, BUF, &t, &fail), "%s: op %zu failed", all[k]->name, fail);
+        /* the slots after the replay: calloc's block is zeroed beyond its first byte */
+        drv_instance_t in;
+        if (drv_open(&in, all[k], buf, BUF, t.slots, false)) {
+            for (size_t i = 0; i < 3; i++) {
+                drv_apply(&in, &t.ops[i], i);
+            }
+            const unsigned char *c = in.slots[1];
+            bool zero = c != NULL;
+            for (size_t i = 1; zero && i < 50; i++) {
+                zero = c[i] == 0;
+            }
+            TL_CHECK(zero, "%s: calloc through the replay is not zeroed", all[k]->name);
+            TL_CHECK(in.slots[0] != NULL, "%s: realloc left its slot empty", all[k]->name);
+            TL_CHECK(drv_apply(&in, &t.ops[3], 3) && ((uintptr_t)in.slots[2] & 63u) == 0u,
+                     "%s: memalign(64) through the replay: %p", all[k]->name, in.slots[2]);
+            TL_CHECK(drv_apply(&in, &t.ops[4], 4) == false && in.slots[3] == NULL,
+                     "%s: the flagged 3 GiB malloc", all[k]->name);
+            drv_close(&in);
+        }
+    }
+    if (!ic_supported()) {
+        tl_skip("instruction counts need Linux on x86-64");
+        return;
+    }
+    rp_replay_t r;
+    memset(&r, 0, sizeof r);
+    rp_count(tlsf, buf, BUF, &t, 1, 0, &r);
+    TL_CHECK(r.ic_ok, "tlsf: counting failed");
+    static const size_t expect[RP_KINDS] = {1, 3, 1, 1, 1};
+    for (unsigned k = 0; k < RP_KINDS; k++) {
+        TL_CHECK(r.kind[k].n == expect[k] && (r.kind[k].n == 0 || r.kind[k].mean > 0.0),
+                 "tlsf %s: %zu calls counted (expected %zu), mean %.1f", rp_kind_name[k], r.kind[k].n, expect[k],
+                 r.kind[k].mean);
+    }
+    TL_CHECK(r.all.n == 7u && r.worst_count == r.all.max && r.worst_op < t.nops, "7 calls, worst op %zu: %u",
+             r.worst_op, r.worst_count);
+}
+
+static void check_size(void *buf, const wl_trace_t *t, const char *name)
+{
+    const rt_allocator_t *a = rt_registry_find(name);
+    if (a == NULL) {
+        tl_skip("%s not in this build", name);
+        return;
+    }
+    rp_size_opts_t o = {1, 0.0, BUF, 3};
+    rp_size_t s;
+    rp_size(a, buf, t, &o, &s);
+    TL_CHECK(s.found && s.verified && s.resolution == 1u, "%s: found %d verified %d resolution %zu", name, s.found,
+             s.verified, s.resolution);
+    size_t fail = 0;
+    TL_CHECK(rp_fits(a, buf, s.heap, t, &fail), "%s: %zu bytes do not fit (op %zu)", name, s.heap, fail);
+    TL_CHECK(!rp_fits(a, buf, s.heap - 1u, t, &fail), "%s: %zu - 1 bytes fit too", name, s.heap);
+    TL_CHECK(s.heap >= rp_peak_live(t), "%s: %zu below the live peak %llu", name, s.heap,
+             (unsigned long long)rp_peak_live(t));
+    printf("%-8s heap needed %zu bytes for a live peak of %llu (%.3f), %u replays, %u non-monotone above\n", name,
+           s.heap, (unsigned long long)rp_peak_live(t), (double)s.heap / (double)rp_peak_live(t), s.replays,
+           s.nonmono);
+    /* half the heap: the replay counts failures (the flagged op not among them) */
+    drv_instance_t in;
+    if (drv_open(&in, a, buf, s.heap / 2u, t->slots, false)) {
+        uint64_t ns = 0;
+        drv_outcome_t out = drv_replay_untimed(&in, t, &ns);
+        TL_CHECK(out.failures > 0u, "%s: no failure on half the heap", name);
+        drv_close(&in);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--write") == 0) {
+        /* the fixture generator: the synthetic trace as a file, for `rtbench trace replay|size` */
+        tr_file_t w;
+        char werr[256];
+        bool ok = rp_synth(&w, 7, 4000, 64) && tr_save(argv[2], &w, werr, sizeof werr);
+        if (!ok) {
+            fprintf(stderr, "trace_replay --write: %s\n", werr);
+        }
+        tr_release(&w);
+        return ok ? 0 : 1;
+    }
+    void *buf = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED) {
+        return 1;
+    }
+    check_hand(buf);
+    tr_file_t f;
+    if (!rp_synth(&f, 7, 4000, 64)) {
+        return 1;
+    }
+    const wl_trace_t *t = &f.streams[0].trace;
+    size_t kinds[RP_KINDS] = {0};
+    for (size_t i = 0; i < t->nops; i++) {
+        kinds[WL_OP_KIND(&t->ops[i]) % RP_KINDS]++;
+    }
+    TL_CHECK(kinds[WL_REALLOC] > 500u && kinds[WL_CALLOC] > 100u && kinds[WL_MEMALIGN] > 50u,
+             "synthetic mix: %zu realloc, %zu calloc, %zu memalign", kinds[WL_REALLOC], kinds[WL_CALLOC],
+             kinds[WL_MEMALIGN]);
+    check_size(buf, t, "tlsf");
+    check_size(buf, t, "buddy");
+    check_size(buf, t, "firstfit");
+
+    char path[] = "/tmp/rtalloc-trace-test-XXXXXX";
+    int fd = mkstemp(path);
+    char err[256];
+    if (fd >= 0 && tr_save(path, &f, err, sizeof err)) {
+        tr_file_t g;
+        TL_CHECK(tr_load(path, &g, err, sizeof err), "tr_load: %s", err);
+        if (g.nstreams == 1) {
+            const wl_trace_t *u = &g.streams[0].trace;
+            TL_CHECK(u->nops == t->nops && memcmp(u->ops, t->ops, t->nops * sizeof *t->ops) == 0,
+                     "the saved trace reads back different");
+            TL_CHECK(rp_peak_live(u) == rp_peak_live(t), "live peak after the round trip");
+            tr_release(&g);
+        }
+    } else {
+        tl_skip("trace files: %s", fd >= 0 ? err : "mkstemp failed");
+    }
+    if (fd >= 0) {
+        unlink(path);
+    }
+    tr_release(&f);
+    munmap(buf, BUF);
+    return tl_summary("trace_replay");
+}
