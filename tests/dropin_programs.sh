@@ -10,15 +10,17 @@
 # stdout and exit status must equal those of the same run on the system malloc (no preload). The
 # runs set RTALLOC_ON_ERROR=abort: a real program never frees a bad pointer, so any report of the
 # allocator (a false positive of its checks, or a bug of ours that corrupted a header) stops the
-# program with a signal, and the test says which allocator and program.
+# program with a signal, and the test says which allocator and program. They also set
+# RTALLOC_STATS=1: the statistics line on stderr at exit proves that the preload took, with the
+# allocator asked for, and gives the peak printed beside each result.
 #
 # Then out of memory: each interpreter starts in a small heap (OOM_HEAP) and asks for more than it
 # holds, twice -- "fill": 1 MiB requests until none fits; "huge": one request far above the heap.
 # It must report its own out-of-memory error (Python MemoryError, SQLite "out of memory", Lua "not
 # enough memory") and exit with a non-zero status that is not a signal: the allocator returned
-# NULL cleanly and the program was left in a state to say so. These runs set
-# RTALLOC_ON_ERROR=continue, since a request above the heap is reported (RT_ERR_TOO_LARGE) and
-# must then return NULL like any other failure.
+# NULL cleanly and the program was left in a state to say so. These runs keep
+# RTALLOC_ON_ERROR=abort as well: a request that cannot be met is not bad input, and must return
+# NULL (ENOMEM) without a report.
 #
 # Environment knobs (for replaying one case by hand):
 #   DROPIN_ALLOCATORS="tlsf buddy"  only these allocators
@@ -111,6 +113,16 @@ run() {
     rc=$?
 }
 
+# The statistics line of librtalloc-malloc (RTALLOC_STATS=1), written at exit:
+#   rtalloc-malloc: stats: pid N, allocator NAME, heap N, ..., peak_used N, ..., failures N, ...
+preloaded() { # <tag> <allocator>: the run's stderr holds the statistics of that allocator
+    grep -q "^rtalloc-malloc: stats: pid [0-9]*, allocator $2," "$scratch/$1.err"
+}
+stat_of() { # <tag> <field>: the field's value in the run's (last) statistics line
+    grep "^rtalloc-malloc: stats: " "$scratch/$1.err" | tail -1 | tr ',' '\n' |
+        sed -n "s/^ *$2 \([0-9]*\)$/\1/p"
+}
+
 failed=0 passed=0
 fail() {
     echo "FAIL: $*"
@@ -139,9 +151,12 @@ for p in $programs; do
     for a in $allocators; do
         tag="$p.$a"
         start=$SECONDS
-        run "$tag" RTALLOC="$a" RTALLOC_HEAP="$heap" RTALLOC_ON_ERROR=abort LD_PRELOAD="$so" \
-            -- "${argv[@]}"
-        if [ "$rc" -ne "$ref_rc" ]; then
+        run "$tag" RTALLOC="$a" RTALLOC_HEAP="$heap" RTALLOC_ON_ERROR=abort RTALLOC_STATS=1 \
+            LD_PRELOAD="$so" -- "${argv[@]}"
+        if ! preloaded "$tag" "$a"; then
+            fail "$p under $a: no statistics line of allocator $a on stderr: the preload did not take"
+            show_err "$tag"
+        elif [ "$rc" -ne "$ref_rc" ]; then
             fail "$p under $a: $(describe "$rc"), expected $ref_rc"
             show_err "$tag"
         elif ! cmp -s "$scratch/$p.glibc.out" "$scratch/$tag.out"; then
@@ -150,7 +165,7 @@ for p in $programs; do
             show_err "$tag"
         else
             passed=$((passed + 1))
-            echo "ok   $p under $a ($((SECONDS - start)) s)"
+            echo "ok   $p under $a ($((SECONDS - start)) s, peak_used $(stat_of "$tag" peak_used))"
         fi
     done
 done
@@ -194,8 +209,8 @@ for p in $programs; do
         oom_case "$p" "$c"
         for a in $allocators; do
             tag="oom.$p.$c.$a"
-            run "$tag" RTALLOC="$a" RTALLOC_HEAP="$oom_heap" RTALLOC_ON_ERROR=continue \
-                LD_PRELOAD="$so" -- "${argv[@]}"
+            run "$tag" RTALLOC="$a" RTALLOC_HEAP="$oom_heap" RTALLOC_ON_ERROR=abort \
+                RTALLOC_STATS=1 LD_PRELOAD="$so" -- "${argv[@]}"
             if [ "$rc" -eq 0 ] || [ "$rc" -gt 127 ]; then
                 fail "$p $c out of memory under $a: $(describe "$rc"), expected a clean error exit"
                 show_err "$tag"
@@ -205,9 +220,12 @@ for p in $programs; do
             elif ! grep -q "$expect" "$scratch/$tag.err"; then
                 fail "$p $c out of memory under $a: $(describe "$rc") without \"$expect\" on stderr"
                 show_err "$tag"
+            elif ! preloaded "$tag" "$a" || [ "$(stat_of "$tag" failures)" = 0 ]; then
+                fail "$p $c out of memory under $a: no failed request in the statistics of $a"
+                show_err "$tag"
             else
                 passed=$((passed + 1))
-                echo "ok   $p $c out of memory under $a: $(describe "$rc"), \"$expect\""
+                echo "ok   $p $c out of memory under $a: $(describe "$rc"), \"$expect\", failures $(stat_of "$tag" failures)"
             fi
         done
     done
