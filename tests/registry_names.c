@@ -1,7 +1,8 @@
 /*
- * registry_names -- prints one line per allocator of the registry: "<name> <family>", family one
- * of system, heap, buddy, tree, pages (rt_family_t). With arguments, only the families named,
- * e.g. `registry_names heap buddy pages`.
+ * registry_names -- prints one line per allocator of the registry: "<name> <family> <malloc bound>",
+ * family one of system, heap, buddy, tree, pages (rt_family_t), the bound as the descriptor
+ * writes it (it may hold spaces: it is the rest of the line). With arguments, only the families
+ * named, e.g. `registry_names heap buddy pages`.
  *
  * Scripts that run something once per allocator (tests/dropin_programs.sh) take their list from
  * here, so that an allocator added to the registry is tested without editing the script, and a
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
             wanted = strcmp(argv[a], family) == 0;
         }
         if (wanted) {
-            printf("%s %s\n", all[i]->name, family);
+            printf("%s %s %s\n", all[i]->name, family, all[i]->malloc_bound);
         }
     }
     return count == 0 ? 1 : 0;
