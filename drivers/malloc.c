@@ -59,14 +59,21 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Default heap: 1 GiB of address space on 64-bit (only touched pages cost memory), 256 MiB where
- * address space is scarce (32-bit). */
+/* Default heap (doc/i14-dropin.md has the measurements): 1 GiB of address space on 64-bit, of
+ * which create touches only the allocator's metadata (8 KiB for the heaps, 1/32 for the buddy,
+ * under 1% for the page allocators); 256 MiB where address space is scarce (32-bit). The wait-free
+ * trees keep their metadata in every node, so create touches the whole buffer (1 GiB: 1 GiB
+ * resident and 6 s), and a small malloc may visit a number of nodes that doubles with each
+ * level of the tree: 16 MiB for them. */
 #ifndef RTALLOC_DEFAULT_HEAP
 #if UINTPTR_MAX > 0xFFFFFFFFu
 #define RTALLOC_DEFAULT_HEAP ((size_t)1 << 30)
 #else
 #define RTALLOC_DEFAULT_HEAP ((size_t)256 << 20)
 #endif
+#endif
+#ifndef RTALLOC_DEFAULT_TREE_HEAP
+#define RTALLOC_DEFAULT_TREE_HEAP ((size_t)16 << 20)
 #endif
 
 #define MIN_ALIGN alignof(max_align_t)
@@ -261,7 +268,7 @@ static void read_config(size_t *heap, bool *mlock_it)
         die_unknown(name);
     }
     const char *size = getenv("RTALLOC_HEAP");
-    *heap = RTALLOC_DEFAULT_HEAP;
+    *heap = g.a->family == RT_FAMILY_TREE ? RTALLOC_DEFAULT_TREE_HEAP : RTALLOC_DEFAULT_HEAP;
     if (size != NULL && *size != '\0' && !parse_size(size, heap)) {
         die("RTALLOC_HEAP=", "<value>: expected <bytes>[K|M|G], e.g. 256M");
     }
