@@ -15,8 +15,8 @@
 # allocator asked for, and gives the peak printed beside each result.
 #
 # Then out of memory: each interpreter starts in a small heap (OOM_HEAP) and asks for more than it
-# holds, twice -- "fill": 1 MiB requests until none fits; "huge": one request far above the heap.
-# It must report its own out-of-memory error (Python MemoryError, SQLite "out of memory", Lua "not
+# holds, three times -- "fill": 1 MiB requests until none fits; "huge": one request far above the
+# heap; "workload": its workload in a 4 MiB heap (WORKLOAD_OOM_HEAP). It must report its own out-of-memory error (Python MemoryError, SQLite "out of memory", Lua "not
 # enough memory") and exit with a non-zero status that is not a signal: the allocator returned
 # NULL cleanly and the program was left in a state to say so. These runs keep
 # RTALLOC_ON_ERROR=abort as well: a request that cannot be met is not bad input, and must return
@@ -26,7 +26,8 @@
 #   DROPIN_ALLOCATORS="tlsf buddy"  only these allocators
 #   DROPIN_PROGRAMS="sql lua"       only these programs (sql, lua, py, pyraw)
 #   DROPIN_HEAP=256M                heap of the workload runs (RTALLOC_HEAP)
-#   OOM_HEAP=32M                    heap of the out-of-memory runs
+#   OOM_HEAP=32M                    heap of the out-of-memory snippets
+#   WORKLOAD_OOM_HEAP=4M            heap of the workloads run out of memory
 #   DROPIN_KEEP=1                   keep the scratch directory with every run's stdout and stderr
 #
 # Exit status: 0 all passed, 1 any failure, 77 skipped (a program or the library missing: CI
@@ -40,6 +41,7 @@ fi
 so=$1 names=$2 dir=$3 sqlite=$4 lua=$5 python=$6
 heap=${DROPIN_HEAP:-256M}
 oom_heap=${OOM_HEAP:-32M}
+workload_oom_heap=${WORKLOAD_OOM_HEAP:-4M}
 
 for prog in "$sqlite" "$lua" "$python"; do
     if [ ! -x "$prog" ]; then
@@ -188,12 +190,25 @@ for p in $programs; do
     done
 done
 
-# 2. Out of memory. Each snippet prints "started" once the interpreter runs, then asks for more
-# than the heap holds ("huge" asks for 800 MB: more than any small heap, less than the 1 GiB
-# address-space limit of these runs, so that it succeeds on the system malloc). Expected: "started" on stdout, the interpreter's own out-of-memory message
-# on stderr, an exit status in 1..127.
-oom_case() { # <program> <case>: sets argv and expect
+# 2. Out of memory. The snippets of "fill" and "huge" print "started" once the interpreter runs,
+# then ask for more than the heap (OOM_HEAP) holds ("huge" asks for 800 MB: more than any small
+# heap, less than the 1 GiB address-space limit of these runs, so that it succeeds on the system
+# malloc). "workload" is the program's workload in WORKLOAD_OOM_HEAP: enough to start the
+# interpreter, far too little for the workload (peaks of 5 to 45 MB), so it fails part-way, at a
+# point that depends on the allocator. Expected: the interpreter's own out-of-memory message on
+# stderr, an exit status in 1..127, a failed request in the statistics, and for the snippets
+# "started" on stdout.
+oom_case() { # <program> <case>: sets wenv, argv, expect and started (the line to expect or "")
+    wenv=() started=started
     case $1.$2 in
+    *.workload)
+        workload "$1"
+        started=""
+        case $1 in
+        sql) expect="out of memory" ;;
+        lua) expect="not enough memory" ;;
+        py) expect="MemoryError" ;;
+        esac ;;
     sql.fill)
         argv=("$sqlite" -bail :memory: "SELECT 'started';"
             "CREATE TABLE t(b); WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s
@@ -224,17 +239,19 @@ x = bytearray(800000000)')
 }
 for p in $programs; do
     [ "$p" = pyraw ] && continue # the out-of-memory cases of py cover the interpreter
-    for c in fill huge; do
+    for c in fill huge workload; do
         oom_case "$p" "$c"
+        h=$oom_heap
+        [ "$c" = workload ] && h=$workload_oom_heap
         for a in $allocators; do
             tag="oom.$p.$c.$a"
-            run "$tag" RTALLOC="$a" RTALLOC_HEAP="$oom_heap" RTALLOC_ON_ERROR=abort \
+            run "$tag" "${wenv[@]}" RTALLOC="$a" RTALLOC_HEAP="$h" RTALLOC_ON_ERROR=abort \
                 RTALLOC_STATS=1 LD_PRELOAD="$so" -- "${argv[@]}"
             if [ "$rc" -eq 0 ] || [ "$rc" -gt 127 ]; then
                 fail "$p $c out of memory under $a: $(describe "$rc"), expected a clean error exit"
                 show_err "$tag"
-            elif ! grep -qx "started" "$scratch/$tag.out"; then
-                fail "$p $c out of memory under $a: the interpreter did not start in $oom_heap ($(describe "$rc"))"
+            elif [ -n "$started" ] && ! grep -qx "$started" "$scratch/$tag.out"; then
+                fail "$p $c out of memory under $a: the interpreter did not start in $h ($(describe "$rc"))"
                 show_err "$tag"
             elif ! grep -q "$expect" "$scratch/$tag.err"; then
                 fail "$p $c out of memory under $a: $(describe "$rc") without \"$expect\" on stderr"
