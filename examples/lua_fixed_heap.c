@@ -25,9 +25,9 @@
 #include <rtalloc/rtalloc.h>
 
 /* 1 MiB: the standard libraries and the first chunk below need about 400 KiB (the peak printed
- * after it; size a real application's buffer from that figure plus a margin). No alignment needed: the heap aligns its blocks to RT_HEAP_ALIGN (16 on 64-bit),
- * which covers the alignment Lua expects of any allocation (LUAI_MAXALIGN: double, pointer,
- * long long). */
+ * after it; size a real application's buffer from that figure plus a margin). No alignment
+ * needed: the heap aligns its blocks to RT_HEAP_ALIGN (16 on 64-bit), which covers the alignment
+ * Lua expects of any allocation (LUAI_MAXALIGN: double, pointer, long long). */
 static unsigned char lua_memory[1u << 20];
 
 /* The lua_Alloc (Lua 5.4 manual, section 4.1). `ud` is the heap, given to lua_newstate.
@@ -61,10 +61,8 @@ static void print_heap(rt_heap_t *heap, const char *when)
 {
     rt_stats_t stats;
     rt_heap_stats(heap, &stats);
-    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64
-           " failed\n",
-           when, stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs,
-           stats.failures);
+    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64 " failed\n",
+           when, stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs, stats.failures);
 }
 
 /* Runs `chunk`; prints its error, if any. Returns lua_pcall's status. */
@@ -104,29 +102,30 @@ int main(void)
            rt_heap_index_name(heap));
     int failures = 0;
 
-    failures += run(L, "work", "local t = {}\n"
-                               "for i = 1, 2000 do t[i] = string.format('item %d', i) end\n"
-                               "local words = {}\n"
-                               "for w in table.concat(t, ' '):gmatch('%d+') do\n"
-                               "  words[#words + 1] = tonumber(w)\n"
-                               "end\n"
-                               "local sum = 0\n"
-                               "for _, v in ipairs(words) do sum = sum + v end\n"
-                               "local co = coroutine.wrap(function() for i = 1, 3 do\n"
-                               "  coroutine.yield(i * i) end end)\n"
-                               "print('result: items ' .. #t .. ', sum ' .. sum ..\n"
-                               "      ', squares ' .. co() .. ' ' .. co() .. ' ' .. co())\n") !=
-                LUA_OK;
+    failures += run(L, "work",
+                    "local t = {}\n"
+                    "for i = 1, 2000 do t[i] = string.format('item %d', i) end\n"
+                    "local words = {}\n"
+                    "for w in table.concat(t, ' '):gmatch('%d+') do\n"
+                    "  words[#words + 1] = tonumber(w)\n"
+                    "end\n"
+                    "local sum = 0\n"
+                    "for _, v in ipairs(words) do sum = sum + v end\n"
+                    "local co = coroutine.wrap(function() for i = 1, 3 do\n"
+                    "  coroutine.yield(i * i) end end)\n"
+                    "print('result: items ' .. #t .. ', sum ' .. sum ..\n"
+                    "      ', squares ' .. co() .. ' ' .. co() .. ' ' .. co())\n") != LUA_OK;
     lua_gc(L, LUA_GCCOLLECT);
     print_heap(heap, "after the chunk");
 
     /* Exhaustion caught inside Lua: pcall turns the memory error into a value. The table the
      * chunk filled is garbage once pcall returns, and the next collection gives it back. */
-    failures += run(L, "caught", "local ok, err = pcall(function()\n"
-                                 "  local t = {}\n"
-                                 "  for i = 1, 1e6 do t[i] = string.rep('x', 4096, i) end\n"
-                                 "end)\n"
-                                 "print('caught in Lua: ' .. tostring(err))\n") != LUA_OK;
+    failures += run(L, "caught",
+                    "local ok, err = pcall(function()\n"
+                    "  local t = {}\n"
+                    "  for i = 1, 1e6 do t[i] = string.rep('x', 4096, i) end\n"
+                    "end)\n"
+                    "print('caught in Lua: ' .. tostring(err))\n") != LUA_OK;
     lua_gc(L, LUA_GCCOLLECT);
     print_heap(heap, "after the caught error");
 

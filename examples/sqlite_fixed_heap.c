@@ -52,27 +52,18 @@ static void heap_shutdown(void *app_data)
  * as out of memory, which it reports as SQLITE_NOMEM up to the caller of the statement. That is
  * exactly rt_heap_malloc's contract: NULL iff no free block fits, heap unchanged. Every block is
  * aligned to RT_HEAP_ALIGN (16 on 64-bit), more than the 8 SQLite needs. */
-static void *heap_malloc(int size)
-{
-    return rt_heap_malloc(heap, (size_t)size);
-}
+static void *heap_malloc(int size) { return rt_heap_malloc(heap, (size_t)size); }
 
 /* xFree: SQLite never passes NULL (sqlite3_free(NULL) returns before calling us), but
  * rt_heap_free(NULL) is a no-op anyway. */
-static void heap_free(void *ptr)
-{
-    rt_heap_free(heap, ptr);
-}
+static void heap_free(void *ptr) { rt_heap_free(heap, ptr); }
 
 /* xRealloc: SQLite calls it with a live block and a size > 0 only (realloc of NULL and to 0 are
  * turned into xMalloc and xFree before they get here). On failure it must return NULL and leave
  * the old block intact -- SQLite still owns and later frees it -- which rt_heap_realloc
  * guarantees ("returns NULL iff the request fails; then p is untouched"). Growing in place into a
  * free successor avoids the copy when it can. */
-static void *heap_realloc(void *ptr, int size)
-{
-    return rt_heap_realloc(heap, ptr, (size_t)size);
-}
+static void *heap_realloc(void *ptr, int size) { return rt_heap_realloc(heap, ptr, (size_t)size); }
 
 /* xSize: must return the USABLE size of the block, not the size asked for: SQLite uses it for
  * its memory-used counters (sqlite3_memory_used) and to make use of slack, e.g. a string buffer
@@ -80,10 +71,7 @@ static void *heap_realloc(void *ptr, int size)
  * is usable would let it write past the block into the next block's header (rtalloc's hardening
  * would catch that at the next free, but the data would be lost); returning less is only wasteful.
  * rt_heap_usable_size is O(1): the size is in the block's header. */
-static int heap_size(void *ptr)
-{
-    return ptr != NULL ? (int)rt_heap_usable_size(heap, ptr) : 0;
-}
+static int heap_size(void *ptr) { return ptr != NULL ? (int)rt_heap_usable_size(heap, ptr) : 0; }
 
 /* xRoundup: SQLite asks what a request of n bytes will really get, to size some buffers to the
  * whole block. Any value >= n is correct (it is a hint; xSize reports the real figure once the
@@ -121,10 +109,8 @@ static void print_heap(const char *when)
 {
     rt_stats_t stats;
     rt_heap_stats(heap, &stats);
-    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64
-           " failed\n",
-           when, stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs,
-           stats.failures);
+    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64 " failed\n",
+           when, stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs, stats.failures);
 }
 
 int main(void)
@@ -132,8 +118,8 @@ int main(void)
     /* All sqlite3_config calls come before sqlite3_initialize (explicit, or implicit in the first
      * sqlite3_open): afterwards they fail with SQLITE_MISUSE. */
     static const sqlite3_mem_methods methods = {
-        heap_malloc, heap_free, heap_realloc, heap_size, heap_roundup, heap_init, heap_shutdown,
-        NULL /* pAppData, handed to xInit and xShutdown */
+        heap_malloc,  heap_free, heap_realloc,  heap_size,
+        heap_roundup, heap_init, heap_shutdown, NULL /* pAppData, handed to xInit and xShutdown */
     };
     /* The heap has no lock installed, so SQLite must not call it from two threads at once. This
      * program has one thread; a threaded one would add rt_heap_set_lock(heap, rt_pthread_lock,
@@ -143,8 +129,8 @@ int main(void)
         printf("sqlite3 refused the memory methods\n");
         return 1;
     }
-    printf("sqlite %s on a %zu-byte rtalloc %s heap\n", sqlite3_libversion(),
-           sizeof sqlite_memory, rt_heap_index_name(heap));
+    printf("sqlite %s on a %zu-byte rtalloc %s heap\n", sqlite3_libversion(), sizeof sqlite_memory,
+           rt_heap_index_name(heap));
 
     sqlite3 *db = NULL;
     if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
@@ -152,12 +138,13 @@ int main(void)
         return 1;
     }
     int failures = 0;
-    failures += exec(db,
-                     "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v INTEGER);"
-                     "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000)"
-                     "  INSERT INTO t SELECT n, printf('row %04d', n), n * n % 97 FROM s;"
-                     "CREATE INDEX t_v ON t(v);",
-                     "") != SQLITE_OK;
+    failures +=
+        exec(db,
+             "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v INTEGER);"
+             "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000)"
+             "  INSERT INTO t SELECT n, printf('row %04d', n), n * n % 97 FROM s;"
+             "CREATE INDEX t_v ON t(v);",
+             "") != SQLITE_OK;
     failures += exec(db, "SELECT count(*) AS rows, sum(v) AS sum_v, max(name) AS last FROM t;",
                      "query:") != SQLITE_OK;
     failures += exec(db, "SELECT v, count(*) AS n FROM t GROUP BY v ORDER BY n DESC, v LIMIT 2;",

@@ -16,8 +16,9 @@
 #
 # Then out of memory: each interpreter starts in a small heap (OOM_HEAP) and asks for more than it
 # holds, three times -- "fill": 1 MiB requests until none fits; "huge": one request far above the
-# heap; "workload": its workload in a 4 MiB heap (WORKLOAD_OOM_HEAP). It must report its own out-of-memory error (Python MemoryError, SQLite "out of memory", Lua "not
-# enough memory") and exit with a non-zero status that is not a signal: the allocator returned
+# heap; "workload": its workload in a 4 MiB heap (WORKLOAD_OOM_HEAP). It must report its own
+# out-of-memory error (Python MemoryError, SQLite "out of memory", Lua "not enough memory") and
+# exit with a non-zero status that is not a signal: the allocator returned
 # NULL cleanly and the program was left in a state to say so. These runs keep
 # RTALLOC_ON_ERROR=abort as well: a request that cannot be met is not bad input, and must return
 # NULL (ENOMEM) without a report.
@@ -35,7 +36,8 @@
 set -u
 
 if [ $# -ne 6 ]; then
-    echo "usage: $0 <librtalloc-malloc.so> <registry_names> <workloads dir> <sqlite3> <lua5.4> <python3>" >&2
+    echo "usage: $0 <librtalloc-malloc.so> <registry_names> <workloads dir>" \
+        "<sqlite3> <lua5.4> <python3>" >&2
     exit 2
 fi
 so=$1 names=$2 dir=$3 sqlite=$4 lua=$5 python=$6
@@ -146,9 +148,12 @@ show_err() {
     sed -n '1,15s/^/    stderr: /p' "$scratch/$1.err"
 }
 describe() { # an exit status in words
-    if [ "$1" -eq 124 ]; then echo "timed out"
-    elif [ "$1" -gt 128 ]; then echo "killed by signal $(($1 - 128)) ($(kill -l $(($1 - 128)) 2> /dev/null))"
-    else echo "exit status $1"
+    if [ "$1" -eq 124 ]; then
+        echo "timed out"
+    elif [ "$1" -gt 128 ]; then
+        echo "killed by signal $(($1 - 128)) ($(kill -l $(($1 - 128)) 2> /dev/null))"
+    else
+        echo "exit status $1"
     fi
 }
 
@@ -174,7 +179,7 @@ for p in $programs; do
         if [ "$rc" -eq 124 ]; then
             fail "$p under $a: timed out"
         elif ! preloaded "$tag" "$a"; then
-            fail "$p under $a: no statistics line of allocator $a on stderr: the preload did not take"
+            fail "$p under $a: no statistics line of $a on stderr: the preload did not take"
             show_err "$tag"
         elif [ "$rc" -ne "$ref_rc" ]; then
             fail "$p under $a: $(describe "$rc"), expected $ref_rc"
@@ -251,7 +256,7 @@ for p in $programs; do
                 fail "$p $c out of memory under $a: $(describe "$rc"), expected a clean error exit"
                 show_err "$tag"
             elif [ -n "$started" ] && ! grep -qx "$started" "$scratch/$tag.out"; then
-                fail "$p $c out of memory under $a: the interpreter did not start in $h ($(describe "$rc"))"
+                fail "$p $c out of memory under $a: no \"$started\" in $h ($(describe "$rc"))"
                 show_err "$tag"
             elif ! grep -q "$expect" "$scratch/$tag.err"; then
                 fail "$p $c out of memory under $a: $(describe "$rc") without \"$expect\" on stderr"
@@ -261,7 +266,8 @@ for p in $programs; do
                 show_err "$tag"
             else
                 passed=$((passed + 1))
-                echo "ok   $p $c out of memory under $a: $(describe "$rc"), \"$expect\", failures $(stat_of "$tag" failures)"
+                echo "ok   $p $c out of memory under $a: $(describe "$rc"), \"$expect\"," \
+                    "failures $(stat_of "$tag" failures)"
             fi
         done
     done

@@ -1,5 +1,6 @@
 /*
- * registry_names -- prints one line per allocator of the registry: "<name> <family> <malloc bound>",
+ * registry_names -- prints one line per allocator of the registry:
+ *     <name> <family> <malloc bound>
  * family one of system, heap, buddy, tree, pages (rt_family_t), the bound as the descriptor
  * writes it (it may hold spaces: it is the rest of the line). With arguments, only the families
  * named, e.g. `registry_names heap buddy pages`.
