@@ -97,6 +97,8 @@ static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Initial-exec: reaching these never calls __tls_get_addr, which may allocate. */
 static __thread __attribute__((tls_model("initial-exec"))) bool t_in_init;
 static __thread __attribute__((tls_model("initial-exec"))) bool t_misuse;
+/* The call a report of the allocator's usable_size belongs to (realloc asks it too). */
+static __thread __attribute__((tls_model("initial-exec"))) const char *t_usable_caller;
 
 /* --- formatting without stdio ------------------------------------------------------------------ */
 
@@ -182,7 +184,11 @@ static void on_error(void *context, const rt_error_t *e)
     int saved = errno;
     line_t l = {.len = 0};
     put_str(&l, "rtalloc-malloc: ");
-    put_str(&l, strcmp(e->operation, "usable_size") == 0 ? "malloc_usable_size" : e->operation);
+    const char *call = e->operation != NULL ? e->operation : "?";
+    if (strcmp(call, "usable_size") == 0) {
+        call = t_usable_caller != NULL ? t_usable_caller : "malloc_usable_size";
+    }
+    put_str(&l, call);
     put_str(&l, "(");
     if (e->pointer != NULL || e->size == 0u) {
         put_num(&l, (uintptr_t)e->pointer, 16u);
@@ -372,6 +378,10 @@ static inline void ensure_init(void)
     }
 }
 
+/* At load, if no call came first: a bad setting is reported, and RTALLOC_MLOCK pins the heap, at
+ * start-up even in a program that never allocates. */
+static __attribute__((constructor)) void init_at_load(void) { ensure_init(); }
+
 /* True for a pointer of the region; false for any pointer before initialisation. */
 static inline bool ours(const void *p)
 {
@@ -435,7 +445,9 @@ EXPORT void *calloc(size_t count, size_t size)
  * else a new aligned block, so the result is always aligned and `ptr` survives a failure. */
 static void *realloc_low_align(void *ptr, size_t size)
 {
+    t_usable_caller = "realloc";
     size_t have = g.a->usable_size(g.h, ptr);
+    t_usable_caller = NULL;
     if (have == 0u) { /* not a live block: reported by the allocator */
         errno = EINVAL;
         return NULL;

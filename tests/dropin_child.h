@@ -378,6 +378,17 @@ static int dc_overflow(void)
     return dc_done();
 }
 
+static int dc_realloc_interior(void)
+{
+    unsigned char *p = malloc(1000);
+    dc_ptr(p + 256);
+    void *r = realloc(p + 256, 2000);
+    DC_CHECK(r == NULL, "realloc of an interior pointer refused");
+    free(p);
+    dc_heap_works(2, true);
+    return dc_done();
+}
+
 static int dc_realloc_foreign(void)
 {
     static char not_ours[64];
@@ -395,7 +406,7 @@ static int dc_child(const char *mode)
         int (*run)(void);
     } modes[] = {{"semantics", dc_semantics}, {"enomem", dc_enomem},     {"double_free", dc_double_free},
                  {"forged", dc_forged},       {"interior", dc_interior}, {"overflow", dc_overflow},
-                 {"realloc_foreign", dc_realloc_foreign}};
+                 {"realloc_foreign", dc_realloc_foreign}, {"realloc_interior", dc_realloc_interior}};
     if (strcmp(mode, "threads") == 0 || strcmp(mode, "fork") == 0) {
         return dc_run_threads(strcmp(mode, "fork") == 0);
     }
