@@ -79,7 +79,7 @@ if [ -z "${allocators// /}" ]; then
 fi
 programs=${DROPIN_PROGRAMS:-sql lua py pyraw}
 
-# A guard against a hang, not a measure: the slowest workload run seen is a few seconds.
+# A guard against a hang, not a measure: the runs take 0.1 to 6 s each here (loaded machine).
 if command -v timeout > /dev/null; then
     guard=(timeout 300)
 else
