@@ -6,9 +6,15 @@
 #   2. a plain compile:  cc main.c $(pkg-config --cflags --libs rtalloc-drivers), and the core
 #                        alone with $(pkg-config --cflags --libs rtalloc)  (skipped without
 #                        pkg-config)
+# With -DEXAMPLES_DIR=<source>/examples it is the ctest "examples" instead: the same install, then
+# the examples/ project (SQLite and Lua on a fixed heap) configured and built against the prefix
+# like any application, each program run and its output checked; the consumers above are left
+# to "package". Prints "examples: SKIP: ..." (the test's SKIP_REGULAR_EXPRESSION) when neither
+# sqlite3 nor lua5.4 can be found and linked through pkg-config.
 #
 # cmake -DBUILD_DIR=... -DWORK_DIR=... -DC_COMPILER=... [-DC_FLAGS=...] [-DEMULATOR=...]
-#       [-DCONFIG=...] -DDRIVERS=ON|OFF [-DCXX=ON -DCXX_COMPILER=...] -P PackageTest.cmake
+#       [-DCONFIG=...] -DDRIVERS=ON|OFF [-DCXX=ON -DCXX_COMPILER=...] [-DEXAMPLES_DIR=...]
+#       -P PackageTest.cmake
 cmake_minimum_required(VERSION 3.16)
 
 foreach(var BUILD_DIR WORK_DIR C_COMPILER)
@@ -35,6 +41,53 @@ if(CONFIG)
     run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --config ${CONFIG})
 else()
     run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+endif()
+
+# 4. The examples (only with EXAMPLES_DIR, and then only they).
+if(EXAMPLES_DIR)
+    run(${CMAKE_COMMAND} -S ${EXAMPLES_DIR} -B ${WORK_DIR}/examples-build
+        -DCMAKE_C_COMPILER=${C_COMPILER} "-DCMAKE_C_FLAGS=${C_FLAGS} -Werror"
+        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+    message(STATUS "examples configured:\n${run_output}")
+    run(${CMAKE_COMMAND} --build ${WORK_DIR}/examples-build)
+    # What each program must print: its query results, the out-of-memory case handled, the heap
+    # empty again at the end, and its own verdict.
+    set(expect_sqlite_fixed_heap
+        "query: rows=1000 sum_v=47867 last=row 1000"
+        "group: v=1 n=21"
+        "exhaustion: out of memory after more than 10 rows of 64 KiB"
+        "after rollback: big_rows=0"
+        "after rollback: rows=1000"
+        "heap after close: 0 of [0-9]+ bytes in use, [^\n]*"
+        "sqlite_fixed_heap: ok")
+    set(expect_lua_fixed_heap
+        "result: items 2000, sum 2001000, squares 1 4 9"
+        "caught in Lua: not enough memory"
+        "uncaught: not enough memory [(]LUA_ERRMEM[)]"
+        "still running: 42"
+        "heap after lua_close: 0 of [0-9]+ bytes in use, [^\n]*"
+        "lua_fixed_heap: ok")
+    set(ran 0)
+    foreach(example sqlite_fixed_heap lua_fixed_heap)
+        set(exe ${WORK_DIR}/examples-build/${example})
+        if(NOT EXISTS ${exe})
+            message(STATUS "${example}: not built (its library is missing; see above)")
+            continue()
+        endif()
+        run(${emulator} ${exe})
+        message(STATUS "${example}:\n${run_output}")
+        foreach(line IN LISTS expect_${example})
+            if(NOT run_output MATCHES "(^|\n)${line}\n")
+                message(FATAL_ERROR "examples: ${example} did not print a line matching \"${line}\"")
+            endif()
+        endforeach()
+        math(EXPR ran "${ran} + 1")
+    endforeach()
+    if(ran EQUAL 0)
+        message("examples: SKIP: neither sqlite3 nor lua5.4 found and linkable through pkg-config "
+                "(Debian: libsqlite3-dev liblua5.4-dev, installed by tools/deps.sh)")
+    endif()
+    return()
 endif()
 
 file(WRITE ${WORK_DIR}/consumer/main.c [=[
