@@ -39,7 +39,7 @@
  * Environment (read once, at initialisation): RTALLOC=<name> (default tlsf),
  * RTALLOC_HEAP=<n>[K|M|G] (default RTALLOC_DEFAULT_HEAP, RTALLOC_DEFAULT_TREE_HEAP for the trees),
  * RTALLOC_MLOCK=1, RTALLOC_ON_ERROR=abort|continue (default abort), RTALLOC_STATS=1 (statistics
- * on stderr at exit). doc/i14-dropin.md has the figures and the limitations.
+ * on stderr at exit). doc/malloc.md has the figures and the limitations.
  */
 #define _GNU_SOURCE
 
@@ -60,7 +60,7 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Default heap (doc/i14-dropin.md has the measurements): 1 GiB of address space on 64-bit, of
+/* Default heap (doc/malloc.md has the measurements): 1 GiB of address space on 64-bit, of
  * which create touches only the allocator's metadata (8 KiB for the heaps, 1/32 for the buddy,
  * under 1% for the page allocators); 256 MiB where address space is scarce (32-bit). The wait-free
  * trees keep their metadata in every node, so create touches the whole buffer (1 GiB: 1 GiB

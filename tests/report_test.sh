@@ -282,7 +282,7 @@ check "partial: on target not run at this scale (bench.sh step)" bash -c "sed -n
 check "stellwag: the wait-free variants from allocators.csv" grep -q '^| stellwag: .*met by wf' "$REPORT"
 check "without allocators.csv (tgtdiff): no variant guessed from its name" bash -c "! grep -q '^| stellwag: .*met by wf' '$TMP/tgtdiff/REPORT.md'"
 
-# --- issue 14 replay (i14-replay) ---
+# --- issue 14: trace replay and size ---
 # The real-programs section (trace.csv, trace_programs.csv: a quick run's rows cut to glibc, tlsf,
 # firstfit and buddy on sqlite3 and lua5.4; lua5.4's firstfit marked non-monotone by hand; python3
 # "not installed"): heap needed beside the live peak, the buddy's bound, dashes for what a system

@@ -20,19 +20,11 @@
 #include <unistd.h>
 
 #include "rawlog.h"
+#include "testlib.h"
 #include "trace.h"
 
-static int failures, passes;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passes++;                                                                              \
-        } else {                                                                                   \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-        }                                                                                          \
-    } while (0)
+/* testlib.h counts and prints; CHECK names the condition only. */
+#define CHECK(cond) TL_CHECK(cond, "%s", "")
 
 static raw_rec_t R(uint8_t op, uint32_t tid, uint64_t ptr, uint64_t size)
 {
@@ -181,9 +173,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "op %zu: slot %u size %u kind 0x%x, expected slot %u size %u kind 0x%x\n", i,
                         (unsigned)t->ops[i].slot, (unsigned)t->ops[i].size, (unsigned)t->ops[i].kind,
                         (unsigned)want[i].slot, (unsigned)want[i].size, (unsigned)want[i].kind);
-                failures++;
+                tl_state.failed++;
             } else {
-                passes++;
+                tl_state.passed++;
             }
         }
         CHECK(t->slots == 5);
@@ -201,6 +193,5 @@ int main(int argc, char **argv)
     }
     rmdir(dir);
     remove(out);
-    printf("%d passed, %d failed\n", passes, failures);
-    return failures == 0 ? 0 : 1;
+    return tl_summary("trace_convert");
 }

@@ -12,19 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testlib.h"
 #include "trace.h"
 
-static int failures, passes;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passes++;                                                                              \
-        } else {                                                                                   \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-        }                                                                                          \
-    } while (0)
+/* testlib.h counts and prints; CHECK names the condition only. */
+#define CHECK(cond) TL_CHECK(cond, "%s", "")
 
 static wl_op_t ops0[] = {
     {0, 100, WL_MALLOC},
@@ -252,6 +244,5 @@ int main(int argc, char **argv)
     free(orig);
     remove(path);
     remove(bad);
-    printf("%d passed, %d failed\n", passes, failures);
-    return failures == 0 ? 0 : 1;
+    return tl_summary("trace_format");
 }

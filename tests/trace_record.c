@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testlib.h"
 #include "trace.h"
 
 /* ---- the recorded program ------------------------------------------------------------------- */
@@ -197,17 +198,8 @@ static int prog(void)
 
 /* ---- the check ------------------------------------------------------------------------------ */
 
-static int failures, passes;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passes++;                                                                              \
-        } else {                                                                                   \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-        }                                                                                          \
-    } while (0)
+/* testlib.h counts and prints; CHECK names the condition only. */
+#define CHECK(cond) TL_CHECK(cond, "%s", "")
 
 /* Our calls, identified by their op kind and size (and alignment). */
 typedef struct want {
@@ -355,8 +347,7 @@ static int check(const char *rtbench_arg, const char *dir)
     }
     CHECK(loaded);
     if (!loaded) {
-        printf("%d passed, %d failed\n", passes, failures);
-        return 1;
+        return tl_summary("trace_record");
     }
     CHECK(f.nstreams == 3);
     CHECK(strstr(f.command, "trace_record prog") != NULL);
@@ -434,8 +425,7 @@ static int check(const char *rtbench_arg, const char *dir)
         closedir(d);
     }
     CHECK(d != NULL && left == 0);
-    printf("%d passed, %d failed\n", passes, failures);
-    return failures == 0 ? 0 : 1;
+    return tl_summary("trace_record");
 }
 
 int main(int argc, char **argv)

@@ -2,7 +2,7 @@
  * bench/trace/replay.c -- `rtbench trace replay` and `rtbench trace size` (trace.h), over the
  * shared parts of replay.h.
  *
- * Definitions (doc/i14-replay.md says the same for a reader):
+ * Definitions (doc/traces.md says the same for a reader):
  *   live peak   the most requested bytes live at once in a stream (a realloc replaces its slot's
  *               size); what the program asked for, not what any allocator made of it.
  *   heap needed the smallest size passed to create on which the whole stream succeeds: every
