@@ -25,10 +25,11 @@
  *   alignment     Every pointer is aligned to alignof(max_align_t) (16 on x86-64), as glibc's;
  *                 an allocator whose own alignment is smaller (the wait-free trees: 4) is asked
  *                 through its memalign.
- *   foreign       A pointer outside the region (memory of ld.so's minimal malloc from before the
- *                 library was reached, or garbage) is never handed to the allocator: free
- *                 ignores it (counted; printed by RTALLOC_STATS), malloc_usable_size returns 0,
- *                 realloc reports it as bad input (its size is unknown, so it cannot be moved).
+ *   foreign       A pointer outside the region (garbage, a block of another allocator, or memory
+ *                 of ld.so's minimal malloc from before the library was reached -- none of
+ *                 sqlite3, lua5.4 and python3 frees one) is never handed to the allocator: free
+ *                 and realloc report it as bad input (below; free counts it too, printed by
+ *                 RTALLOC_STATS), malloc_usable_size returns 0.
  *   bad input     Pointers inside the region go to the allocator, which refuses what is not a
  *                 live block and reports it to our handler: one line on stderr, written with
  *                 write(2) (never stdio, which may allocate or hold a lock), then abort()
@@ -429,13 +430,25 @@ EXPORT void *malloc(size_t size)
     return p;
 }
 
+/* A pointer that is not of the region cannot be freed (and cannot harm the heap): bad input like
+ * any other, counted and reported. */
+static __attribute__((noinline, cold)) void free_foreign(void *ptr)
+{
+    atomic_fetch_add_explicit(&g.foreign_frees, 1u, memory_order_relaxed);
+    ensure_init(); /* the settings decide between abort and continue */
+    rt_error_t e = {RT_ERR_FOREIGN_POINTER, "free", "pointer is not from this heap", ptr, 0};
+    int saved = errno;
+    on_error(NULL, &e);
+    errno = saved;
+}
+
 EXPORT void free(void *ptr)
 {
     if (ptr == NULL) {
         return;
     }
     if (UNLIKELY(!ours(ptr))) {
-        atomic_fetch_add_explicit(&g.foreign_frees, 1u, memory_order_relaxed);
+        free_foreign(ptr);
         return;
     }
     int saved = errno;

@@ -30,7 +30,7 @@ typedef struct {
 } dropin_case_t;
 
 static const dropin_case_t cases[] = {
-    {"semantics", {"RTALLOC_STATS=1"}, 0, NULL, {"stats: pid", "foreign_frees 1"}, false},
+    {"semantics", {"RTALLOC_STATS=1"}, 0, NULL, {"stats: pid", "foreign_frees 0"}, false},
     {"enomem", {"RTALLOC_HEAP=4M"}, 0, NULL, {NULL}, true},
     {"threads", {NULL}, 0, NULL, {NULL}, true},
     {"fork", {NULL}, 0, NULL, {NULL}, true},
@@ -46,6 +46,8 @@ static const dropin_case_t cases[] = {
     {"realloc_interior", {"RTALLOC_ON_ERROR=continue"}, 0, "realloc", {NULL}, false},
     {"realloc_foreign", {NULL}, SIGABRT, "realloc", {NULL}, false},
     {"realloc_foreign", {"RTALLOC_ON_ERROR=continue"}, 0, "realloc", {NULL}, false},
+    {"free_foreign", {NULL}, SIGABRT, "free", {NULL}, false},
+    {"free_foreign", {"RTALLOC_ON_ERROR=continue", "RTALLOC_STATS=1"}, 0, "free", {"foreign_frees 1"}, false},
     {"semantics", {"RTALLOC_STATS=1", "RTALLOC_HEAP=64M"}, 0, NULL, {"heap 67108864"}, false},
 };
 

@@ -178,7 +178,6 @@ static int dc_semantics(void)
     DC_CHECK(p != NULL, "realloc(NULL, n)");
     DC_CHECK(realloc(p, 0) == NULL, "realloc(p, 0) frees");
     int local = 0;
-    free(&local); /* foreign: ignored, counted in the stats */
     DC_CHECK(malloc_usable_size(&local) == 0, "usable size of a foreign pointer");
     DC_CHECK(malloc_trim(0) == 0 && mallopt(M_ARENA_MAX, 1) == 0, "malloc_trim, mallopt");
     void *live = malloc(1000);
@@ -399,6 +398,17 @@ static int dc_realloc_foreign(void)
     return dc_done();
 }
 
+static int dc_free_foreign(void)
+{
+    static char not_ours[64];
+    dc_ptr(not_ours);
+    errno = 1234;
+    free(not_ours);
+    DC_CHECK(errno == 1234, "free of a foreign pointer keeps errno");
+    dc_heap_works(1, true);
+    return dc_done();
+}
+
 static int dc_child(const char *mode)
 {
     static const struct {
@@ -406,7 +416,8 @@ static int dc_child(const char *mode)
         int (*run)(void);
     } modes[] = {{"semantics", dc_semantics}, {"enomem", dc_enomem},     {"double_free", dc_double_free},
                  {"forged", dc_forged},       {"interior", dc_interior}, {"overflow", dc_overflow},
-                 {"realloc_foreign", dc_realloc_foreign}, {"realloc_interior", dc_realloc_interior}};
+                 {"realloc_foreign", dc_realloc_foreign}, {"realloc_interior", dc_realloc_interior},
+                 {"free_foreign", dc_free_foreign}};
     if (strcmp(mode, "threads") == 0 || strcmp(mode, "fork") == 0) {
         return dc_run_threads(strcmp(mode, "fork") == 0);
     }
