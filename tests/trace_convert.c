@@ -78,17 +78,11 @@ static bool write_log(const char *path, uint32_t pid, uint64_t start, const char
 #define UMAX UINT32_MAX
 #define FL WL_OP_FAILED
 
-int main(int argc, char **argv)
+/* Writes the hand-made logs into dir: image 1 (every case), image 2 (started first, a torn last
+ * record) and a file of another format. False when a write fails. */
+static bool write_logs(const char *dir)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: trace_convert RTBENCH DIR\n");
-        return 2;
-    }
-    char dir[4096], path[4200], out[4200];
-    snprintf(dir, sizeof dir, "%s/trace_convert.raw", argv[2]);
-    snprintf(out, sizeof out, "%s/trace_convert.rtt", argv[2]);
-    mkdir(dir, 0700);
-
+    char path[4200];
     raw_rec_t one[] = {
         R(RAW_MALLOC, 0, A, 10),
         R(RAW_MALLOC, 1, A, 20),                  /* A still live: ordering error */
@@ -126,17 +120,61 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/raw-3-0.log", dir);
     FILE *junk = fopen(path, "wb");
     ok = ok && junk != NULL && fputs("not a raw log at all", junk) >= 0 && fclose(junk) == 0;
-    CHECK(ok);
+    return ok;
+}
 
+/* Runs `rtbench trace record --from-raw dir -o out` and checks that it exits with 0. */
+static void run_convert(const char *rtbench, const char *dir, const char *out)
+{
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        execl(argv[1], argv[1], "trace", "record", "--from-raw", dir, "-o", out, (char *)NULL);
+        execl(rtbench, rtbench, "trace", "record", "--from-raw", dir, "-o", out, (char *)NULL);
         _exit(127);
     }
     int status = 0;
     CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
 
+/* Compares image 1's stream op for op with the conversion rules, then its counters. */
+static void check_image_one(const tr_stream_t *s1)
+{
+    static const wl_op_t want[] = {
+        {0, 10, WL_MALLOC},
+        {1, 20, WL_MALLOC},
+        {2, 30, WL_REALLOC},
+        {3, UMAX, WL_MALLOC | FL},
+        {3, 40, WL_REALLOC},
+        {4, 50, WL_REALLOC},
+        {2, 0, WL_FREE},
+        {3, UMAX, WL_REALLOC | FL},
+        {3, 0, WL_FREE},
+        {3, UMAX, WL_CALLOC | FL},
+        {3, 8192, WL_MEMALIGN | 12u << 8},
+        {2, 0, WL_MALLOC},
+    };
+    size_t nwant = sizeof want / sizeof want[0];
+    const wl_trace_t *t = &s1->trace;
+    CHECK(t->nops == nwant);
+    for (size_t i = 0; i < nwant && i < t->nops; i++) {
+        if (memcmp(&t->ops[i], &want[i], sizeof want[i]) != 0) {
+            fprintf(stderr, "op %zu: slot %u size %u kind 0x%x, expected slot %u size %u kind 0x%x\n", i,
+                    (unsigned)t->ops[i].slot, (unsigned)t->ops[i].size, (unsigned)t->ops[i].kind,
+                    (unsigned)want[i].slot, (unsigned)want[i].size, (unsigned)want[i].kind);
+            tl_state.failed++;
+        } else {
+            tl_state.passed++;
+        }
+    }
+    CHECK(t->slots == 5);
+    CHECK(s1->foreign == 2 && s1->failed == 2 && s1->threads == 2);
+    CHECK(t->peak_live == 10 + 20 + 30 + 40 + 50 - 30 - 40 + 8192);
+    CHECK(t->nmalloc == 7 && t->nfree == 2);
+}
+
+/* Loads out and checks its two streams: their order, commands and names, then their ops. */
+static void check_trace(const char *out)
+{
     tr_file_t f;
     char err[512];
     bool loaded = tr_load(out, &f, err, sizeof err);
@@ -150,40 +188,24 @@ int main(int argc, char **argv)
         CHECK(strcmp(s0->command, "two") == 0 && strcmp(s1->command, "one arg") == 0);
         CHECK(strcmp(s1->trace.name, "one") == 0);
         CHECK(s0->trace.nops == 2 && s0->trace.peak_live == 7 && s0->foreign == 0);
-
-        static const wl_op_t want[] = {
-            {0, 10, WL_MALLOC},
-            {1, 20, WL_MALLOC},
-            {2, 30, WL_REALLOC},
-            {3, UMAX, WL_MALLOC | FL},
-            {3, 40, WL_REALLOC},
-            {4, 50, WL_REALLOC},
-            {2, 0, WL_FREE},
-            {3, UMAX, WL_REALLOC | FL},
-            {3, 0, WL_FREE},
-            {3, UMAX, WL_CALLOC | FL},
-            {3, 8192, WL_MEMALIGN | 12u << 8},
-            {2, 0, WL_MALLOC},
-        };
-        size_t nwant = sizeof want / sizeof want[0];
-        const wl_trace_t *t = &s1->trace;
-        CHECK(t->nops == nwant);
-        for (size_t i = 0; i < nwant && i < t->nops; i++) {
-            if (memcmp(&t->ops[i], &want[i], sizeof want[i]) != 0) {
-                fprintf(stderr, "op %zu: slot %u size %u kind 0x%x, expected slot %u size %u kind 0x%x\n", i,
-                        (unsigned)t->ops[i].slot, (unsigned)t->ops[i].size, (unsigned)t->ops[i].kind,
-                        (unsigned)want[i].slot, (unsigned)want[i].size, (unsigned)want[i].kind);
-                tl_state.failed++;
-            } else {
-                tl_state.passed++;
-            }
-        }
-        CHECK(t->slots == 5);
-        CHECK(s1->foreign == 2 && s1->failed == 2 && s1->threads == 2);
-        CHECK(t->peak_live == 10 + 20 + 30 + 40 + 50 - 30 - 40 + 8192);
-        CHECK(t->nmalloc == 7 && t->nfree == 2);
+        check_image_one(s1);
         tr_release(&f);
     }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: trace_convert RTBENCH DIR\n");
+        return 2;
+    }
+    char dir[4096], path[4200], out[4200];
+    snprintf(dir, sizeof dir, "%s/trace_convert.raw", argv[2]);
+    snprintf(out, sizeof out, "%s/trace_convert.rtt", argv[2]);
+    mkdir(dir, 0700);
+    CHECK(write_logs(dir));
+    run_convert(argv[1], dir, out);
+    check_trace(out);
     /* The raw logs of --from-raw stay where they were. */
     snprintf(path, sizeof path, "%s/raw-1-0.log", dir);
     CHECK(access(path, F_OK) == 0);

@@ -129,19 +129,12 @@ static bool valid(const tr_file_t *f)
     return true;
 }
 
-int main(int argc, char **argv)
+/* Round trip: f (streams st) saved to path and loaded back equal, field for field and op for op. */
+static void check_round_trip(const char *path, const tr_file_t *f, const tr_stream_t st[2])
 {
-    const char *dir = argc > 1 ? argv[1] : ".";
-    char path[4096], bad[4096];
-    snprintf(path, sizeof path, "%s/trace_format.rtt", dir);
-    snprintf(bad, sizeof bad, "%s/trace_format_bad.rtt", dir);
-    tr_file_t f, g;
-    tr_stream_t st[2];
+    tr_file_t g;
     char err[256];
-    make(&f, st);
-
-    /* Round trip. */
-    CHECK(tr_save(path, &f, err, sizeof err));
+    CHECK(tr_save(path, f, err, sizeof err));
     CHECK(tr_load(path, &g, err, sizeof err));
     CHECK(g.nstreams == 2);
     if (g.nstreams == 2) {
@@ -159,10 +152,15 @@ int main(int argc, char **argv)
         CHECK(WL_OP_ALIGN(&g.streams[0].trace.ops[2]) == 4096);
     }
     tr_release(&g);
+}
 
-    /* Wrong counters and wrong orders are refused at save-load time. */
+/* Wrong counters and wrong orders are refused at save-load time; f is saved intact at the end. */
+static void check_bad_streams(const char *path, const tr_file_t *f, tr_stream_t st[2])
+{
+    tr_file_t g;
+    char err[256];
     st[0].trace.peak_live++;
-    CHECK(tr_save(path, &f, err, sizeof err));
+    CHECK(tr_save(path, f, err, sizeof err));
     CHECK(!tr_load(path, &g, err, sizeof err) && strstr(err, "counters") != NULL);
     st[0].trace.peak_live--;
     wl_op_t dbl[] = {{0, 8, WL_MALLOC}, {0, 8, WL_MALLOC}};
@@ -173,20 +171,17 @@ int main(int argc, char **argv)
     st[1].trace.nmalloc = 2;
     st[1].trace.nfree = 0;
     st[1].trace.peak_live = 16;
-    CHECK(tr_save(path, &f, err, sizeof err));
+    CHECK(tr_save(path, f, err, sizeof err));
     CHECK(!tr_load(path, &g, err, sizeof err) && strstr(err, "order") != NULL);
     st[1].trace = keep;
-    CHECK(tr_save(path, &f, err, sizeof err));
+    CHECK(tr_save(path, f, err, sizeof err));
+}
 
-    size_t len = 0;
-    unsigned char *orig = slurp(path, &len);
-    CHECK(orig != NULL && len > 20);
-    if (orig == NULL) {
-        return 1;
-    }
-    unsigned char *buf = malloc(len);
-
-    /* Truncated at every length: always refused. */
+/* The file orig (len bytes) truncated at every length, written to bad: always refused. */
+static void check_truncations(const char *bad, const unsigned char *orig, size_t len)
+{
+    tr_file_t g;
+    char err[256];
     size_t refused = 0;
     for (size_t n = 0; n < len; n++) {
         spit(bad, orig, n);
@@ -197,8 +192,13 @@ int main(int argc, char **argv)
         }
     }
     CHECK(refused == len);
+}
 
-    /* Every byte replaced, checksum fixed: refused, or loaded in a valid order. */
+/* Every byte of orig replaced, checksum fixed: refused, or loaded in a valid order. */
+static void check_corruptions(const char *bad, const unsigned char *orig, unsigned char *buf, size_t len)
+{
+    tr_file_t g;
+    char err[256];
     static const unsigned char vals[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
     size_t loads = 0, refusals = 0, invalid = 0;
     for (size_t i = 0; i + 8 < len; i++) {
@@ -223,8 +223,13 @@ int main(int argc, char **argv)
     CHECK(invalid == 0);
     CHECK(refusals > 0);
     printf("corruptions: %zu refused, %zu loaded (valid)\n", refusals, loads);
+}
 
-    /* A flipped byte without the checksum fixed: refused by the checksum. */
+/* A flipped byte (checksum not fixed), a bad magic, a bad version, a missing file: refused. */
+static void check_header_errors(const char *bad, const unsigned char *orig, unsigned char *buf, size_t len)
+{
+    tr_file_t g;
+    char err[256];
     memcpy(buf, orig, len);
     buf[len / 2] ^= 0x10;
     spit(bad, buf, len);
@@ -239,6 +244,30 @@ int main(int argc, char **argv)
     spit(bad, buf, len);
     CHECK(!tr_load(bad, &g, err, sizeof err) && strstr(err, "version") != NULL);
     CHECK(!tr_load("/nonexistent/trace.rtt", &g, err, sizeof err) && strstr(err, "cannot open") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : ".";
+    char path[4096], bad[4096];
+    snprintf(path, sizeof path, "%s/trace_format.rtt", dir);
+    snprintf(bad, sizeof bad, "%s/trace_format_bad.rtt", dir);
+    tr_file_t f;
+    tr_stream_t st[2];
+    make(&f, st);
+    check_round_trip(path, &f, st);
+    check_bad_streams(path, &f, st);
+
+    size_t len = 0;
+    unsigned char *orig = slurp(path, &len);
+    CHECK(orig != NULL && len > 20);
+    if (orig == NULL) {
+        return 1;
+    }
+    unsigned char *buf = malloc(len);
+    check_truncations(bad, orig, len);
+    check_corruptions(bad, orig, buf, len);
+    check_header_errors(bad, orig, buf, len);
 
     free(buf);
     free(orig);

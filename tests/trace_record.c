@@ -105,9 +105,10 @@ static int prog_kill(void)
     return 0;
 }
 
-static int prog(void)
+/* The single-threaded calls of every kind, after keep's malloc: each block freed at the end.
+ * 0, or the exit status that says which call misbehaved. */
+static int prog_calls(void)
 {
-    char *keep = malloc(1100); /* freed by the fork child: a foreign free there */
     char *p1 = malloc(1001);
     char *p2 = calloc(3, 111);
     p1 = realloc(p1, 5001);          /* grow */
@@ -154,7 +155,13 @@ static int prog(void)
     free(p7);
     free(p8);
     free(p9);
+    return 0;
+}
 
+/* Runs the NTHREADS workers to the end, then frees what is left in their queue. 0, or 13 when a
+ * thread cannot be started. */
+static int prog_threads(void)
+{
     pthread_t th[NTHREADS];
     for (size_t t = 0; t < NTHREADS; t++) {
         if (pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t) != 0) {
@@ -167,7 +174,13 @@ static int prog(void)
     while (q_len > 0) {
         free(queue[--q_len]);
     }
+    return 0;
+}
 
+/* Forks a child that allocates and frees keep (the parent's), frees keep, then execs itself
+ * ("exec"). Returns only on failure, with the exit status that says which step failed. */
+static int prog_fork_exec(char *keep)
+{
     if (chdir("/") != 0) { /* the fork child and the exec'd image open their logs from here */
         return 20;
     }
@@ -194,6 +207,20 @@ static int prog(void)
     char *args[] = {self, (char *)"exec", NULL};
     execv(self, args);
     return 16;
+}
+
+static int prog(void)
+{
+    char *keep = malloc(1100); /* freed by the fork child: a foreign free there */
+    int rc = prog_calls();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = prog_threads();
+    if (rc != 0) {
+        return rc;
+    }
+    return prog_fork_exec(keep);
 }
 
 /* ---- the check ------------------------------------------------------------------------------ */
@@ -324,6 +351,130 @@ static int record(const char *rtbench, const char *dir, const char *self, const 
     return WEXITSTATUS(status);
 }
 
+/* The recorded image's stream m: every call of ours, its frees, threads, failed calls, peak. */
+static void check_image(const tr_stream_t *m)
+{
+    int freed = 0, freed_r0 = 0;
+    CHECK(strstr(m->command, "trace_record prog") != NULL);
+    CHECK(replay(m, main_want, sizeof main_want / sizeof main_want[0], &freed, &freed_r0));
+    check_want("image", main_want, sizeof main_want / sizeof main_want[0]);
+    /* every block of ours freed: keep, p1 (through its reallocs), p2, p3 (by realloc(p3, 0)),
+     * p4..p9, zero: 11, and the threads' 4 x 500 (big's free is dropped, not foreign) */
+    CHECK(freed == 11 + NTHREADS * PER_THREAD); /* and zero */
+    CHECK(freed_r0 == 1); /* realloc(p3, 0) became a free of p3's slot */
+    CHECK(m->threads == 1 + NTHREADS);
+    CHECK((m->failed == 5 || m->failed == 6) && m->foreign == 0); /* 6 when 5 GiB failed */
+    CHECK(m->trace.peak_live >= 1100 + 5001 + 333);
+    CHECK(strstr(m->trace.params, "forked") == NULL);
+}
+
+/* The fork child's stream c (m: its parent's): its own calls and the foreign free of keep. */
+static void check_child(const tr_stream_t *c, const tr_stream_t *m)
+{
+    int freed = 0, freed_r0 = 0;
+    CHECK(replay(c, child_want, 2, &freed, &freed_r0));
+    check_want("child", child_want, 2);
+    CHECK(freed == 2);
+    CHECK(c->foreign == 1); /* free(keep): allocated by the parent */
+    CHECK(c->trace.nops == 4 && c->trace.peak_live == 1111 + 1112); /* nothing but ours in the child */
+    CHECK(c->pid != m->pid);
+    CHECK(c->threads == 1);
+    CHECK(strstr(c->trace.params, "forked") != NULL);
+}
+
+/* The exec'd image's stream e (m: the image it replaced, same pid). */
+static void check_exec(const tr_stream_t *e, const tr_stream_t *m)
+{
+    int freed = 0, freed_r0 = 0;
+    CHECK(replay(e, exec_want, 3, &freed, &freed_r0));
+    check_want("exec", exec_want, 3);
+    CHECK(freed == 1 + EXEC_LOOP);
+    CHECK(e->pid == m->pid);
+    CHECK(strstr(e->command, "trace_record exec") != NULL);
+    CHECK(e->trace.nops == 3 + 2 * EXEC_LOOP && e->trace.peak_live == 1202 + 1203 && e->threads == 1 &&
+          e->foreign == 0);
+}
+
+/* Every stream's free and create counts against its ops; prints one line per stream. */
+static void check_counts(const tr_file_t *f)
+{
+    for (size_t s = 0; s < f->nstreams; s++) {
+        const wl_trace_t *t = &f->streams[s].trace;
+        size_t frees = 0, creates = 0;
+        for (size_t i = 0; i < t->nops; i++) {
+            frees += WL_OP_KIND(&t->ops[i]) == WL_FREE;
+            creates += WL_OP_KIND(&t->ops[i]) != WL_FREE && !(t->ops[i].kind & WL_OP_FAILED);
+        }
+        CHECK(frees == t->nfree && creates == t->nmalloc);
+        printf("stream %zu: pid %u '%s', %zu ops, %u slots, %u threads, %llu failed, %llu foreign, peak %llu\n",
+               s, (unsigned)f->streams[s].pid, f->streams[s].command, t->nops, (unsigned)t->slots,
+               (unsigned)f->streams[s].threads, (unsigned long long)f->streams[s].failed,
+               (unsigned long long)f->streams[s].foreign, (unsigned long long)t->peak_live);
+    }
+}
+
+/* Records `self prog`, loads out and checks its three streams. False when out cannot be loaded. */
+static bool check_prog(const char *rtbench, const char *dir, const char *self, const char *out)
+{
+    CHECK(record(rtbench, dir, self, "prog") == 7); /* the exec'd image's status, through rtbench */
+    tr_file_t f;
+    char err[512];
+    bool loaded = tr_load(out, &f, err, sizeof err);
+    if (!loaded) {
+        fprintf(stderr, "%s\n", err);
+    }
+    CHECK(loaded);
+    if (!loaded) {
+        return false;
+    }
+    CHECK(f.nstreams == 3);
+    CHECK(strstr(f.command, "trace_record prog") != NULL);
+    if (f.nstreams == 3) {
+        check_image(&f.streams[0]);
+        check_child(&f.streams[1], &f.streams[0]);
+        check_exec(&f.streams[2], &f.streams[0]);
+        check_counts(&f); /* nstreams == 3 */
+    }
+    tr_release(&f);
+    remove(out);
+    return true;
+}
+
+/* A program killed by SIGKILL: its calls are in the trace, its status passed on (128 + 9). */
+static void check_killed(const char *rtbench, const char *dir, const char *self, const char *out)
+{
+    tr_file_t f;
+    char err[512];
+    CHECK(record(rtbench, dir, self, "kill") == 128 + SIGKILL);
+    bool loaded = tr_load(out, &f, err, sizeof err);
+    CHECK(loaded && f.nstreams == 1);
+    if (loaded && f.nstreams == 1) {
+        want_t kw[] = {{WL_MALLOC, 1301, 3, 0}};
+        int freed = 0, freed_r0 = 0;
+        CHECK(replay(&f.streams[0], kw, 1, &freed, &freed_r0));
+        check_want("killed", kw, 1);
+        CHECK(freed == 1 && f.streams[0].trace.nops == 4 && f.streams[0].trace.peak_live == 3 * 1301);
+    }
+    if (loaded) {
+        tr_release(&f);
+    }
+    remove(out);
+}
+
+/* The raw logs are gone from dir after both conversions. */
+static void check_raw_gone(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int left = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        left += strncmp(e->d_name, ".rtbench-raw-", 13) == 0;
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    CHECK(d != NULL && left == 0);
+}
+
 static int check(const char *rtbench_arg, const char *dir)
 {
     char rtbench[4096]; /* absolute: record() changes directory before it runs rtbench */
@@ -338,93 +489,11 @@ static int check(const char *rtbench_arg, const char *dir)
         return 1;
     }
     self[n] = '\0';
-    CHECK(record(rtbench, dir, self, "prog") == 7); /* the exec'd image's status, through rtbench */
-    tr_file_t f;
-    char err[512];
-    bool loaded = tr_load(out, &f, err, sizeof err);
-    if (!loaded) {
-        fprintf(stderr, "%s\n", err);
-    }
-    CHECK(loaded);
-    if (!loaded) {
+    if (!check_prog(rtbench, dir, self, out)) {
         return tl_summary("trace_record");
     }
-    CHECK(f.nstreams == 3);
-    CHECK(strstr(f.command, "trace_record prog") != NULL);
-    if (f.nstreams == 3) {
-        const tr_stream_t *m = &f.streams[0], *c = &f.streams[1], *e = &f.streams[2];
-        int freed = 0, freed_r0 = 0;
-        /* the image */
-        CHECK(strstr(m->command, "trace_record prog") != NULL);
-        CHECK(replay(m, main_want, sizeof main_want / sizeof main_want[0], &freed, &freed_r0));
-        check_want("image", main_want, sizeof main_want / sizeof main_want[0]);
-        /* every block of ours freed: keep, p1 (through its reallocs), p2, p3 (by realloc(p3, 0)),
-         * p4..p9, zero: 11, and the threads' 4 x 500 (big's free is dropped, not foreign) */
-        CHECK(freed == 11 + NTHREADS * PER_THREAD); /* and zero */
-        CHECK(freed_r0 == 1); /* realloc(p3, 0) became a free of p3's slot */
-        CHECK(m->threads == 1 + NTHREADS);
-        CHECK((m->failed == 5 || m->failed == 6) && m->foreign == 0); /* 6 when 5 GiB failed */
-        CHECK(m->trace.peak_live >= 1100 + 5001 + 333);
-        CHECK(strstr(m->trace.params, "forked") == NULL);
-        /* the fork child */
-        CHECK(replay(c, child_want, 2, &freed, &freed_r0));
-        check_want("child", child_want, 2);
-        CHECK(freed == 2);
-        CHECK(c->foreign == 1); /* free(keep): allocated by the parent */
-        CHECK(c->trace.nops == 4 && c->trace.peak_live == 1111 + 1112); /* nothing but ours in the child */
-        CHECK(c->pid != m->pid);
-        CHECK(c->threads == 1);
-        CHECK(strstr(c->trace.params, "forked") != NULL);
-        /* the exec'd image */
-        CHECK(replay(e, exec_want, 3, &freed, &freed_r0));
-        check_want("exec", exec_want, 3);
-        CHECK(freed == 1 + EXEC_LOOP);
-        CHECK(e->pid == m->pid);
-        CHECK(strstr(e->command, "trace_record exec") != NULL);
-        CHECK(e->trace.nops == 3 + 2 * EXEC_LOOP && e->trace.peak_live == 1202 + 1203 && e->threads == 1 &&
-              e->foreign == 0);
-        for (size_t s = 0; s < 3; s++) {
-            const wl_trace_t *t = &f.streams[s].trace;
-            size_t frees = 0, creates = 0;
-            for (size_t i = 0; i < t->nops; i++) {
-                frees += WL_OP_KIND(&t->ops[i]) == WL_FREE;
-                creates += WL_OP_KIND(&t->ops[i]) != WL_FREE && !(t->ops[i].kind & WL_OP_FAILED);
-            }
-            CHECK(frees == t->nfree && creates == t->nmalloc);
-            printf("stream %zu: pid %u '%s', %zu ops, %u slots, %u threads, %llu failed, %llu foreign, peak %llu\n",
-                   s, (unsigned)f.streams[s].pid, f.streams[s].command, t->nops, (unsigned)t->slots,
-                   (unsigned)f.streams[s].threads, (unsigned long long)f.streams[s].failed,
-                   (unsigned long long)f.streams[s].foreign, (unsigned long long)t->peak_live);
-        }
-    }
-    tr_release(&f);
-    remove(out);
-
-    /* A program killed by SIGKILL: its calls are in the trace, its status passed on (128 + 9). */
-    CHECK(record(rtbench, dir, self, "kill") == 128 + SIGKILL);
-    loaded = tr_load(out, &f, err, sizeof err);
-    CHECK(loaded && f.nstreams == 1);
-    if (loaded && f.nstreams == 1) {
-        want_t kw[] = {{WL_MALLOC, 1301, 3, 0}};
-        int freed = 0, freed_r0 = 0;
-        CHECK(replay(&f.streams[0], kw, 1, &freed, &freed_r0));
-        check_want("killed", kw, 1);
-        CHECK(freed == 1 && f.streams[0].trace.nops == 4 && f.streams[0].trace.peak_live == 3 * 1301);
-    }
-    if (loaded) {
-        tr_release(&f);
-    }
-    remove(out);
-    /* The raw logs are gone after both conversions. */
-    DIR *d = opendir(dir);
-    int left = 0;
-    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
-        left += strncmp(e->d_name, ".rtbench-raw-", 13) == 0;
-    }
-    if (d != NULL) {
-        closedir(d);
-    }
-    CHECK(d != NULL && left == 0);
+    check_killed(rtbench, dir, self, out);
+    check_raw_gone(dir);
     return tl_summary("trace_record");
 }
 

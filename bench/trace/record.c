@@ -327,6 +327,54 @@ static void realloc_new(conv_t *c, uint64_t addr, uint64_t n)
     create(c, n == 0 ? WL_MALLOC : WL_REALLOC, addr, n);
 }
 
+/* A failed realloc of a tracked block: the block stays where it was. */
+static void realloc_slot_failed(conv_t *c, const pend_t *q, uint64_t n)
+{
+    emit(c, WL_REALLOC | WL_OP_FAILED, q->slot, n);
+    c->st->failed++;
+    size_t at;
+    if (amap_find(&c->map, q->old, &at)) {
+        c->order_errors++;
+    }
+    if (!amap_put(&c->map, q->old, q->slot)) {
+        c->oom = true;
+    }
+}
+
+/* A successful realloc of a tracked block to addr: the slot keeps its number, takes size n. */
+static void realloc_slot_moved(conv_t *c, const pend_t *q, uint64_t addr, uint64_t n)
+{
+    size_t at;
+    if (amap_find(&c->map, addr, &at)) {
+        c->order_errors++;
+        amap_del(&c->map, at);
+    }
+    emit(c, WL_REALLOC, q->slot, n);
+    c->live = c->live - c->size[q->slot] + n;
+    c->size[q->slot] = (uint32_t)n;
+    if (c->live > c->st->trace.peak_live) {
+        c->st->trace.peak_live = c->live;
+    }
+    if (!amap_put(&c->map, addr, q->slot)) {
+        c->oom = true;
+    }
+}
+
+/* The END of a realloc whose BEGIN found a block of the stream (P_SLOT). */
+static void realloc_end_slot(conv_t *c, const pend_t *q, uint64_t addr, uint64_t n, bool freed, bool failed)
+{
+    if (freed) {
+        release(c, q->slot);
+    } else if (failed) {
+        realloc_slot_failed(c, q, n);
+    } else if (n > UINT32_MAX) {
+        release(c, q->slot); /* the block leaves the stream: see create() */
+        create(c, WL_REALLOC, addr, n);
+    } else {
+        realloc_slot_moved(c, q, addr, n);
+    }
+}
+
 static void realloc_end(conv_t *c, const raw_rec_t *r)
 {
     pend_t *p = pend_of(c, r->tid);
@@ -352,37 +400,7 @@ static void realloc_end(conv_t *c, const raw_rec_t *r)
         }
         break;
     case P_SLOT:
-        if (freed) {
-            release(c, q.slot);
-        } else if (failed) {
-            emit(c, WL_REALLOC | WL_OP_FAILED, q.slot, n);
-            c->st->failed++;
-            size_t at;
-            if (amap_find(&c->map, q.old, &at)) {
-                c->order_errors++;
-            }
-            if (!amap_put(&c->map, q.old, q.slot)) {
-                c->oom = true;
-            }
-        } else if (n > UINT32_MAX) {
-            release(c, q.slot); /* the block leaves the stream: see create() */
-            create(c, WL_REALLOC, addr, n);
-        } else {
-            size_t at;
-            if (amap_find(&c->map, addr, &at)) {
-                c->order_errors++;
-                amap_del(&c->map, at);
-            }
-            emit(c, WL_REALLOC, q.slot, n);
-            c->live = c->live - c->size[q.slot] + n;
-            c->size[q.slot] = (uint32_t)n;
-            if (c->live > c->st->trace.peak_live) {
-                c->st->trace.peak_live = c->live;
-            }
-            if (!amap_put(&c->map, addr, q.slot)) {
-                c->oom = true;
-            }
-        }
+        realloc_end_slot(c, &q, addr, n, freed, failed);
         break;
     case P_FOREIGN:
         c->st->foreign++;
@@ -405,15 +423,60 @@ static void realloc_end(conv_t *c, const raw_rec_t *r)
     }
 }
 
-static void convert_rec(conv_t *c, const raw_rec_t *r)
+/* Counts a record's thread, the first time the thread shows up. False when out of memory. */
+static bool note_thread(conv_t *c, const raw_rec_t *r)
 {
     if (!grow((void **)&c->seen, &c->seencap, (size_t)r->tid + 1, 1)) {
         c->oom = true;
-        return;
+        return false;
     }
     if (!c->seen[r->tid]) {
         c->seen[r->tid] = 1;
         c->st->threads++;
+    }
+    return true;
+}
+
+/* A memalign-family record (memalign, posix_memalign, aligned_alloc, valloc, pvalloc). */
+static void convert_memalign(conv_t *c, const raw_rec_t *r)
+{
+    uint64_t size = r->size;
+    unsigned align = r->align;
+    if (r->sub == RAW_SUB_PVALLOC) {
+        size = size > UINT64_MAX - c->page ? UINT64_MAX : (size + c->page - 1) / c->page * c->page;
+    }
+    if (align > 63) {
+        align = 63;
+    }
+    uint32_t kind = WL_MEMALIGN | (uint32_t)align << 8;
+    if (r->ptr == 0) {
+        emit_failed(c, kind, size);
+    } else {
+        create(c, kind, r->ptr, size);
+    }
+}
+
+/* A free record: releases the block's slot, or counts a NULL or foreign free. */
+static void convert_free(conv_t *c, const raw_rec_t *r)
+{
+    size_t at;
+    if (r->ptr == 0) {
+        c->null_frees++;
+    } else if (!amap_find(&c->map, r->ptr, &at)) {
+        c->st->foreign++;
+    } else {
+        uint32_t s = c->map.val[at];
+        amap_del(&c->map, at);
+        if (s != GHOST) {
+            release(c, s);
+        }
+    }
+}
+
+static void convert_rec(conv_t *c, const raw_rec_t *r)
+{
+    if (!note_thread(c, r)) {
+        return;
     }
     switch ((raw_op_t)r->op) {
     case RAW_MALLOC:
@@ -426,38 +489,12 @@ static void convert_rec(conv_t *c, const raw_rec_t *r)
         }
         break;
     }
-    case RAW_MEMALIGN: {
-        uint64_t size = r->size;
-        unsigned align = r->align;
-        if (r->sub == RAW_SUB_PVALLOC) {
-            size = size > UINT64_MAX - c->page ? UINT64_MAX : (size + c->page - 1) / c->page * c->page;
-        }
-        if (align > 63) {
-            align = 63;
-        }
-        uint32_t kind = WL_MEMALIGN | (uint32_t)align << 8;
-        if (r->ptr == 0) {
-            emit_failed(c, kind, size);
-        } else {
-            create(c, kind, r->ptr, size);
-        }
+    case RAW_MEMALIGN:
+        convert_memalign(c, r);
         break;
-    }
-    case RAW_FREE: {
-        size_t at;
-        if (r->ptr == 0) {
-            c->null_frees++;
-        } else if (!amap_find(&c->map, r->ptr, &at)) {
-            c->st->foreign++;
-        } else {
-            uint32_t s = c->map.val[at];
-            amap_del(&c->map, at);
-            if (s != GHOST) {
-                release(c, s);
-            }
-        }
+    case RAW_FREE:
+        convert_free(c, r);
         break;
-    }
     case RAW_REALLOC_BEGIN:
         realloc_begin(c, r);
         break;
@@ -498,8 +535,15 @@ typedef struct totals {
     uint64_t per_kind[5];
 } totals_t;
 
-/* Fills st from the raw log of rf. False (with a message) on a read error or out of memory. */
-static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
+/* A raw log opened and mapped: the descriptor stays open for SEEK_DATA / SEEK_HOLE. */
+typedef struct rawmap {
+    int fd;
+    size_t len, nrec;
+    const unsigned char *map; /* NULL when the log holds no record */
+} rawmap_t;
+
+/* Opens and maps the raw log of rf. False (with a message) when it cannot be read or mapped. */
+static bool map_raw(const rawfile_t *rf, rawmap_t *m)
 {
     int fd = open(rf->path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
@@ -510,20 +554,35 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
         }
         return false;
     }
-    size_t len = (size_t)sb.st_size;
-    size_t nrec = len > RAW_HDR_SIZE ? (len - RAW_HDR_SIZE) / sizeof(raw_rec_t) : 0;
-    const unsigned char *map = NULL;
-    if (nrec > 0) {
-        void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
+    m->fd = fd;
+    m->len = (size_t)sb.st_size;
+    m->nrec = m->len > RAW_HDR_SIZE ? (m->len - RAW_HDR_SIZE) / sizeof(raw_rec_t) : 0;
+    m->map = NULL;
+    if (m->nrec > 0) {
+        void *v = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (v == MAP_FAILED) {
             fprintf(stderr, "rtbench: cannot map %s: %s\n", rf->path, strerror(errno));
             close(fd);
             return false;
         }
-        map = m;
-        madvise(m, len, MADV_SEQUENTIAL);
+        m->map = v;
+        madvise(v, m->len, MADV_SEQUENTIAL);
     }
+    return true;
+}
 
+/* Closes and unmaps what map_raw() opened. */
+static void unmap_raw(const rawmap_t *m)
+{
+    close(m->fd);
+    if (m->map != NULL) {
+        munmap((void *)(uintptr_t)m->map, m->len);
+    }
+}
+
+/* Clears st and fills its pid, command, name and params from the header of rf. */
+static void stream_header(const rawfile_t *rf, tr_stream_t *st)
+{
     memset(st, 0, sizeof *st);
     st->pid = rf->hdr.pid;
     st->trace.measured = SIZE_MAX;
@@ -549,17 +608,19 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
     snprintf(st->trace.name, sizeof st->trace.name, "%.*s", (int)(argv0 + a0 - base), base);
     snprintf(st->trace.params, sizeof st->trace.params, "recorded: pid %u, parent %u%s", (unsigned)rf->hdr.pid,
              (unsigned)rf->hdr.ppid, rf->hdr.forked ? ", forked" : "");
+}
 
-    conv_t c;
-    memset(&c, 0, sizeof c);
-    c.st = st;
-    c.page = rf->hdr.page_size ? rf->hdr.page_size : 4096u;
-    const raw_rec_t *recs = map ? (const raw_rec_t *)(const void *)(map + RAW_HDR_SIZE) : NULL;
+/* Feeds every record of the mapped log m to convert_rec(), counting them in tot. */
+static void convert_records(conv_t *c, const rawmap_t *m, totals_t *tot)
+{
+    int fd = m->fd;
+    size_t len = m->len, nrec = m->nrec;
+    const raw_rec_t *recs = m->map ? (const raw_rec_t *)(const void *)(m->map + RAW_HDR_SIZE) : NULL;
     /* The log is sparse: a 12 MiB window is reserved at a time, and only the chunks the recorder
      * prefaulted or wrote hold blocks. Only the data ranges are read (SEEK_DATA / SEEK_HOLE; where
      * the file system does not know holes, the whole file is one data range). In slot order. */
     size_t r = 0;
-    while (r < nrec && !c.oom) {
+    while (r < nrec && !c->oom) {
         off_t d = lseek(fd, (off_t)(RAW_HDR_SIZE + r * sizeof(raw_rec_t)), SEEK_DATA);
         if (d < 0) {
             break; /* no data after i (ENXIO) */
@@ -572,10 +633,10 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
         size_t last = ((size_t)(h - RAW_HDR_SIZE) + sizeof(raw_rec_t) - 1) / sizeof(raw_rec_t);
         r = first > r ? first : r;
         last = last < nrec ? last : nrec;
-        for (; r < last && !c.oom; r++) {
+        for (; r < last && !c->oom; r++) {
             if (recs[r].op != RAW_NONE) {
                 tot->records++;
-                convert_rec(&c, &recs[r]);
+                convert_rec(c, &recs[r]);
             }
         }
         r = r > last ? r : last;
@@ -583,43 +644,67 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
             break;
         }
     }
-    close(fd);
-    if (map != NULL) {
-        munmap((void *)(uintptr_t)map, len);
+}
+
+/* Counts the reallocs left unfinished, then frees the converter's tables (not its ops). */
+static void conv_finish(conv_t *c)
+{
+    for (size_t i = 0; i < c->pendcap; i++) {
+        c->unpaired += c->pend[i].type != P_NONE; /* a realloc the image never finished */
     }
-    for (size_t i = 0; i < c.pendcap; i++) {
-        c.unpaired += c.pend[i].type != P_NONE; /* a realloc the image never finished */
+    free(c->map.key);
+    free(c->map.val);
+    free(c->size);
+    free(c->full);
+    free(c->freelist);
+    free(c->pend);
+    free(c->seen);
+}
+
+/* Hands c's ops to st, counts st's mallocs and frees, and adds c's counters to tot. */
+static void conv_result(const conv_t *c, tr_stream_t *st, totals_t *tot)
+{
+    st->trace.ops = c->ops;
+    st->trace.nops = c->nops;
+    st->trace.slots = c->nslots;
+    for (size_t i = 0; i < c->nops; i++) {
+        if (WL_OP_KIND(&c->ops[i]) == WL_FREE) {
+            st->trace.nfree++;
+        } else if (!(c->ops[i].kind & WL_OP_FAILED)) {
+            st->trace.nmalloc++;
+        }
     }
-    free(c.map.key);
-    free(c.map.val);
-    free(c.size);
-    free(c.full);
-    free(c.freelist);
-    free(c.pend);
-    free(c.seen);
+    st->trace.peak_inuse = st->trace.peak_live;
+    tot->order_errors += c->order_errors;
+    tot->too_large += c->too_large;
+    tot->unpaired += c->unpaired;
+    tot->null_frees += c->null_frees;
+    for (size_t i = 0; i < 5; i++) {
+        tot->per_kind[i] += c->per_kind[i];
+    }
+}
+
+/* Fills st from the raw log of rf. False (with a message) on a read error or out of memory. */
+static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
+{
+    rawmap_t m;
+    if (!map_raw(rf, &m)) {
+        return false;
+    }
+    stream_header(rf, st);
+    conv_t c;
+    memset(&c, 0, sizeof c);
+    c.st = st;
+    c.page = rf->hdr.page_size ? rf->hdr.page_size : 4096u;
+    convert_records(&c, &m, tot);
+    unmap_raw(&m);
+    conv_finish(&c);
     if (c.oom) {
         free(c.ops);
         fprintf(stderr, "rtbench: out of memory converting %s\n", rf->path);
         return false;
     }
-    st->trace.ops = c.ops;
-    st->trace.nops = c.nops;
-    st->trace.slots = c.nslots;
-    for (size_t i = 0; i < c.nops; i++) {
-        if (WL_OP_KIND(&c.ops[i]) == WL_FREE) {
-            st->trace.nfree++;
-        } else if (!(c.ops[i].kind & WL_OP_FAILED)) {
-            st->trace.nmalloc++;
-        }
-    }
-    st->trace.peak_inuse = st->trace.peak_live;
-    tot->order_errors += c.order_errors;
-    tot->too_large += c.too_large;
-    tot->unpaired += c.unpaired;
-    tot->null_frees += c.null_frees;
-    for (size_t i = 0; i < 5; i++) {
-        tot->per_kind[i] += c.per_kind[i];
-    }
+    conv_result(&c, st, tot);
     return true;
 }
 
@@ -887,24 +972,29 @@ static int convert_only(const char *dir, const char *out)
     return ok ? 0 : 1;
 }
 
-int trace_record(int argc, char **argv)
+/* The options of trace record. */
+typedef struct record_opts {
+    const char *out, *from_raw;
+    bool keep_raw, baseline;
+} record_opts_t;
+
+/* Reads the options before the command into o and *cmd_at (the index of the command). Returns
+ * -1 to go on, else the exit status to return (0 after --help, 2 on a bad argument). */
+static int record_args(int argc, char **argv, record_opts_t *o, int *cmd_at)
 {
-    const char *out = "trace.rtt";
-    bool keep_raw = false, baseline = false;
-    const char *from_raw = NULL;
     int i = 0;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
         } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out = argv[++i];
+            o->out = argv[++i];
         } else if (strcmp(argv[i], "--keep-raw") == 0) {
-            keep_raw = true;
+            o->keep_raw = true;
         } else if (strcmp(argv[i], "--baseline") == 0) {
-            baseline = true;
+            o->baseline = true;
         } else if (strcmp(argv[i], "--from-raw") == 0 && i + 1 < argc) {
-            from_raw = argv[++i];
+            o->from_raw = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             record_usage(stdout);
             return 0;
@@ -916,8 +1006,94 @@ int trace_record(int argc, char **argv)
             break; /* the command, without "--" */
         }
     }
-    if (from_raw != NULL) {
-        return convert_only(from_raw, out);
+    *cmd_at = i;
+    return -1;
+}
+
+/* Creates the raw-log directory beside out, as an absolute path in dir. False (with a message)
+ * on failure. */
+static bool make_raw_dir(const char *out, char dir[PATH_MAX])
+{
+    /* The raw logs go beside the output (same file system, the user's choice of space). */
+    const char *slash = strrchr(out, '/');
+    if (slash != NULL) {
+        snprintf(dir, PATH_MAX, "%.*s/.rtbench-raw-XXXXXX", (int)(slash - out), out);
+    } else {
+        snprintf(dir, PATH_MAX, ".rtbench-raw-XXXXXX");
+    }
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "rtbench: cannot create %s: %s\n", dir, strerror(errno));
+        return false;
+    }
+    /* Absolute: the program may chdir before it forks or execs an image that opens its log. */
+    char absdir[PATH_MAX];
+    if (realpath(dir, absdir) == NULL) {
+        fprintf(stderr, "rtbench: cannot resolve %s: %s\n", dir, strerror(errno));
+        rmdir(dir);
+        return false;
+    }
+    memcpy(dir, absdir, PATH_MAX);
+    return true;
+}
+
+/* Writes cmd into f->command, space-separated, control characters turned into spaces. */
+static void set_command(tr_file_t *f, char **cmd)
+{
+    size_t k = 0;
+    for (char **a = cmd; *a != NULL && k + 1 < sizeof f->command; a++) {
+        k += (size_t)snprintf(f->command + k, sizeof f->command - k, "%s%s", a == cmd ? "" : " ", *a);
+    }
+    for (k = 0; f->command[k] != '\0'; k++) {
+        f->command[k] = (unsigned char)f->command[k] < 0x20u ? ' ' : f->command[k];
+    }
+}
+
+/* Times of a recorded run (and of the baseline run without the recorder, if any). */
+typedef struct run_times {
+    double base_wall, wall, base_cpu, cpu, conv;
+} run_times_t;
+
+/* Prints the run's exit status and times, then the summary of the converted trace. */
+static void print_run(const tr_file_t *f, const totals_t *tot, const char *out, int code, bool baseline,
+                      const run_times_t *t)
+{
+    printf("trace record: %s\n", f->command);
+    printf("  program exit status %d; with the recorder: wall %.3f s, cpu %.3f s", code, t->wall, t->cpu);
+    if (baseline) {
+        printf("; without: wall %.3f s, cpu %.3f s; overhead x%.2f wall, x%.2f cpu", t->base_wall, t->base_cpu,
+               t->base_wall > 0 ? t->wall / t->base_wall : 0.0, t->base_cpu > 0 ? t->cpu / t->base_cpu : 0.0);
+    }
+    printf("; conversion %.3f s\n", t->conv);
+    print_summary(f, tot, out);
+}
+
+/* Runs cmd under the recorder (after a baseline run without it if asked), timing both into t.
+ * Returns the recorded run's exit code. */
+static int run_program(char **cmd, const char *lib, const char *dir, bool baseline, run_times_t *t)
+{
+    if (baseline) {
+        int bs = run_child(cmd, NULL, NULL, &t->base_wall, &t->base_cpu);
+        if (exit_code(bs) != 0) {
+            fprintf(stderr, "rtbench: note: the baseline run exited with status %d\n", exit_code(bs));
+        }
+    }
+    fflush(stdout);
+    fflush(stderr);
+    int status = run_child(cmd, lib, dir, &t->wall, &t->cpu);
+    return exit_code(status);
+}
+
+int trace_record(int argc, char **argv)
+{
+    record_opts_t o = {.out = "trace.rtt", .from_raw = NULL, .keep_raw = false, .baseline = false};
+    int i = 0;
+    int rc = record_args(argc, argv, &o, &i);
+    if (rc >= 0) {
+        return rc;
+    }
+    const char *out = o.out;
+    if (o.from_raw != NULL) {
+        return convert_only(o.from_raw, out);
     }
     if (i >= argc) {
         record_usage(stderr);
@@ -929,66 +1105,27 @@ int trace_record(int argc, char **argv)
         fprintf(stderr, "rtbench: no recorder at %s (build target rtalloc-trace, or set %s)\n", lib, RAW_ENV_LIB);
         return 2;
     }
-    /* The raw logs go beside the output (same file system, the user's choice of space). */
     char dir[PATH_MAX];
-    const char *slash = strrchr(out, '/');
-    if (slash != NULL) {
-        snprintf(dir, sizeof dir, "%.*s/.rtbench-raw-XXXXXX", (int)(slash - out), out);
-    } else {
-        snprintf(dir, sizeof dir, ".rtbench-raw-XXXXXX");
-    }
-    if (mkdtemp(dir) == NULL) {
-        fprintf(stderr, "rtbench: cannot create %s: %s\n", dir, strerror(errno));
+    if (!make_raw_dir(out, dir)) {
         return 1;
     }
-    /* Absolute: the program may chdir before it forks or execs an image that opens its log. */
-    char absdir[PATH_MAX];
-    if (realpath(dir, absdir) == NULL) {
-        fprintf(stderr, "rtbench: cannot resolve %s: %s\n", dir, strerror(errno));
-        rmdir(dir);
-        return 1;
-    }
-    memcpy(dir, absdir, sizeof dir);
-
     tr_file_t f;
     memset(&f, 0, sizeof f);
-    size_t k = 0;
-    for (char **a = cmd; *a != NULL && k + 1 < sizeof f.command; a++) {
-        k += (size_t)snprintf(f.command + k, sizeof f.command - k, "%s%s", a == cmd ? "" : " ", *a);
-    }
-    for (k = 0; f.command[k] != '\0'; k++) {
-        f.command[k] = (unsigned char)f.command[k] < 0x20u ? ' ' : f.command[k];
-    }
+    set_command(&f, cmd);
 
-    double base_wall = 0, wall = 0, base_cpu = 0, cpu = 0;
-    if (baseline) {
-        int bs = run_child(cmd, NULL, NULL, &base_wall, &base_cpu);
-        if (exit_code(bs) != 0) {
-            fprintf(stderr, "rtbench: note: the baseline run exited with status %d\n", exit_code(bs));
-        }
-    }
-    fflush(stdout);
-    fflush(stderr);
-    int status = run_child(cmd, lib, dir, &wall, &cpu);
-    int code = exit_code(status);
+    run_times_t t = {0, 0, 0, 0, 0};
+    int code = run_program(cmd, lib, dir, o.baseline, &t);
 
     double c0 = now_s();
     rawfile_t *raw = NULL;
     size_t nraw = 0;
     totals_t tot;
     bool ok = convert_dir(dir, out, &f, &tot, &raw, &nraw);
-    double conv = now_s() - c0;
+    t.conv = now_s() - c0;
     if (ok) {
-        printf("trace record: %s\n", f.command);
-        printf("  program exit status %d; with the recorder: wall %.3f s, cpu %.3f s", code, wall, cpu);
-        if (baseline) {
-            printf("; without: wall %.3f s, cpu %.3f s; overhead x%.2f wall, x%.2f cpu", base_wall, base_cpu,
-                   base_wall > 0 ? wall / base_wall : 0.0, base_cpu > 0 ? cpu / base_cpu : 0.0);
-        }
-        printf("; conversion %.3f s\n", conv);
-        print_summary(&f, &tot, out);
+        print_run(&f, &tot, out, code, o.baseline, &t);
     }
-    if (ok && !keep_raw) {
+    if (ok && !o.keep_raw) {
         remove_raw(dir, raw, nraw);
     } else {
         fprintf(stderr, "rtbench: raw logs kept in %s\n", dir);

@@ -135,6 +135,61 @@ static void encode_ops(tr_buf_t *b, const wl_trace_t *t)
     }
 }
 
+/* Appends one stream: its counters, its strings, then its ops prefixed by their byte count. */
+static void encode_stream(tr_buf_t *b, const tr_stream_t *st)
+{
+    const wl_trace_t *t = &st->trace;
+    buf_varint(b, st->pid);
+    buf_varint(b, st->threads);
+    buf_varint(b, st->failed);
+    buf_varint(b, st->foreign);
+    buf_varint(b, t->slots);
+    buf_varint(b, t->nops);
+    buf_varint(b, t->nmalloc);
+    buf_varint(b, t->nfree);
+    buf_varint(b, t->peak_live);
+    buf_string(b, st->command, sizeof st->command);
+    buf_string(b, t->name, sizeof t->name);
+    buf_string(b, t->params, sizeof t->params);
+    tr_buf_t ops = {0};
+    encode_ops(&ops, t);
+    if (ops.oom) {
+        b->oom = true;
+    }
+    buf_varint(b, ops.len);
+    buf_put(b, ops.p, ops.len);
+    free(ops.p);
+}
+
+/* Writes the len bytes at p to path through path.tmp and a rename. False (with a message) on
+ * failure; the .tmp file is removed then. */
+static bool write_atomic(const char *path, const unsigned char *p, size_t len, char *err, size_t errlen)
+{
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 5);
+    if (tmp == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    FILE *out = fopen(tmp, "wb");
+    bool ok = out != NULL;
+    if (ok) {
+        ok = fwrite(p, 1, len, out) == len;
+        ok = fclose(out) == 0 && ok;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = false;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        remove(tmp);
+    }
+    free(tmp);
+    return ok;
+}
+
 bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
 {
     tr_buf_t b = {0};
@@ -143,28 +198,7 @@ bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
     buf_varint(&b, f->nstreams);
     buf_string(&b, f->command, sizeof f->command);
     for (size_t s = 0; s < f->nstreams; s++) {
-        const tr_stream_t *st = &f->streams[s];
-        const wl_trace_t *t = &st->trace;
-        buf_varint(&b, st->pid);
-        buf_varint(&b, st->threads);
-        buf_varint(&b, st->failed);
-        buf_varint(&b, st->foreign);
-        buf_varint(&b, t->slots);
-        buf_varint(&b, t->nops);
-        buf_varint(&b, t->nmalloc);
-        buf_varint(&b, t->nfree);
-        buf_varint(&b, t->peak_live);
-        buf_string(&b, st->command, sizeof st->command);
-        buf_string(&b, t->name, sizeof t->name);
-        buf_string(&b, t->params, sizeof t->params);
-        tr_buf_t ops = {0};
-        encode_ops(&ops, t);
-        if (ops.oom) {
-            b.oom = true;
-        }
-        buf_varint(&b, ops.len);
-        buf_put(&b, ops.p, ops.len);
-        free(ops.p);
+        encode_stream(&b, &f->streams[s]);
     }
     if (b.oom) {
         free(b.p);
@@ -177,30 +211,7 @@ bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory encoding the trace");
         return false;
     }
-
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (tmp == NULL) {
-        free(b.p);
-        snprintf(err, errlen, "out of memory");
-        return false;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *out = fopen(tmp, "wb");
-    bool ok = out != NULL;
-    if (ok) {
-        ok = fwrite(b.p, 1, b.len, out) == b.len;
-        ok = fclose(out) == 0 && ok;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-    }
-    if (!ok) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
+    bool ok = write_atomic(path, b.p, b.len, err, errlen);
     free(b.p);
     return ok;
 }
@@ -262,81 +273,107 @@ static void rd_string(tr_reader_t *r, char *dst, size_t cap)
     r->p += n;
 }
 
+/* What decode_ops() tracks while it replays a stream's ops: the slots' state and the counters. */
+typedef struct dec_state {
+    uint8_t *full;  /* per slot: holds a block */
+    uint32_t *size; /* per slot: the block's size */
+    uint32_t prev;  /* the previous op's slot (slots are delta-coded) */
+    uint32_t slots;
+    uint64_t live, peak;
+    size_t nmalloc, nfree;
+} dec_state_t;
+
+/* Reads one op into op and checks its kind and slot. Returns the problem, or NULL (also when the
+ * reader failed: r->what says so). */
+static const char *read_op(tr_reader_t *r, dec_state_t *d, wl_op_t *op)
+{
+    uint64_t kind = rd_bounded(r, UINT32_MAX, "corrupt (an op's kind word overflows)");
+    int64_t slot = (int64_t)d->prev + unzigzag(rd_varint(r));
+    op->kind = (uint32_t)kind;
+    wl_kind_t k = WL_OP_KIND(op);
+    uint64_t sz = k == WL_FREE ? 0 : rd_bounded(r, UINT32_MAX, "corrupt (a size above 32 bits)");
+    if (r->what != NULL) {
+        return NULL;
+    }
+    if (k > WL_MEMALIGN || (kind & ~(uint64_t)(0xffffu | WL_OP_FAILED)) != 0 ||
+        (k != WL_MEMALIGN && ((kind >> 8) & 0xffu) != 0) || ((kind >> 8) & 0xffu) > 63) {
+        return "corrupt (an unknown op kind or flag)";
+    }
+    if (slot < 0 || (uint64_t)slot >= d->slots) {
+        return "corrupt (an op's slot outside the stream's slots)";
+    }
+    op->slot = (uint32_t)slot;
+    op->size = (uint32_t)sz;
+    d->prev = op->slot;
+    return NULL;
+}
+
+/* Applies a read op to the slots and counters. Returns the problem (an op out of order), or NULL. */
+static const char *apply_op(dec_state_t *d, const wl_op_t *op)
+{
+    wl_kind_t k = WL_OP_KIND(op);
+    bool failed = (op->kind & WL_OP_FAILED) != 0;
+    uint8_t *f = &d->full[op->slot];
+    if (k == WL_FREE) {
+        if (failed || !*f) {
+            return failed ? "corrupt (a free flagged failed)" : "invalid order (a free of an empty slot)";
+        }
+        d->live -= d->size[op->slot];
+        *f = 0;
+        d->nfree++;
+        return NULL;
+    }
+    if (k != WL_REALLOC && *f) {
+        return "invalid order (an allocation into a full slot)";
+    }
+    if (failed) {
+        return NULL; /* the recorded call returned NULL: nothing changed */
+    }
+    if (*f) {
+        d->live -= d->size[op->slot];
+    }
+    d->live += op->size;
+    d->size[op->slot] = op->size;
+    *f = 1;
+    d->peak = d->live > d->peak ? d->live : d->peak;
+    d->nmalloc++;
+    return NULL;
+}
+
 /* Decodes and checks one stream's ops (the reader limited to its ops_bytes). */
 static bool decode_ops(tr_reader_t *r, tr_stream_t *st, char *err, size_t errlen, size_t sidx)
 {
     wl_trace_t *t = &st->trace;
-    uint8_t *full = calloc(t->slots ? t->slots : 1u, 1);
-    uint32_t *size = calloc(t->slots ? t->slots : 1u, sizeof *size);
+    dec_state_t d = {0};
+    d.slots = t->slots;
+    d.full = calloc(t->slots ? t->slots : 1u, 1);
+    d.size = calloc(t->slots ? t->slots : 1u, sizeof *d.size);
     t->ops = malloc((t->nops ? t->nops : 1u) * sizeof *t->ops);
-    if (full == NULL || size == NULL || t->ops == NULL) {
-        free(full);
-        free(size);
+    if (d.full == NULL || d.size == NULL || t->ops == NULL) {
+        free(d.full);
+        free(d.size);
         snprintf(err, errlen, "out of memory loading stream %zu (%zu ops)", sidx, t->nops);
         return false;
     }
-    uint32_t prev = 0;
-    uint64_t live = 0, peak = 0;
-    size_t nmalloc = 0, nfree = 0;
     const char *bad = NULL;
     size_t i = 0;
     for (; i < t->nops && r->what == NULL && bad == NULL; i++) {
-        wl_op_t *op = &t->ops[i];
-        uint64_t kind = rd_bounded(r, UINT32_MAX, "corrupt (an op's kind word overflows)");
-        int64_t slot = (int64_t)prev + unzigzag(rd_varint(r));
-        op->kind = (uint32_t)kind;
-        wl_kind_t k = WL_OP_KIND(op);
-        uint64_t sz = k == WL_FREE ? 0 : rd_bounded(r, UINT32_MAX, "corrupt (a size above 32 bits)");
-        if (r->what != NULL) {
+        bad = read_op(r, &d, &t->ops[i]);
+        if (r->what != NULL || bad != NULL) {
             break;
         }
-        if (k > WL_MEMALIGN || (kind & ~(uint64_t)(0xffffu | WL_OP_FAILED)) != 0 ||
-            (k != WL_MEMALIGN && ((kind >> 8) & 0xffu) != 0) || ((kind >> 8) & 0xffu) > 63) {
-            bad = "corrupt (an unknown op kind or flag)";
+        bad = apply_op(&d, &t->ops[i]);
+        if (bad != NULL) {
             break;
         }
-        if (slot < 0 || (uint64_t)slot >= t->slots) {
-            bad = "corrupt (an op's slot outside the stream's slots)";
-            break;
-        }
-        op->slot = (uint32_t)slot;
-        op->size = (uint32_t)sz;
-        prev = op->slot;
-        bool failed = (kind & WL_OP_FAILED) != 0;
-        uint8_t *f = &full[op->slot];
-        if (k == WL_FREE) {
-            if (failed || !*f) {
-                bad = failed ? "corrupt (a free flagged failed)" : "invalid order (a free of an empty slot)";
-                break;
-            }
-            live -= size[op->slot];
-            *f = 0;
-            nfree++;
-            continue;
-        }
-        if (k != WL_REALLOC && *f) {
-            bad = "invalid order (an allocation into a full slot)";
-            break;
-        }
-        if (failed) {
-            continue; /* the recorded call returned NULL: nothing changed */
-        }
-        if (*f) {
-            live -= size[op->slot];
-        }
-        live += op->size;
-        size[op->slot] = op->size;
-        *f = 1;
-        peak = live > peak ? live : peak;
-        nmalloc++;
     }
-    free(full);
-    free(size);
+    free(d.full);
+    free(d.size);
     if (r->what == NULL && bad == NULL && r->p != r->end) {
         bad = "corrupt (bytes left over after a stream's ops)";
     }
     if (r->what == NULL && bad == NULL &&
-        (nmalloc != t->nmalloc || nfree != t->nfree || peak != t->peak_live)) {
+        (d.nmalloc != t->nmalloc || d.nfree != t->nfree || d.peak != t->peak_live)) {
         bad = "corrupt (the stream's counters disagree with its ops)";
     }
     if (r->what != NULL || bad != NULL) {
@@ -358,7 +395,9 @@ void tr_release(tr_file_t *f)
     f->nstreams = 0;
 }
 
-static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err, size_t errlen)
+/* Checks the magic, the version and the checksum of the len bytes at data. False (with a message)
+ * when one is wrong. */
+static bool check_file(const unsigned char *data, size_t len, char *err, size_t errlen)
 {
     if (len < sizeof tr_magic + 4 + 8 || memcmp(data, tr_magic, sizeof tr_magic) != 0) {
         snprintf(err, errlen, len < sizeof tr_magic ? "not a trace file (too short)"
@@ -382,6 +421,41 @@ static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err
         snprintf(err, errlen, "corrupt or truncated (checksum mismatch)");
         return false;
     }
+    return true;
+}
+
+/* Reads a stream's counters and strings into st. Returns its ops_bytes (r->what set on a problem). */
+static uint64_t read_stream_header(tr_reader_t *r, tr_stream_t *st)
+{
+    wl_trace_t *t = &st->trace;
+    st->pid = (uint32_t)rd_bounded(r, UINT32_MAX, "corrupt (pid)");
+    st->threads = (uint32_t)rd_bounded(r, UINT32_MAX, "corrupt (threads)");
+    st->failed = rd_varint(r);
+    st->foreign = rd_varint(r);
+    uint64_t slots = rd_bounded(r, UINT32_MAX, "corrupt (slots)");
+    /* Every op takes at least 2 bytes; a slot no op names is never needed. */
+    uint64_t nops = rd_bounded(r, (uint64_t)(r->end - r->p) / 2u, "corrupt (more ops than the file can hold)");
+    if (r->what == NULL && slots > nops) {
+        r->what = "corrupt (more slots than ops)";
+    }
+    t->slots = (uint32_t)slots;
+    t->nops = (size_t)nops;
+    t->nmalloc = (size_t)rd_varint(r);
+    t->nfree = (size_t)rd_varint(r);
+    t->peak_live = rd_varint(r);
+    t->peak_inuse = t->peak_live;
+    t->measured = SIZE_MAX;
+    rd_string(r, st->command, sizeof st->command);
+    rd_string(r, t->name, sizeof t->name);
+    rd_string(r, t->params, sizeof t->params);
+    return rd_bounded(r, (uint64_t)(r->end - r->p), "truncated (a stream's ops)");
+}
+
+static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err, size_t errlen)
+{
+    if (!check_file(data, len, err, errlen)) {
+        return false;
+    }
     tr_reader_t r = {data + 12, data + len - 8, NULL};
     size_t left = (size_t)(r.end - r.p);
     /* Each stream takes at least 13 bytes: nine counters, three strings, ops_bytes. */
@@ -399,28 +473,7 @@ static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err
     f->nstreams = (size_t)n;
     for (size_t s = 0; s < f->nstreams; s++) {
         tr_stream_t *st = &f->streams[s];
-        wl_trace_t *t = &st->trace;
-        st->pid = (uint32_t)rd_bounded(&r, UINT32_MAX, "corrupt (pid)");
-        st->threads = (uint32_t)rd_bounded(&r, UINT32_MAX, "corrupt (threads)");
-        st->failed = rd_varint(&r);
-        st->foreign = rd_varint(&r);
-        uint64_t slots = rd_bounded(&r, UINT32_MAX, "corrupt (slots)");
-        /* Every op takes at least 2 bytes; a slot no op names is never needed. */
-        uint64_t nops = rd_bounded(&r, (uint64_t)(r.end - r.p) / 2u, "corrupt (more ops than the file can hold)");
-        if (r.what == NULL && slots > nops) {
-            r.what = "corrupt (more slots than ops)";
-        }
-        t->slots = (uint32_t)slots;
-        t->nops = (size_t)nops;
-        t->nmalloc = (size_t)rd_varint(&r);
-        t->nfree = (size_t)rd_varint(&r);
-        t->peak_live = rd_varint(&r);
-        t->peak_inuse = t->peak_live;
-        t->measured = SIZE_MAX;
-        rd_string(&r, st->command, sizeof st->command);
-        rd_string(&r, t->name, sizeof t->name);
-        rd_string(&r, t->params, sizeof t->params);
-        uint64_t ops_bytes = rd_bounded(&r, (uint64_t)(r.end - r.p), "truncated (a stream's ops)");
+        uint64_t ops_bytes = read_stream_header(&r, st);
         if (r.what != NULL) {
             snprintf(err, errlen, "stream %zu: %s", s, r.what);
             tr_release(f);
