@@ -17,6 +17,7 @@
  *     cc -std=c11 sqlite_fixed_heap.c $(pkg-config --cflags --libs rtalloc sqlite3)
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,7 +114,8 @@ static void print_heap(const char *when)
            when, stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs, stats.failures);
 }
 
-int main(void)
+/* Step 1: hand SQLite the seven memory methods and start it. False when it refuses them. */
+static bool configure(void)
 {
     /* All sqlite3_config calls come before sqlite3_initialize (explicit, or implicit in the first
      * sqlite3_open): afterwards they fail with SQLITE_MISUSE. */
@@ -127,16 +129,17 @@ int main(void)
     if (sqlite3_config(SQLITE_CONFIG_MALLOC, &methods) != SQLITE_OK ||
         sqlite3_initialize() != SQLITE_OK) {
         printf("sqlite3 refused the memory methods\n");
-        return 1;
+        return false;
     }
     printf("sqlite %s on a %zu-byte rtalloc %s heap\n", sqlite3_libversion(), sizeof sqlite_memory,
            rt_heap_index_name(heap));
+    return true;
+}
 
-    sqlite3 *db = NULL;
-    if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
-        printf("open failed\n");
-        return 1;
-    }
+/* Step 2: a table of 1000 rows with an index, two queries over it, the heap afterwards. Returns
+ * the number of statements that failed. */
+static int run_queries(sqlite3 *db)
+{
     int failures = 0;
     failures +=
         exec(db,
@@ -150,7 +153,13 @@ int main(void)
     failures += exec(db, "SELECT v, count(*) AS n FROM t GROUP BY v ORDER BY n DESC, v LIMIT 2;",
                      "group:") != SQLITE_OK;
     print_heap("after the queries");
+    return failures;
+}
 
+/* Step 3: fill the heap until SQLite runs out of memory. Returns 1 if it did not report
+ * SQLITE_NOMEM (a failure of this example), else 0. */
+static int exhaust(sqlite3 *db)
+{
     /* Exhaustion. Blobs of 64 KiB go into the in-memory database (its pages come from our heap)
      * inside one transaction until the heap cannot hold the next one. SQLite then returns
      * SQLITE_NOMEM from sqlite3_step, and the whole transaction is rolled back. */
@@ -166,21 +175,45 @@ int main(void)
     printf("exhaustion: %s after %s rows of 64 KiB\n", sqlite3_errstr(rc),
            rows > 10 ? "more than 10" : "10 or fewer");
     sqlite3_finalize(insert);
-    if (rc != SQLITE_NOMEM) {
-        failures++;
-    }
     print_heap("at exhaustion");
+    return rc != SQLITE_NOMEM;
+}
+
+/* Step 4: roll back and use the database again, as if nothing had happened. Returns 1 if the
+ * query after the rollback failed, else 0. */
+static int recover(sqlite3 *db)
+{
     /* After SQLITE_NOMEM SQLite may already have rolled the transaction back; ROLLBACK then says
      * "no transaction is active", which is fine. Either way the heap gets its memory back. */
     if (!sqlite3_get_autocommit(db)) {
         exec(db, "ROLLBACK;", "");
     }
-    failures += exec(db, "SELECT count(*) AS big_rows FROM big; SELECT count(*) AS rows FROM t;",
-                     "after rollback:") != SQLITE_OK;
+    return exec(db, "SELECT count(*) AS big_rows FROM big; SELECT count(*) AS rows FROM t;",
+                "after rollback:") != SQLITE_OK;
+}
 
+/* Step 5: close and shut down (the heap is empty again), print the verdict; the exit status. */
+static int report(sqlite3 *db, int failures)
+{
     sqlite3_close(db);
     print_heap("after close");
     sqlite3_shutdown();
     printf("sqlite_fixed_heap: %s\n", failures == 0 ? "ok" : "FAILED");
     return failures == 0 ? 0 : 1;
+}
+
+int main(void)
+{
+    if (!configure()) {
+        return 1;
+    }
+    sqlite3 *db = NULL;
+    if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
+        printf("open failed\n");
+        return 1;
+    }
+    int failures = run_queries(db);
+    failures += exhaust(db);
+    failures += recover(db);
+    return report(db, failures);
 }

@@ -61,6 +61,45 @@ bool drv_reset(drv_instance_t *in)
     return true;
 }
 
+/* realloc, or malloc, copy-free and free of the old block where the allocator has no realloc:
+ * NULL on failure, the old block then still live. */
+static void *apply_realloc(const rt_allocator_t *a, void *h, void *old, size_t size)
+{
+    if (a->realloc != NULL) {
+        return a->realloc(h, old, size);
+    }
+    void *p = a->malloc(h, size);
+    if (p != NULL && old != NULL) {
+        a->free(h, old);
+    }
+    return p;
+}
+
+/* calloc of one element, or malloc and a memset where the allocator has no calloc. */
+static void *apply_calloc(const rt_allocator_t *a, void *h, size_t size)
+{
+    if (a->calloc != NULL) {
+        return a->calloc(h, 1, size);
+    }
+    void *p = a->malloc(h, size);
+    if (p != NULL) {
+        memset(p, 0, size);
+    }
+    return p;
+}
+
+/* memalign, or malloc where the allocator has none and its own alignment is enough; else NULL. */
+static void *apply_memalign(const rt_allocator_t *a, void *h, const wl_op_t *op)
+{
+    if (a->memalign != NULL) {
+        return a->memalign(h, WL_OP_ALIGN(op), op->size);
+    }
+    if (WL_OP_ALIGN(op) <= a->alignment) {
+        return a->malloc(h, op->size);
+    }
+    return NULL;
+}
+
 bool drv_apply_ext(drv_instance_t *in, const wl_op_t *op, size_t i)
 {
     const rt_allocator_t *a = in->a;
@@ -79,14 +118,7 @@ bool drv_apply_ext(drv_instance_t *in, const wl_op_t *op, size_t i)
         p = a->malloc(h, size);
         break;
     case WL_REALLOC:
-        if (a->realloc != NULL) {
-            p = a->realloc(h, old, size);
-        } else {
-            p = a->malloc(h, size);
-            if (p != NULL && old != NULL) {
-                a->free(h, old);
-            }
-        }
+        p = apply_realloc(a, h, old, size);
         if (p == NULL) {
             return false; /* the old block stays in its slot */
         }
@@ -94,21 +126,10 @@ bool drv_apply_ext(drv_instance_t *in, const wl_op_t *op, size_t i)
         in->slots[op->slot] = p;
         return true;
     case WL_CALLOC:
-        if (a->calloc != NULL) {
-            p = a->calloc(h, 1, size);
-        } else {
-            p = a->malloc(h, size);
-            if (p != NULL) {
-                memset(p, 0, size);
-            }
-        }
+        p = apply_calloc(a, h, size);
         break;
     case WL_MEMALIGN:
-        if (a->memalign != NULL) {
-            p = a->memalign(h, WL_OP_ALIGN(op), size);
-        } else if (WL_OP_ALIGN(op) <= a->alignment) {
-            p = a->malloc(h, size);
-        }
+        p = apply_memalign(a, h, op);
         break;
     default:
         return false;

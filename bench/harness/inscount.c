@@ -392,6 +392,52 @@ static bool countable(const rt_allocator_t *a, const wl_op_t *op)
     return false;
 }
 
+/* Op i announced, then run through the traced function: the parent counts its instructions. */
+static void traced_op(ic_shared_t *sh, drv_instance_t *in, const wl_op_t *op, size_t i)
+{
+    announce(sh, i, WL_OP_KIND(op), 0);
+    if (op->kind == WL_MALLOC) {
+        void *p = traced_malloc(in, op->size);
+        if (p != NULL) {
+            *(volatile unsigned char *)p = (unsigned char)i;
+        }
+        in->slots[op->slot] = p;
+    } else if (op->kind != WL_FREE) {
+        traced_other(in, op, i);
+    } else {
+        void *p = in->slots[op->slot];
+        in->slots[op->slot] = NULL;
+        if (p != NULL) {
+            traced_free(in, p);
+        }
+    }
+}
+
+/* The stride to the next sample after op i: `stride` as it was, widened once IC_ADAPT_AFTER
+ * samples are in if the rest at that stride would overrun the budget (the running mean of steps
+ * per sample says). 0 when sampling stops: the sample records are full or the budget is spent. */
+static size_t next_stride(ic_shared_t *sh, const wl_trace_t *t, size_t i, size_t base, uint64_t budget,
+                          size_t stride)
+{
+    size_t got = sh->n;
+    uint64_t used = sh->steps;
+    if (got >= sh->cap || (budget != 0 && used >= budget)) {
+        sh->widened = 1;
+        return 0;
+    }
+    if (budget != 0 && got >= IC_ADAPT_AFTER) {
+        double mean = (double)used / (double)got;
+        double remaining = (double)(t->nops - i - 1u);
+        double want = ceil(remaining * mean / (double)(budget - used));
+        stride = want > (double)base ? (size_t)want : base;
+        if (stride > base) {
+            sh->widened = 1;
+        }
+    }
+    sh->final_stride = stride;
+    return stride;
+}
+
 static int child_trace(ic_shared_t *sh, const void *arg)
 {
     const trace_job_t *job = arg;
@@ -417,40 +463,9 @@ static int child_trace(ic_shared_t *sh, const void *arg)
             next = i + 1u; /* the sample moves to the next op */
             continue;
         }
-        announce(sh, i, WL_OP_KIND(op), 0);
-        if (op->kind == WL_MALLOC) {
-            void *p = traced_malloc(&in, op->size);
-            if (p != NULL) {
-                *(volatile unsigned char *)p = (unsigned char)i;
-            }
-            in.slots[op->slot] = p;
-        } else if (op->kind != WL_FREE) {
-            traced_other(&in, op, i);
-        } else {
-            void *p = in.slots[op->slot];
-            in.slots[op->slot] = NULL;
-            if (p != NULL) {
-                traced_free(&in, p);
-            }
-        }
-        /* Next sample: widen the stride if the sample at this stride would overrun the budget. */
-        size_t got = sh->n;
-        uint64_t used = sh->steps;
-        if (got >= sh->cap || (budget != 0 && used >= budget)) {
-            sampling = false;
-            sh->widened = 1;
-            continue;
-        }
-        if (budget != 0 && got >= IC_ADAPT_AFTER) {
-            double mean = (double)used / (double)got;
-            double remaining = (double)(t->nops - i - 1u);
-            double want = ceil(remaining * mean / (double)(budget - used));
-            stride = want > (double)base ? (size_t)want : base;
-            if (stride > base) {
-                sh->widened = 1;
-            }
-        }
-        sh->final_stride = stride;
+        traced_op(sh, &in, op, i);
+        stride = next_stride(sh, t, i, base, budget, stride);
+        sampling = stride != 0u;
         next = i + stride;
     }
     drv_close(&in);

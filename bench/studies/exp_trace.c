@@ -305,7 +305,8 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
     return drv_stop ? 130 : 0;
 }
 
-int exp_trace(bench_ctx_t *ctx)
+/* The scale's parameters: quick or standard (see the top), the trees also when --alloc names them. */
+static tp_params_t trace_params(const bench_ctx_t *ctx)
 {
     tp_params_t pp;
     if (ctx->scale == BENCH_QUICK) {
@@ -314,93 +315,146 @@ int exp_trace(bench_ctx_t *ctx)
         pp = (tp_params_t){0, true, 100, 200000, 7, {4096u, 0.005, 0, 3}};
     }
     pp.trees = pp.trees || ctx->allocs_explicit;
+    return pp;
+}
+
+/* The experiment's heading: what each column means, with this scale's figures. */
+static void print_intro(const tp_params_t *pp)
+{
     printf("\n== trace -- real programs recorded and replayed (issue 14) ==\n");
     printf("heap needed: smallest size passed to create on which every call that got memory when recorded gets it "
            "again\n(bisection to max(%zu B, %.1f %%), verified, %u size(s) above checked); bound: buddy and trees "
            "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: every %zu-th op within %llu single steps; ns: median of %u "
            "untimed\nreplays, interleaved with glibc (this machine may be loaded); F: watermark / live peak - 1 on "
            "the heap needed\n",
-           pp.size.res_abs, pp.size.res_rel * 100.0, pp.size.checks, pp.stride, (unsigned long long)pp.budget, pp.reps);
-    char path[1200], ppath[1200];
-    FILE *csv = bench_csv_open(ctx, "trace.csv", false, path, sizeof path);
-    FILE *pcsv = bench_csv_open(ctx, "trace_programs.csv", false, ppath, sizeof ppath);
-    if (csv != NULL) {
-        fprintf(csv, "program,stream,allocator,ops,live_peak,failures,heap_needed,ratio,resolution,verified,"
-                     "nonmonotone,bound,bound_formula,ic_stride,ins_mean,ins_p99,ins_max,%s,ns_per_call,"
-                     "ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
+           pp->size.res_abs, pp->size.res_rel * 100.0, pp->size.checks, pp->stride, (unsigned long long)pp->budget,
+           pp->reps);
+}
+
+/* trace.csv and trace_programs.csv, opened with their headers (NULL without --csv). */
+static void open_csvs(const bench_ctx_t *ctx, FILE **csv, char *path, FILE **pcsv, char *ppath, size_t len)
+{
+    *csv = bench_csv_open(ctx, "trace.csv", false, path, len);
+    *pcsv = bench_csv_open(ctx, "trace_programs.csv", false, ppath, len);
+    if (*csv != NULL) {
+        fprintf(*csv, "program,stream,allocator,ops,live_peak,failures,heap_needed,ratio,resolution,verified,"
+                      "nonmonotone,bound,bound_formula,ic_stride,ins_mean,ins_p99,ins_max,%s,ns_per_call,"
+                      "ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
                 rp_kinds_header);
     }
-    if (pcsv != NULL) {
-        fprintf(pcsv, "program,status,streams,ops,live_peak,command\n");
+    if (*pcsv != NULL) {
+        fprintf(*pcsv, "program,status,streams,ops,live_peak,command\n");
     }
+}
+
+/* Where prog's trace file goes: beside the CSVs (kept), else a temporary file in /tmp. */
+static void trace_file_name(const bench_ctx_t *ctx, const tp_program_t *prog, char *file, size_t len)
+{
+    if (ctx->csv_dir != NULL) {
+        snprintf(file, len, "%s/trace_%s.rtt", ctx->csv_dir, prog->name);
+    } else {
+        snprintf(file, len, "/tmp/rtbench-trace-%ld-%s.rtt", (long)getpid(), prog->name);
+    }
+}
+
+/* Records prog into file and loads it into f; why says why it did not run (empty when it did). */
+static void record_and_load(const tp_program_t *prog, const char *file, tr_file_t *f, char *why, size_t len)
+{
+    char script[2048];
+    snprintf(script, sizeof script, "%s/%s", RTBENCH_SOURCE_DIR, prog->script);
+    why[0] = '\0';
+    if (!on_path(prog->exe)) {
+        snprintf(why, len, "not run: %s not installed", prog->exe);
+    } else if (access(script, R_OK) != 0) {
+        snprintf(why, len, "not run: %s missing", prog->script);
+    } else {
+        bench_progress("trace", prog->name, "record", 0.0);
+        char r[200];
+        if (!record(prog, file, r, sizeof r)) {
+            snprintf(why, len, "not run: %s", r);
+        }
+        bench_progress_clear();
+    }
+    memset(f, 0, sizeof *f);
+    char err[256];
+    if (why[0] == '\0' && !tr_load(file, f, err, sizeof err)) {
+        snprintf(why, len, "not run: %s", err);
+    }
+}
+
+/* Every stream of prog's trace (the first max_ops ops of each at quick scale); the first failure. */
+static int replay_streams(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog, const tr_file_t *f, FILE *csv)
+{
+    int rc = 0;
+    for (size_t si = 0; si < f->nstreams && rc == 0 && !drv_stop; si++) {
+        wl_trace_t view = f->streams[si].trace; /* the ops are shared, not copied */
+        if (pp->max_ops != 0u && view.nops > pp->max_ops) {
+            view.nops = pp->max_ops;
+            rp_finish_trace(&view);
+            printf("\n%s, stream %zu: the first %zu of %zu ops replayed (quick scale)\n", prog, si, view.nops,
+                   f->streams[si].trace.nops);
+        }
+        if (view.nops != 0u) {
+            rc = run_stream(ctx, pp, prog, si, &view, csv);
+        }
+    }
+    return rc;
+}
+
+/* prog's row of trace_programs.csv once it ran: its streams, all their ops, the largest live peak. */
+static void program_row(FILE *pcsv, const char *prog, const tr_file_t *f)
+{
+    size_t ops = 0;
+    uint64_t peak = 0;
+    for (size_t si = 0; si < f->nstreams; si++) {
+        ops += f->streams[si].trace.nops;
+        uint64_t pk = rp_peak_live(&f->streams[si].trace);
+        peak = pk > peak ? pk : peak;
+    }
+    fprintf(pcsv, "%s,%s,%zu,%zu,%llu,", prog, drv_stop ? "interrupted" : "complete", f->nstreams, ops,
+            (unsigned long long)peak);
+    bench_csv_field(pcsv, f->command);
+    fprintf(pcsv, "\n");
+}
+
+/* One program: recorded, replayed, its row written; "not run" with the reason when it cannot be. */
+static int run_program(bench_ctx_t *ctx, const tp_params_t *pp, const tp_program_t *prog, FILE *csv, FILE *pcsv)
+{
+    char file[1200];
+    trace_file_name(ctx, prog, file, sizeof file);
+    tr_file_t f;
+    char why[512];
+    record_and_load(prog, file, &f, why, sizeof why);
+    if (why[0] != '\0') {
+        printf("\n%s: %s\n", prog->name, why);
+        if (pcsv != NULL) {
+            fprintf(pcsv, "%s,", prog->name);
+            bench_csv_field(pcsv, why);
+            fprintf(pcsv, ",,,,\n");
+        }
+        return 0;
+    }
+    int rc = replay_streams(ctx, pp, prog->name, &f, csv);
+    if (pcsv != NULL) {
+        program_row(pcsv, prog->name, &f);
+    }
+    tr_release(&f);
+    if (ctx->csv_dir == NULL) {
+        unlink(file);
+    }
+    return rc;
+}
+
+int exp_trace(bench_ctx_t *ctx)
+{
+    tp_params_t pp = trace_params(ctx);
+    print_intro(&pp);
+    char path[1200], ppath[1200];
+    FILE *csv, *pcsv;
+    open_csvs(ctx, &csv, path, &pcsv, ppath, sizeof path);
     int rc = 0;
     for (size_t p = 0; p < TP_NPROGRAMS && rc == 0 && !drv_stop; p++) {
-        const tp_program_t *prog = &programs[p];
-        char why[512] = "";
-        char script[2048];
-        snprintf(script, sizeof script, "%s/%s", RTBENCH_SOURCE_DIR, prog->script);
-        char file[1200];
-        if (ctx->csv_dir != NULL) {
-            snprintf(file, sizeof file, "%s/trace_%s.rtt", ctx->csv_dir, prog->name);
-        } else {
-            snprintf(file, sizeof file, "/tmp/rtbench-trace-%ld-%s.rtt", (long)getpid(), prog->name);
-        }
-        if (!on_path(prog->exe)) {
-            snprintf(why, sizeof why, "not run: %s not installed", prog->exe);
-        } else if (access(script, R_OK) != 0) {
-            snprintf(why, sizeof why, "not run: %s missing", prog->script);
-        } else {
-            bench_progress("trace", prog->name, "record", 0.0);
-            char r[200];
-            if (!record(prog, file, r, sizeof r)) {
-                snprintf(why, sizeof why, "not run: %s", r);
-            }
-            bench_progress_clear();
-        }
-        tr_file_t f;
-        memset(&f, 0, sizeof f);
-        char err[256];
-        if (why[0] == '\0' && !tr_load(file, &f, err, sizeof err)) {
-            snprintf(why, sizeof why, "not run: %s", err);
-        }
-        if (why[0] != '\0') {
-            printf("\n%s: %s\n", prog->name, why);
-            if (pcsv != NULL) {
-                fprintf(pcsv, "%s,", prog->name);
-                bench_csv_field(pcsv, why);
-                fprintf(pcsv, ",,,,\n");
-            }
-            continue;
-        }
-        size_t ops = 0;
-        uint64_t peak = 0;
-        for (size_t si = 0; si < f.nstreams; si++) {
-            ops += f.streams[si].trace.nops;
-            uint64_t pk = rp_peak_live(&f.streams[si].trace);
-            peak = pk > peak ? pk : peak;
-        }
-        for (size_t si = 0; si < f.nstreams && rc == 0 && !drv_stop; si++) {
-            wl_trace_t view = f.streams[si].trace; /* the ops are shared, not copied */
-            if (pp.max_ops != 0u && view.nops > pp.max_ops) {
-                view.nops = pp.max_ops;
-                rp_finish_trace(&view);
-                printf("\n%s, stream %zu: the first %zu of %zu ops replayed (quick scale)\n", prog->name, si,
-                       view.nops, f.streams[si].trace.nops);
-            }
-            if (view.nops != 0u) {
-                rc = run_stream(ctx, &pp, prog->name, si, &view, csv);
-            }
-        }
-        if (pcsv != NULL) {
-            fprintf(pcsv, "%s,%s,%zu,%zu,%llu,", prog->name, drv_stop ? "interrupted" : "complete", f.nstreams, ops,
-                    (unsigned long long)peak);
-            bench_csv_field(pcsv, f.command);
-            fprintf(pcsv, "\n");
-        }
-        tr_release(&f);
-        if (ctx->csv_dir == NULL) {
-            unlink(file);
-        }
+        rc = run_program(ctx, &pp, &programs[p], csv, pcsv);
     }
     bench_csv_close(csv, path);
     bench_csv_close(pcsv, ppath);

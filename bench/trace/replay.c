@@ -440,7 +440,8 @@ void rp_time(const rt_allocator_t *const *allocs, size_t n, void *buffer, size_t
 
 /* --- synthetic traces ----------------------------------------------------------------------- */
 
-bool rp_synth(tr_file_t *f, uint64_t seed, size_t nops, uint32_t slots)
+/* The file and its one stream, named and described, with no ops yet. False when out of memory. */
+static bool synth_header(tr_file_t *f, uint64_t seed, size_t nops, uint32_t slots)
 {
     memset(f, 0, sizeof *f);
     f->streams = calloc(1, sizeof *f->streams);
@@ -458,6 +459,52 @@ bool rp_synth(tr_file_t *f, uint64_t seed, size_t nops, uint32_t slots)
     st->threads = 1;
     t->seed = seed != 0u ? seed : 1u;
     t->slots = slots + 1u;
+    return true;
+}
+
+/* The op on a slot in use (its size *sz): a realloc that grows or shrinks it (45 %), or its free. */
+static void synth_used(wl_op_t *op, uint64_t *x, uint32_t roll, uint8_t *used, uint32_t *sz)
+{
+    if (roll < 45) {
+        uint32_t grow = *sz + *sz / 2u + (uint32_t)(wl_rand(x) % 64u) + 1u;
+        uint32_t nsize = roll < 30 ? (grow > 65536u ? 16u : grow) : *sz / 2u + 1u;
+        op->kind = WL_REALLOC;
+        op->size = nsize;
+        *sz = nsize;
+    } else {
+        op->kind = WL_FREE;
+        op->size = 0;
+        *used = 0;
+        *sz = 0;
+    }
+}
+
+/* The op on a free slot: malloc, calloc, memalign or realloc(NULL) of 16 .. 4096 bytes. */
+static void synth_fresh(wl_op_t *op, uint64_t *x, uint32_t roll, uint8_t *used, uint32_t *sz)
+{
+    uint32_t size = 16u + (uint32_t)(wl_rand(x) % 4081u);
+    if (roll < 50) {
+        op->kind = WL_MALLOC;
+    } else if (roll < 70) {
+        op->kind = WL_CALLOC;
+    } else if (roll < 85) {
+        unsigned lg = 4u + (unsigned)(wl_rand(x) % 9u); /* 16 .. 4096 */
+        op->kind = WL_MEMALIGN | (lg << 8);
+    } else {
+        op->kind = WL_REALLOC; /* realloc(NULL, size) */
+    }
+    op->size = size;
+    *used = 1;
+    *sz = size;
+}
+
+bool rp_synth(tr_file_t *f, uint64_t seed, size_t nops, uint32_t slots)
+{
+    if (!synth_header(f, seed, nops, slots)) {
+        return false;
+    }
+    tr_stream_t *st = &f->streams[0];
+    wl_trace_t *t = &st->trace;
     t->ops = calloc(nops != 0 ? nops : 1u, sizeof *t->ops);
     uint8_t *used = calloc(slots + 1u, 1);
     uint32_t *sz = calloc(slots + 1u, sizeof *sz);
@@ -475,37 +522,10 @@ bool rp_synth(tr_file_t *f, uint64_t seed, size_t nops, uint32_t slots)
         if (n == nops / 2u && !used[slots]) {
             /* one call that got nothing in the "recording": replayed, never required to fit */
             *op = (wl_op_t){.slot = slots, .size = 3u << 30, .kind = WL_MALLOC | WL_OP_FAILED};
-            n++;
-            continue;
-        }
-        if (used[s]) {
-            if (roll < 45) {
-                uint32_t grow = sz[s] + sz[s] / 2u + (uint32_t)(wl_rand(&x) % 64u) + 1u;
-                uint32_t nsize = roll < 30 ? (grow > 65536u ? 16u : grow) : sz[s] / 2u + 1u;
-                op->kind = WL_REALLOC;
-                op->size = nsize;
-                sz[s] = nsize;
-            } else {
-                op->kind = WL_FREE;
-                op->size = 0;
-                used[s] = 0;
-                sz[s] = 0;
-            }
+        } else if (used[s]) {
+            synth_used(op, &x, roll, &used[s], &sz[s]);
         } else {
-            uint32_t size = 16u + (uint32_t)(wl_rand(&x) % 4081u);
-            if (roll < 50) {
-                op->kind = WL_MALLOC;
-            } else if (roll < 70) {
-                op->kind = WL_CALLOC;
-            } else if (roll < 85) {
-                unsigned lg = 4u + (unsigned)(wl_rand(&x) % 9u); /* 16 .. 4096 */
-                op->kind = WL_MEMALIGN | (lg << 8);
-            } else {
-                op->kind = WL_REALLOC; /* realloc(NULL, size) */
-            }
-            op->size = size;
-            used[s] = 1;
-            sz[s] = size;
+            synth_fresh(op, &x, roll, &used[s], &sz[s]);
         }
         n++;
     }
@@ -630,228 +650,336 @@ static void rp_progress_cb(void *context, double done)
     bench_progress(p->experiment, p->who, p->phase, done);
 }
 
-int trace_replay(int argc, char **argv)
-{
+/* --- what replay and size share: the trace, the allocators, the CSV ---------------------------- */
+
+/* One of the two commands: its name, which allocators it takes and its CSV file. */
+typedef struct rp_command {
+    const char *what;       /* "replay" or "size", as on the command line */
+    bool need_create;       /* only allocators with a heap of their own (size) */
+    const char *csv_name;
+    const char *csv_head;   /* the CSV header up to the per-kind columns, or all of it */
+    const char *csv_tail;   /* the header after the per-kind columns; NULL: no such columns */
+} rp_command_t;
+
+/* A command's state between session_open and session_close. */
+typedef struct rp_session {
     rp_cli_t cli;
-    int rc = parse_cli(argc, argv, &cli, "replay");
+    tr_file_t f;
+    const rt_allocator_t *allocs[BENCH_MAX_SELECTED];
+    size_t na;
+    FILE *csv; /* NULL: no --csv */
+    char path[1200];
+} rp_session_t;
+
+/* Parses the command line, loads the trace, picks the allocators, opens the CSV with its header
+ * and prints the trace's first line. -1 when the command goes on, else its exit status. */
+static int session_open(rp_session_t *s, int argc, char **argv, const rp_command_t *cmd)
+{
+    int rc = parse_cli(argc, argv, &s->cli, cmd->what);
     if (rc >= 0) {
         return rc;
     }
-    tr_file_t f;
     char err[256];
-    if (!tr_load(cli.file, &f, err, sizeof err)) {
-        fprintf(stderr, "rtbench trace replay: %s: %s\n", cli.file, err);
+    if (!tr_load(s->cli.file, &s->f, err, sizeof err)) {
+        fprintf(stderr, "rtbench trace %s: %s: %s\n", cmd->what, s->cli.file, err);
         return 1;
     }
-    const rt_allocator_t *allocs[BENCH_MAX_SELECTED];
-    size_t na = pick_allocators(cli.alloc_names, false, allocs, BENCH_MAX_SELECTED);
-    if (na == 0) {
-        tr_release(&f);
+    s->na = pick_allocators(s->cli.alloc_names, cmd->need_create, s->allocs, BENCH_MAX_SELECTED);
+    if (s->na == 0) {
+        tr_release(&s->f);
         return 2;
     }
     static bench_ctx_t ctx;
-    cli_ctx(&ctx, cli.csv_dir);
-    char path[1200];
-    FILE *csv = bench_csv_open(&ctx, "trace_replay.csv", false, path, sizeof path);
-    if (csv != NULL) {
-        fprintf(csv, "program,stream,allocator,ops,failures,flagged,ic_stride,ins_mean,ins_p99,ins_max,%s,"
-                     "ns_per_call,ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
-                rp_kinds_header);
+    cli_ctx(&ctx, s->cli.csv_dir);
+    s->csv = bench_csv_open(&ctx, cmd->csv_name, false, s->path, sizeof s->path);
+    if (s->csv != NULL) {
+        fprintf(s->csv, "%s%s%s\n", cmd->csv_head, cmd->csv_tail != NULL ? rp_kinds_header : "",
+                cmd->csv_tail != NULL ? cmd->csv_tail : "");
     }
-    printf("trace %s: %s (%zu stream%s)\n", cli.file, f.command, f.nstreams, f.nstreams == 1 ? "" : "s");
+    printf("trace %s: %s (%zu stream%s)\n", s->cli.file, s->f.command, s->f.nstreams, s->f.nstreams == 1 ? "" : "s");
+    return -1;
+}
+
+/* Closes the CSV, releases the trace; the command's exit status (130 when interrupted). */
+static int session_close(rp_session_t *s)
+{
+    bench_csv_close(s->csv, s->path);
+    tr_release(&s->f);
+    return drv_stop ? 130 : 0;
+}
+
+/* --- trace replay ------------------------------------------------------------------------------ */
+
+static const rp_command_t replay_command = {
+    "replay", false, "trace_replay.csv",
+    "program,stream,allocator,ops,failures,flagged,ic_stride,ins_mean,ins_p99,ins_max,",
+    ",ns_per_call,ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins"};
+
+/* Instructions and F of allocator k on one stream (F on the smallest heap that fits, when sized). */
+static void replay_measure(const rp_session_t *s, size_t si, size_t k, void *buf, size_t heap, rp_replay_t *r)
+{
+    const rt_allocator_t *a = s->allocs[k];
+    const wl_trace_t *t = &s->f.streams[si].trace;
+    memset(r, 0, sizeof *r);
+    rp_progress_ctx_t pc = {"trace", "", "count"};
+    snprintf(pc.who, sizeof pc.who, "stream %zu %s", si, a->name);
+    rp_progress_cb(&pc, 0.0);
+    rp_count(a, buf, heap, t, s->cli.stride, s->cli.budget, r);
+    size_t fheap = heap;
+    if (a->create != NULL) {
+        rp_size_opts_t so = {16384u, 0.01, heap, 0};
+        rp_size_t sz;
+        rp_size(a, buf, t, &so, &sz);
+        fheap = sz.found ? sz.heap : heap;
+    }
+    rp_frag(a, buf, fheap, t, r);
+    bench_progress_clear();
+}
+
+/* One row of the replay table on stdout. */
+static void replay_print_row(const char *name, const rp_replay_t *r, double ns)
+{
+    char im[24], ip[24], ix[24], nsv[24], fv[24];
+    fmt_or_dash(im, sizeof im, r->ic_ok, "%.1f", r->all.mean);
+    fmt_or_dash(ip, sizeof ip, r->ic_ok, "%.0f", r->all.p99);
+    fmt_or_dash(ix, sizeof ix, r->ic_ok, "%.0f", r->all.max);
+    fmt_or_dash(nsv, sizeof nsv, ns > 0.0, "%.1f", ns);
+    fmt_or_dash(fv, sizeof fv, r->f_known, "%.1f", r->f);
+    printf("%-10s %6zu %8s %8s %8s %8s %7s", name, r->failures, im, ip, ix, nsv, fv);
+    if (r->ic_ok) {
+        printf(" op %zu %s %u: %u", r->worst_op, rp_kind_name[r->worst_kind % RP_KINDS], r->worst_size,
+               r->worst_count);
+    }
+    printf("\n");
+}
+
+/* One row of trace_replay.csv (an empty field where a figure is unknown). */
+static void replay_csv_row(FILE *csv, size_t si, const char *name, size_t nops, const rp_replay_t *r, double ns,
+                           double glibc_ns)
+{
+    fprintf(csv, "%s,%zu,%s,%zu,%zu,%zu,", "-", si, name, nops, r->failures, r->flagged);
+    if (r->ic_ok) {
+        fprintf(csv, "%zu,%.2f,%u,%u,", r->ic_stride, r->all.mean, r->all.p99, r->all.max);
+    } else {
+        fprintf(csv, ",,,,");
+    }
+    rp_write_kinds(csv, r);
+    if (ns > 0.0) {
+        fprintf(csv, "%.2f,", ns);
+    } else {
+        fprintf(csv, ",");
+    }
+    if (ns > 0.0 && glibc_ns > 0.0) {
+        fprintf(csv, "%.3f,", ns / glibc_ns);
+    } else {
+        fprintf(csv, ",");
+    }
+    if (r->f_known) {
+        fprintf(csv, "%.2f,%d,", r->f, r->f_approx ? 1 : 0);
+    } else {
+        fprintf(csv, ",,");
+    }
+    if (r->ic_ok) {
+        fprintf(csv, "%zu,%s,%u,%u\n", r->worst_op, rp_kind_name[r->worst_kind % RP_KINDS], r->worst_size,
+                r->worst_count);
+    } else {
+        fprintf(csv, ",,,\n");
+    }
+}
+
+/* glibc's ns per call among the timed allocators; 0 when glibc is not among them. */
+static double glibc_ns_of(const rt_allocator_t *const *allocs, size_t na, const double *ns)
+{
+    double glibc_ns = 0.0;
+    for (size_t k = 0; k < na; k++) {
+        if (strcmp(allocs[k]->name, "glibc") == 0) {
+            glibc_ns = ns[k];
+        }
+    }
+    return glibc_ns;
+}
+
+/* Stream si against every allocator: timed all together, then counted and measured one by one.
+ * False when its buffer cannot be mapped (the command stops there). */
+static bool replay_stream(const rp_session_t *s, size_t si)
+{
+    const tr_stream_t *st = &s->f.streams[si];
+    const wl_trace_t *t = &st->trace;
+    size_t heap = rp_replay_heap(t);
+    void *buf = map_buffer(heap);
+    if (buf == NULL) {
+        fprintf(stderr, "rtbench trace replay: cannot map %zu MiB\n", heap >> 20);
+        return false;
+    }
+    memset(buf, 0xA5, heap);
+    printf("\nstream %zu: pid %u, %zu ops (%zu allocating, %zu frees), live peak %llu bytes, heap %zu MiB: %s\n", si,
+           st->pid, t->nops, t->nmalloc, t->nfree, (unsigned long long)rp_peak_live(t), heap >> 20, st->command);
+    double ns[BENCH_MAX_SELECTED];
+    size_t fails[BENCH_MAX_SELECTED];
+    rp_progress_ctx_t pc = {"trace", "", "time"};
+    snprintf(pc.who, sizeof pc.who, "stream %zu", si);
+    rp_time(s->allocs, s->na, buf, heap, t, s->cli.reps, ns, fails, rp_progress_cb, &pc);
+    bench_progress_clear();
+    double glibc_ns = glibc_ns_of(s->allocs, s->na, ns);
+    printf("%-10s %6s %8s %8s %8s %8s %7s %s\n", "allocator", "fail", "ins mean", "p99", "max", "ns/call", "F %",
+           "worst call (op kind size: instructions)");
+    for (size_t k = 0; k < s->na && !drv_stop; k++) {
+        rp_replay_t r;
+        replay_measure(s, si, k, buf, heap, &r);
+        r.failures = fails[k];
+        replay_print_row(s->allocs[k]->name, &r, ns[k]);
+        if (s->csv != NULL) {
+            replay_csv_row(s->csv, si, s->allocs[k]->name, t->nops, &r, ns[k], glibc_ns);
+        }
+    }
+    munmap(buf, heap);
+    return true;
+}
+
+int trace_replay(int argc, char **argv)
+{
+    rp_session_t s;
+    int rc = session_open(&s, argc, argv, &replay_command);
+    if (rc >= 0) {
+        return rc;
+    }
     printf("instructions: every %zu-th op within %llu single steps per allocator (the stride widens to stay "
            "in budget); ns/call: median of %u untimed replays, allocators interleaved; the machine may be loaded\n",
-           cli.stride, (unsigned long long)cli.budget, cli.reps);
-    for (size_t si = 0; si < f.nstreams && !drv_stop; si++) {
-        const wl_trace_t *t = &f.streams[si].trace;
-        size_t heap = rp_replay_heap(t);
-        void *buf = map_buffer(heap);
-        if (buf == NULL) {
-            fprintf(stderr, "rtbench trace replay: cannot map %zu MiB\n", heap >> 20);
+           s.cli.stride, (unsigned long long)s.cli.budget, s.cli.reps);
+    for (size_t si = 0; si < s.f.nstreams && !drv_stop; si++) {
+        if (!replay_stream(&s, si)) {
             break;
         }
-        memset(buf, 0xA5, heap);
-        printf("\nstream %zu: pid %u, %zu ops (%zu allocating, %zu frees), live peak %llu bytes, heap %zu MiB: %s\n",
-               si, f.streams[si].pid, t->nops, t->nmalloc, t->nfree, (unsigned long long)rp_peak_live(t),
-               heap >> 20, f.streams[si].command);
-        double ns[BENCH_MAX_SELECTED];
-        size_t fails[BENCH_MAX_SELECTED];
-        rp_progress_ctx_t pc = {"trace", "", "time"};
-        snprintf(pc.who, sizeof pc.who, "stream %zu", si);
-        rp_time(allocs, na, buf, heap, t, cli.reps, ns, fails, rp_progress_cb, &pc);
-        bench_progress_clear();
-        double glibc_ns = 0.0;
-        for (size_t k = 0; k < na; k++) {
-            if (strcmp(allocs[k]->name, "glibc") == 0) {
-                glibc_ns = ns[k];
-            }
-        }
-        printf("%-10s %6s %8s %8s %8s %8s %7s %s\n", "allocator", "fail", "ins mean", "p99", "max", "ns/call",
-               "F %", "worst call (op kind size: instructions)");
-        for (size_t k = 0; k < na && !drv_stop; k++) {
-            rp_replay_t r;
-            memset(&r, 0, sizeof r);
-            snprintf(pc.who, sizeof pc.who, "stream %zu %s", si, allocs[k]->name);
-            pc.phase = "count";
-            rp_progress_cb(&pc, 0.0);
-            rp_count(allocs[k], buf, heap, t, cli.stride, cli.budget, &r);
-            size_t fheap = heap;
-            if (allocs[k]->create != NULL) {
-                rp_size_opts_t so = {16384u, 0.01, heap, 0};
-                rp_size_t s;
-                rp_size(allocs[k], buf, t, &so, &s);
-                fheap = s.found ? s.heap : heap;
-            }
-            rp_frag(allocs[k], buf, fheap, t, &r);
-            bench_progress_clear();
-            r.failures = fails[k];
-            char im[24], ip[24], ix[24], nsv[24], fv[24];
-            fmt_or_dash(im, sizeof im, r.ic_ok, "%.1f", r.all.mean);
-            fmt_or_dash(ip, sizeof ip, r.ic_ok, "%.0f", r.all.p99);
-            fmt_or_dash(ix, sizeof ix, r.ic_ok, "%.0f", r.all.max);
-            fmt_or_dash(nsv, sizeof nsv, ns[k] > 0.0, "%.1f", ns[k]);
-            fmt_or_dash(fv, sizeof fv, r.f_known, "%.1f", r.f);
-            printf("%-10s %6zu %8s %8s %8s %8s %7s", allocs[k]->name, r.failures, im, ip, ix, nsv, fv);
-            if (r.ic_ok) {
-                printf(" op %zu %s %u: %u", r.worst_op, rp_kind_name[r.worst_kind % RP_KINDS], r.worst_size,
-                       r.worst_count);
-            }
-            printf("\n");
-            if (csv != NULL) {
-                fprintf(csv, "%s,%zu,%s,%zu,%zu,%zu,", "-", si, allocs[k]->name, t->nops, r.failures, r.flagged);
-                if (r.ic_ok) {
-                    fprintf(csv, "%zu,%.2f,%u,%u,", r.ic_stride, r.all.mean, r.all.p99, r.all.max);
-                } else {
-                    fprintf(csv, ",,,,");
-                }
-                rp_write_kinds(csv, &r);
-                if (ns[k] > 0.0) {
-                    fprintf(csv, "%.2f,", ns[k]);
-                } else {
-                    fprintf(csv, ",");
-                }
-                if (ns[k] > 0.0 && glibc_ns > 0.0) {
-                    fprintf(csv, "%.3f,", ns[k] / glibc_ns);
-                } else {
-                    fprintf(csv, ",");
-                }
-                if (r.f_known) {
-                    fprintf(csv, "%.2f,%d,", r.f, r.f_approx ? 1 : 0);
-                } else {
-                    fprintf(csv, ",,");
-                }
-                if (r.ic_ok) {
-                    fprintf(csv, "%zu,%s,%u,%u\n", r.worst_op, rp_kind_name[r.worst_kind % RP_KINDS], r.worst_size,
-                            r.worst_count);
-                } else {
-                    fprintf(csv, ",,,\n");
-                }
-            }
-        }
-        munmap(buf, heap);
     }
-    bench_csv_close(csv, path);
-    tr_release(&f);
-    return drv_stop ? 130 : 0;
+    return session_close(&s);
+}
+
+/* --- trace size -------------------------------------------------------------------------------- */
+
+static const rp_command_t size_command = {
+    "size", true, "trace_size.csv",
+    "program,stream,allocator,live_peak,heap_needed,ratio,resolution,verified,nonmonotone,nonmonotone_at,bound,"
+    "bound_formula",
+    NULL};
+
+/* One allocator on one stream: the heap it needs and the bound defended for it. */
+typedef struct size_row {
+    rp_size_t s;
+    double ratio; /* heap needed / live peak; 0 when not found */
+    bool hb;      /* a bound is defended: bound and formula hold it */
+    double bound;
+    char formula[160];
+} size_row_t;
+
+/* Per allocator, the largest heap needed of any stream, with its stream and ratio. */
+typedef struct size_max {
+    size_t heap[BENCH_MAX_SELECTED];
+    double ratio[BENCH_MAX_SELECTED];
+    size_t stream[BENCH_MAX_SELECTED];
+} size_max_t;
+
+/* Sizes allocator a on stream si of trace t (live peak `peak`) and works out its bound. */
+static void size_measure(const rt_allocator_t *a, size_t si, void *buf, const wl_trace_t *t, uint64_t peak,
+                         const rp_size_opts_t *opts, size_row_t *row)
+{
+    rp_progress_ctx_t pc = {"trace", "", "size"};
+    snprintf(pc.who, sizeof pc.who, "stream %zu %s", si, a->name);
+    rp_progress_cb(&pc, 0.0);
+    rp_size(a, buf, t, opts, &row->s);
+    bench_progress_clear();
+    row->bound = 0.0;
+    row->hb = rp_bound(a, t, &row->bound, row->formula, sizeof row->formula);
+    row->ratio = row->s.found && peak != 0u ? (double)row->s.heap / (double)peak : 0.0;
+}
+
+/* One row of the size table on stdout. */
+static void size_print_row(const char *name, const size_row_t *row)
+{
+    const rp_size_t *s = &row->s;
+    char hv[32], bv[32];
+    fmt_or_dash(hv, sizeof hv, s->found, "%.0f", (double)s->heap);
+    fmt_or_dash(bv, sizeof bv, row->hb, "%.0f", row->bound);
+    printf("%-10s %12s %7.3f %10s %s%s%s", name, hv, row->ratio, bv, row->hb ? row->formula : "no bound",
+           s->found && !s->verified ? "; NOT verified" : "", s->found ? "" : "; does not fit in the buffer");
+    if (s->nonmono != 0u) {
+        printf("; non-monotone: %zu bytes does not fit", s->nonmono_at);
+    }
+    printf("\n");
+}
+
+/* One row of trace_size.csv (an empty field where a figure is unknown). */
+static void size_csv_row(FILE *csv, size_t si, const char *name, uint64_t peak, const size_row_t *row)
+{
+    const rp_size_t *s = &row->s;
+    fprintf(csv, "-,%zu,%s,%llu,", si, name, (unsigned long long)peak);
+    if (s->found) {
+        fprintf(csv, "%zu,%.4f,%zu,%d,%u,%zu,", s->heap, row->ratio, s->resolution, s->verified ? 1 : 0, s->nonmono,
+                s->nonmono_at);
+    } else {
+        fprintf(csv, ",,,,,,");
+    }
+    if (row->hb) {
+        fprintf(csv, "%.0f,", row->bound);
+    } else {
+        fprintf(csv, ",");
+    }
+    bench_csv_field(csv, row->hb ? row->formula : "no bound");
+    fprintf(csv, "\n");
+}
+
+/* Stream si against every allocator, its largest heaps kept in max. False when its buffer cannot
+ * be mapped (the command stops there). */
+static bool size_stream(const rp_session_t *s, size_t si, rp_size_opts_t *opts, size_max_t *max)
+{
+    const wl_trace_t *t = &s->f.streams[si].trace;
+    uint64_t peak = rp_peak_live(t);
+    opts->cap = rp_replay_heap(t) * 4u;
+    void *buf = map_buffer(opts->cap);
+    if (buf == NULL) {
+        fprintf(stderr, "rtbench trace size: cannot map %zu MiB\n", opts->cap >> 20);
+        return false;
+    }
+    printf("\nstream %zu: %zu ops, live peak %llu bytes\n", si, t->nops, (unsigned long long)peak);
+    printf("%-10s %12s %7s %10s %s\n", "allocator", "heap needed", "ratio", "bound", "notes");
+    for (size_t k = 0; k < s->na && !drv_stop; k++) {
+        size_row_t row;
+        size_measure(s->allocs[k], si, buf, t, peak, opts, &row);
+        if (row.s.found && row.s.heap > max->heap[k]) {
+            max->heap[k] = row.s.heap, max->ratio[k] = row.ratio, max->stream[k] = si;
+        }
+        size_print_row(s->allocs[k]->name, &row);
+        if (s->csv != NULL) {
+            size_csv_row(s->csv, si, s->allocs[k]->name, peak, &row);
+        }
+    }
+    munmap(buf, opts->cap);
+    return true;
 }
 
 int trace_size(int argc, char **argv)
 {
-    rp_cli_t cli;
-    int rc = parse_cli(argc, argv, &cli, "size");
+    rp_session_t s;
+    int rc = session_open(&s, argc, argv, &size_command);
     if (rc >= 0) {
         return rc;
     }
-    tr_file_t f;
-    char err[256];
-    if (!tr_load(cli.file, &f, err, sizeof err)) {
-        fprintf(stderr, "rtbench trace size: %s: %s\n", cli.file, err);
-        return 1;
-    }
-    const rt_allocator_t *allocs[BENCH_MAX_SELECTED];
-    size_t na = pick_allocators(cli.alloc_names, true, allocs, BENCH_MAX_SELECTED);
-    if (na == 0) {
-        tr_release(&f);
-        return 2;
-    }
-    static bench_ctx_t ctx;
-    cli_ctx(&ctx, cli.csv_dir);
-    char path[1200];
-    FILE *csv = bench_csv_open(&ctx, "trace_size.csv", false, path, sizeof path);
-    if (csv != NULL) {
-        fprintf(csv, "program,stream,allocator,live_peak,heap_needed,ratio,resolution,verified,nonmonotone,"
-                     "nonmonotone_at,bound,bound_formula\n");
-    }
     rp_size_opts_t opts = {4096u, 0.005, 0, 3};
-    printf("trace %s: %s (%zu stream%s)\n", cli.file, f.command, f.nstreams, f.nstreams == 1 ? "" : "s");
     printf("heap needed: the smallest size passed to create on which every call that got memory in the recording "
            "gets it again; bisection to max(4 KiB, 0.5 %%), verified by one more replay, 3 sizes above checked\n");
-    size_t max_heap[BENCH_MAX_SELECTED] = {0}; /* per allocator: the largest heap needed of a stream */
-    double max_heap_ratio[BENCH_MAX_SELECTED] = {0};
-    size_t max_heap_stream[BENCH_MAX_SELECTED] = {0};
-    for (size_t si = 0; si < f.nstreams && !drv_stop; si++) {
-        const wl_trace_t *t = &f.streams[si].trace;
-        uint64_t peak = rp_peak_live(t);
-        opts.cap = rp_replay_heap(t) * 4u;
-        void *buf = map_buffer(opts.cap);
-        if (buf == NULL) {
-            fprintf(stderr, "rtbench trace size: cannot map %zu MiB\n", opts.cap >> 20);
+    size_max_t max = {{0}, {0}, {0}};
+    for (size_t si = 0; si < s.f.nstreams && !drv_stop; si++) {
+        if (!size_stream(&s, si, &opts, &max)) {
             break;
         }
-        printf("\nstream %zu: %zu ops, live peak %llu bytes\n", si, t->nops, (unsigned long long)peak);
-        printf("%-10s %12s %7s %10s %s\n", "allocator", "heap needed", "ratio", "bound", "notes");
-        for (size_t k = 0; k < na && !drv_stop; k++) {
-            rp_size_t s;
-            rp_progress_ctx_t pc = {"trace", "", "size"};
-            snprintf(pc.who, sizeof pc.who, "stream %zu %s", si, allocs[k]->name);
-            rp_progress_cb(&pc, 0.0);
-            rp_size(allocs[k], buf, t, &opts, &s);
-            bench_progress_clear();
-            double bound = 0.0;
-            char formula[160];
-            bool hb = rp_bound(allocs[k], t, &bound, formula, sizeof formula);
-            double ratio = s.found && peak != 0u ? (double)s.heap / (double)peak : 0.0;
-            if (s.found && s.heap > max_heap[k]) {
-                max_heap[k] = s.heap, max_heap_ratio[k] = ratio, max_heap_stream[k] = si;
-            }
-            char hv[32], bv[32];
-            fmt_or_dash(hv, sizeof hv, s.found, "%.0f", (double)s.heap);
-            fmt_or_dash(bv, sizeof bv, hb, "%.0f", bound);
-            printf("%-10s %12s %7.3f %10s %s%s%s", allocs[k]->name, hv, ratio, bv, hb ? formula : "no bound",
-                   s.found && !s.verified ? "; NOT verified" : "", s.found ? "" : "; does not fit in the buffer");
-            if (s.nonmono != 0u) {
-                printf("; non-monotone: %zu bytes does not fit", s.nonmono_at);
-            }
-            printf("\n");
-            if (csv != NULL) {
-                fprintf(csv, "-,%zu,%s,%llu,", si, allocs[k]->name, (unsigned long long)peak);
-                if (s.found) {
-                    fprintf(csv, "%zu,%.4f,%zu,%d,%u,%zu,", s.heap, ratio, s.resolution, s.verified ? 1 : 0,
-                            s.nonmono, s.nonmono_at);
-                } else {
-                    fprintf(csv, ",,,,,,");
-                }
-                if (hb) {
-                    fprintf(csv, "%.0f,", bound);
-                } else {
-                    fprintf(csv, ",");
-                }
-                bench_csv_field(csv, hb ? formula : "no bound");
-                fprintf(csv, "\n");
-            }
-        }
-        munmap(buf, opts.cap);
     }
-    if (f.nstreams > 1) {
+    if (s.f.nstreams > 1) {
         /* the largest stream decides the heap a system hosting the program needs; a tiny stream's
          * ratio says more about the allocator's smallest buffer than about the program */
         printf("\nthe largest heap needed over the streams (its stream, its ratio to that stream's live peak):\n");
-        for (size_t k = 0; k < na; k++) {
-            printf("  %-10s %zu bytes (stream %zu, %.3f)\n", allocs[k]->name, max_heap[k], max_heap_stream[k],
-                   max_heap_ratio[k]);
+        for (size_t k = 0; k < s.na; k++) {
+            printf("  %-10s %zu bytes (stream %zu, %.3f)\n", s.allocs[k]->name, max.heap[k], max.stream[k],
+                   max.ratio[k]);
         }
     }
-    bench_csv_close(csv, path);
-    tr_release(&f);
-    return drv_stop ? 130 : 0;
+    return session_close(&s);
 }
