@@ -229,13 +229,20 @@ static int dc_enomem(void)
 
 static volatile int dc_stop;
 
+/* Calls per thread; fewer where RT_DEBUG=2 checks the whole heap at every call. */
+#if RT_DEBUG >= 2
+#define DC_HAMMER_ROUNDS 2000u
+#else
+#define DC_HAMMER_ROUNDS 20000u
+#endif
+
 static void *dc_hammer(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
     enum { SLOTS = 32 };
     unsigned char *slot[SLOTS] = {0};
     size_t len[SLOTS] = {0};
-    for (unsigned it = 0; it < 20000u && !dc_stop; it++) {
+    for (unsigned it = 0; it < DC_HAMMER_ROUNDS && !dc_stop; it++) {
         seed = seed * 1103515245u + 12345u;
         unsigned i = (seed >> 8) % SLOTS;
         size_t n = 1u + (seed >> 12) % 2000u;
