@@ -88,7 +88,7 @@ static void child_exec(const char *const argv[], const char *lib, const char *al
         (void)setenv("LD_PRELOAD", lib, 1);
     }
     (void)setenv("RTALLOC", alloc, 1);
-#if RT_DEBUG >= 2
+#if defined(RT_DEBUG) && RT_DEBUG >= 2
     /* RT_DEBUG=2 checks the whole heap at every call: the buddy's check reads its bitmaps, which
      * grow with the heap (a minute per case at the 1 GiB default), so the cases run on 4 MiB
      * unless they set a size of their own. */

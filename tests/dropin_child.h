@@ -230,7 +230,7 @@ static int dc_enomem(void)
 static volatile int dc_stop;
 
 /* Calls per thread; fewer where RT_DEBUG=2 checks the whole heap at every call. */
-#if RT_DEBUG >= 2
+#if defined(RT_DEBUG) && RT_DEBUG >= 2
 #define DC_HAMMER_ROUNDS 2000u
 #else
 #define DC_HAMMER_ROUNDS 20000u
