@@ -51,6 +51,12 @@ static const dropin_case_t cases[] = {
     {"semantics", {"RTALLOC_STATS=1", "RTALLOC_HEAP=64M"}, 0, NULL, {"heap 67108864"}, false},
 };
 
+#if defined(RT_DEBUG) && RT_DEBUG >= 2
+#define RT_DEBUG_WALKS true
+#else
+#define RT_DEBUG_WALKS false
+#endif
+
 static int passed, failed;
 
 typedef struct {
@@ -169,7 +175,10 @@ static void run_case(const char *self, const char *lib, const char *alloc, const
     const char *argv[] = {self, "child", c->mode, NULL};
     run(argv, lib, alloc, c->env, &o);
     bool ok = exit_as(&o, c->signal) && strstr(o.out, "FAIL") == NULL;
-    ok = ok && (c->call == NULL || names_pointer(&o, c->call));
+    /* RT_DEBUG >= 2: the library's walk after every call may find the damage first and report it
+     * as "check", with no pointer (tests/overflow.c judges those calls the same way). */
+    bool by_walk = RT_DEBUG_WALKS && strstr(o.err, "rtalloc-malloc: check(") != NULL;
+    ok = ok && (c->call == NULL || names_pointer(&o, c->call) || by_walk);
     ok = ok && (!c->err_empty || o.err[0] == '\0');
     for (size_t i = 0; i < 2 && c->err_has[i] != NULL; i++) {
         ok = ok && strstr(o.err, c->err_has[i]) != NULL;

@@ -198,12 +198,16 @@ static inline void fm_unlock(rt_fma_t *f, uintptr_t token) { rt_hooks_unlock(&f-
 
 static bool fm_check_locked(rt_fma_t *f);
 
-/* RT_DEBUG >= 2: the full check after every call. A failure is reported like any corruption
- * (through the handler when there is one -- damage the application wrote where no O(1) check
- * has looked yet -- else RT_PANIC through rt_hooks_report), not trapped on. */
-static inline void fm_debug_check(rt_fma_t *f)
+/* RT_DEBUG >= 2: the full check after every call, made under the lock (fm_debug_ok). A failure
+ * is reported like any corruption (through the handler when there is one -- damage the
+ * application wrote where no O(1) check has looked yet -- else RT_PANIC through rt_hooks_report),
+ * not trapped on, once the lock is released (fm_debug_report): the report takes the lock itself,
+ * and a lock hook need not nest. */
+static inline bool fm_debug_ok(rt_fma_t *f) { return RT_DEBUG < 2 || fm_check_locked(f); }
+
+static inline void fm_debug_report(rt_fma_t *f, bool ok)
 {
-    if (RT_DEBUG >= 2 && !fm_check_locked(f)) {
+    if (!ok) { /* "check", as the other allocators' walks report */
         rt_hooks_report(&f->hooks, false, RT_ERR_CORRUPTED, "check", NULL, 0u);
     }
 }
@@ -1276,7 +1280,7 @@ rt_fma_t *rt_fma_create_ex(void *mem, size_t size, unsigned page_log2, unsigned 
         map[nwords - 1u] = fm_bit((unsigned)(pages % FM_BITS)) - 1u;
     }
     __builtin_memset(fm_blockmap(f, 0), 0, (size_t)pages * l.words * sizeof(size_t));
-    fm_debug_check(f);
+    fm_debug_report(f, fm_debug_ok(f)); /* no lock: the instance is not shared yet */
     return f;
 }
 
@@ -1320,9 +1324,10 @@ void *rt_fma_malloc(rt_fma_t *f, size_t size)
     uintptr_t token = fm_lock(f);
     void *p = fm_alloc(f, size);
     fm_commit(f);
-    fm_debug_check(f);
+    bool ok = fm_debug_ok(f);
     rt_error_kind_t error = fm_take_pending(f, p);
     fm_unlock(f, token);
+    fm_debug_report(f, ok);
     return error == RT_ERR_NONE ? p : rt_front_refuse(&fm_front, f, error, "malloc", NULL, size);
 }
 
@@ -1332,14 +1337,16 @@ void rt_fma_free(rt_fma_t *f, void *p)
         return;
     }
     fm_loc_t loc;
+    bool ok = true;
     uintptr_t token = fm_lock(f);
     rt_error_kind_t error = fm_locate(f, p, &loc);
     if (error == RT_ERR_NONE) {
         error = fm_release(f, &loc);
         fm_commit(f);
-        fm_debug_check(f);
+        ok = fm_debug_ok(f);
     }
     fm_unlock(f, token);
+    fm_debug_report(f, ok);
     if (error != RT_ERR_NONE) {
         fm_report(f, error, "free", p, 0u);
     }
@@ -1388,8 +1395,9 @@ void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
         fm_commit(f);
     }
     f->reallocs++;
-    fm_debug_check(f);
+    bool ok = fm_debug_ok(f);
     fm_unlock(f, token);
+    fm_debug_report(f, ok);
     if (error != RT_ERR_NONE) {
         fm_report(f, error, "realloc", p, size);
     }
@@ -1418,9 +1426,10 @@ void *rt_fma_memalign(rt_fma_t *f, size_t alignment, size_t size)
         p = fm_run(f, (uint32_t)((size + page - 1u) >> f->page_log2), s0, step);
     }
     fm_commit(f);
-    fm_debug_check(f);
+    bool ok = fm_debug_ok(f);
     rt_error_kind_t error = fm_take_pending(f, p);
     fm_unlock(f, token);
+    fm_debug_report(f, ok);
     return error == RT_ERR_NONE ? p : rt_front_refuse(&fm_front, f, error, "memalign", NULL, size);
 }
 
