@@ -174,33 +174,7 @@ static void write_row(FILE *csv, const char *prog, size_t si, const rt_allocator
     }
     bench_csv_field(csv, formula);
     fprintf(csv, ",");
-    if (r->ic_ok) {
-        fprintf(csv, "%zu,%.2f,%u,%u,", r->ic_stride, r->all.mean, r->all.p99, r->all.max);
-    } else {
-        fprintf(csv, ",,,,");
-    }
-    rp_write_kinds(csv, r);
-    if (ns > 0.0) {
-        fprintf(csv, "%.2f,", ns);
-    } else {
-        fprintf(csv, ",");
-    }
-    if (ns > 0.0 && glibc_ns > 0.0) {
-        fprintf(csv, "%.4f,", ns / glibc_ns);
-    } else {
-        fprintf(csv, ",");
-    }
-    if (r->f_known) {
-        fprintf(csv, "%.2f,%d,", r->f, r->f_approx ? 1 : 0);
-    } else {
-        fprintf(csv, ",,");
-    }
-    if (r->ic_ok) {
-        fprintf(csv, "%zu,%s,%u,%u\n", r->worst_op, rp_kind_name[r->worst_kind % RP_KINDS], r->worst_size,
-                r->worst_count);
-    } else {
-        fprintf(csv, ",,,\n");
-    }
+    rp_csv_measures(csv, r, ns, glibc_ns, 4);
 }
 
 /* One stream of one program against every selected allocator. */

@@ -753,11 +753,10 @@ static void replay_print_row(const char *name, const rp_replay_t *r, double ns)
     printf("\n");
 }
 
-/* One row of trace_replay.csv (an empty field where a figure is unknown). */
-static void replay_csv_row(FILE *csv, size_t si, const char *name, size_t nops, const rp_replay_t *r, double ns,
-                           double glibc_ns)
+/* The measured columns of trace_replay.csv and of the experiment's trace.csv, from the stride to
+ * the worst call, the row's end included (an empty field where a figure is unknown). */
+void rp_csv_measures(FILE *csv, const rp_replay_t *r, double ns, double glibc_ns, int ratio_digits)
 {
-    fprintf(csv, "%s,%zu,%s,%zu,%zu,%zu,", "-", si, name, nops, r->failures, r->flagged);
     if (r->ic_ok) {
         fprintf(csv, "%zu,%.2f,%u,%u,", r->ic_stride, r->all.mean, r->all.p99, r->all.max);
     } else {
@@ -770,7 +769,7 @@ static void replay_csv_row(FILE *csv, size_t si, const char *name, size_t nops, 
         fprintf(csv, ",");
     }
     if (ns > 0.0 && glibc_ns > 0.0) {
-        fprintf(csv, "%.3f,", ns / glibc_ns);
+        fprintf(csv, "%.*f,", ratio_digits, ns / glibc_ns);
     } else {
         fprintf(csv, ",");
     }
@@ -785,6 +784,14 @@ static void replay_csv_row(FILE *csv, size_t si, const char *name, size_t nops, 
     } else {
         fprintf(csv, ",,,\n");
     }
+}
+
+/* One row of trace_replay.csv (an empty field where a figure is unknown). */
+static void replay_csv_row(FILE *csv, size_t si, const char *name, size_t nops, const rp_replay_t *r, double ns,
+                           double glibc_ns)
+{
+    fprintf(csv, "%s,%zu,%s,%zu,%zu,%zu,", "-", si, name, nops, r->failures, r->flagged);
+    rp_csv_measures(csv, r, ns, glibc_ns, 3);
 }
 
 /* glibc's ns per call among the timed allocators; 0 when glibc is not among them. */

@@ -97,6 +97,11 @@ typedef struct rp_replay {
  * by a comma. */
 extern const char rp_kinds_header[];
 void rp_write_kinds(FILE *csv, const rp_replay_t *r);
+/* The measured columns shared by trace_replay.csv and the experiment's trace.csv: ic_stride,
+ * ins_mean, ins_p99, ins_max, the kinds (rp_write_kinds), ns_per_call, the ratio to glibc (with
+ * ratio_digits decimals), f_percent, f_approx, worst_op, worst_kind, worst_size, worst_ins and
+ * the newline. */
+void rp_csv_measures(FILE *csv, const rp_replay_t *r, double ns, double glibc_ns, int ratio_digits);
 
 /* Instructions per call (every stride-th op within step_budget; the stride widens to stay in
  * budget), and F at the peak of a library allocator over buffer[0..size) (callers pass the
