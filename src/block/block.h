@@ -99,18 +99,26 @@ static inline size_t blk_fold(size_t x)
     return x;
 }
 #if BLK_DATA_BITS == 32 && BLK_WORD_BITS == 64
-/* The default 64-bit layout: tag = (data XOR key) * M mod 2^32, M odd. Multiplying by an odd
- * number is a bijection of the 32-bit words, so any change of the data alone -- one byte or
- * more -- changes the tag it must carry (deterministic), and any change of the tag alone too. A
- * change of both halves passes only where the product happens to agree: unlike a linear tag, no
- * pattern of flips (the same XOR in a data byte and its tag byte) passes systematically. */
+/* The default 64-bit layout: the header word is an affine map of its data,
+ *     head = data * K1 + key  (mod 2^64),  K1 = 1 + M * 2^32, M odd, key = k * 2^32 (k != 0),
+ * i.e. low half = data, high half (the tag) = data * M + k (mod 2^32). K1 is odd, so the map is
+ * inverted by one multiply: data = (head - key) * K1^-1, and a word is a header iff that is below
+ * 2^32 (one compare). Any change of the data alone changes the tag it must carry (data -> tag is a
+ * bijection); a change of the tag alone is seen at once; a change of one byte anywhere in the word
+ * passes only if delta * M^-1 were within one of 0 mod 2^32, impossible for a one-byte delta since
+ * M^-1 mod 2^32 = 0x0E8B2F51 (deterministic detection). A change of both halves passes only where
+ * tag and data happen to agree: no pattern of XOR flips passes systematically. Being affine, a
+ * flag is set by adding flag * K1 to the word (blk_add_flag): no decode, no multiply. The zero
+ * word decodes to -k * 2^32: never a header. */
+#define BLK_LINEAR_TAG 1
 #define BLK_TAG_MUL 0x9E3779B1u
-static inline size_t blk_tag32(size_t key, size_t data)
-{
-    return (size_t)(uint32_t)(((uint32_t)data ^ (uint32_t)key) * BLK_TAG_MUL);
-}
-static inline size_t blk_enc(size_t key, size_t data) { return data | (blk_tag32(key, data) << 32); }
-static inline bool blk_head_ok(size_t key, size_t head) { return (head >> 32) == blk_tag32(key, head); }
+#define BLK_K1 ((size_t)1 + ((size_t)BLK_TAG_MUL << 32))
+#define BLK_K1_INV ((size_t)0x61C8864F00000001ull) /* BLK_K1 * BLK_K1_INV = 1 mod 2^64 */
+_Static_assert((size_t)(BLK_K1 * BLK_K1_INV) == 1u, "K1's inverse");
+static inline size_t blk_enc(size_t key, size_t data) { return data * BLK_K1 + key; }
+/* The data of a header word, or a value >= 2^32 when the word is not a header. */
+static inline size_t blk_decode(size_t key, size_t head) { return (head - key) * BLK_K1_INV; }
+static inline bool blk_head_ok(size_t key, size_t head) { return (blk_decode(key, head) >> 32) == 0u; }
 #else
 /* The header word for `data` (size | flags). */
 static inline size_t blk_enc(size_t key, size_t data) { return data | ((blk_fold(data) ^ key) << BLK_DATA_BITS); }
@@ -119,11 +127,19 @@ static inline bool blk_head_ok(size_t key, size_t head)
 {
     return (((head >> BLK_DATA_BITS) ^ blk_fold(head & BLK_DATA_MASK) ^ key) & (~(size_t)0 >> BLK_DATA_BITS)) == 0u;
 }
+static inline size_t blk_decode(size_t key, size_t head)
+{
+    return blk_head_ok(key, head) ? head & BLK_DATA_MASK : ~(size_t)0;
+}
 #endif
 #else
 #define BLK_DATA_MASK (~(size_t)0)
 static inline size_t blk_enc(size_t key, size_t data) { return (void)key, data; }
 static inline bool blk_head_ok(size_t key, size_t head) { return (void)key, (void)head, true; }
+static inline size_t blk_decode(size_t key, size_t head) { return (void)key, head; }
+#endif
+#ifndef BLK_LINEAR_TAG
+#define BLK_LINEAR_TAG 0
 #endif
 
 /* The hot-path helpers are inlined whatever the compiler's size heuristics say when optimising
@@ -158,9 +174,26 @@ static inline void blk_set_footer(rt_blk *b, size_t size)
 /* Writes b's header: size | flags, tagged. */
 static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = blk_enc(key, data); }
 
-/* Flips a flag in b's header, re-tagged. The caller knows its state (each call site says). */
-static inline void blk_flip(size_t key, rt_blk *b, size_t flag) { blk_set_head(key, b, blk_data(b->head) ^ flag); }
-static inline void blk_flip_prev_free(size_t key, rt_blk *b) { blk_flip(key, b, BLK_PREV_FREE); }
+/* Sets / clears a flag known to be clear / set in b's verified header, re-tagged. With the affine
+ * tag this is one add to the word (no decode, no multiply). */
+static inline void blk_set_flag(size_t key, rt_blk *b, size_t flag)
+{
+#if BLK_LINEAR_TAG
+    (void)key;
+    b->head += flag * BLK_K1;
+#else
+    blk_set_head(key, b, blk_data(b->head) | flag);
+#endif
+}
+static inline void blk_clear_flag(size_t key, rt_blk *b, size_t flag)
+{
+#if BLK_LINEAR_TAG
+    (void)key;
+    b->head -= flag * BLK_K1;
+#else
+    blk_set_head(key, b, blk_data(b->head) & ~flag);
+#endif
+}
 
 /* Turns [b, b + size) into one free block: header and footer; and, when set_next is true, sets
  * the successor's PREV_FREE (false: the successor's PREV_FREE is set already, because a free
@@ -168,7 +201,7 @@ static inline void blk_flip_prev_free(size_t key, rt_blk *b) { blk_flip(key, b, 
 static inline void blk_make_free(size_t key, rt_blk *b, size_t size, bool set_next)
 {
     if (set_next) {
-        blk_flip_prev_free(key, blk_offset(b, size));
+        blk_set_flag(key, blk_offset(b, size), BLK_PREV_FREE);
     }
     blk_set_footer(b, size);
     blk_set_head(key, b, size | BLK_FREE); /* last, so the index's read of the size is forwarded */

@@ -66,14 +66,19 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
 }
 
 /* The header tags' key of a heap at `address`: a mix of the address and RT_HEAP_KEY_SEED, odd
- * (so a zeroed header word never verifies). */
+ * (so a zeroed header word never verifies); with the affine tag of the default 64-bit layout
+ * (block.h) the key is that odd 32-bit number shifted to the tag's half. */
 static size_t heap_key(uintptr_t address)
 {
     uint64_t x = (uint64_t)address ^ (uint64_t)RT_HEAP_KEY_SEED;
     x ^= x >> 33;
     x *= 0xFF51AFD7ED558CCDull;
     x ^= x >> 33;
+#if BLK_LINEAR_TAG
+    return (size_t)((x | 1u) & 0xFFFFFFFFu) << 32;
+#else
     return (size_t)x | 1u;
+#endif
 }
 
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
@@ -109,6 +114,72 @@ bool rt_heap_add_pool(rt_heap_t *h, void *mem, size_t size)
     }
     return ok;
 }
+
+/* --- bad pointers: which error -------------------------------------------------------------- */
+
+/* Why heap_validate_fast refused p: the same checks, one at a time, each with the error it
+ * means. Off the hot path (only a refused call comes here). */
+rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p)
+{
+    const rt_pool_t *pool = heap_pool_of(h, (uintptr_t)p);
+    if (pool == NULL) {
+        return RT_ERR_FOREIGN_POINTER;
+    }
+    if (((uintptr_t)p & (BLK_A - 1u)) != 0u) {
+        return RT_ERR_BAD_POINTER;
+    }
+    rt_blk *b = blk_from_payload(p);
+    size_t key = h->key;
+    size_t head = b->head;
+    size_t size = blk_head_size(head);
+    size_t room = (size_t)((char *)pool->end - (char *)b);
+    if (!blk_head_ok(key, head)) { /* not a header: a bad pointer, or a header overwritten */
+        return RT_ERR_BAD_POINTER;
+    }
+    if ((head & BLK_FREE) != 0u) {
+        /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
+         * stale mark a merge left; anything else with bit 0 set is not a header at all. */
+        bool genuine = blk_data(head) == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
+                       blk_prev_size(blk_offset(b, size)) == size;
+        return genuine || blk_data(head) == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
+    }
+    if ((RT_HARDENING < 1 && (head & BLK_BAD_BITS) != 0u) || size < BLK_MIN || size > room) {
+        return RT_ERR_BAD_POINTER;
+    }
+    rt_blk *next = blk_offset(b, size);
+    size_t nhead = next->head;
+    size_t nsize = blk_head_size(nhead);
+    /* The successor must be a header too (a corrupted size lands in payload): tagged (an
+     * overflow of p's block into it is caught here), flags clean, and a size that fits the
+     * pool -- unless it is the pool's sentinel. */
+    if (!blk_head_ok(key, nhead)) {
+        return RT_ERR_CORRUPTED;
+    }
+    if ((RT_HARDENING < 1 && (nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u) || nsize > room - size ||
+        (nsize < BLK_MIN && next != pool->end)) {
+        return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
+    }
+    /* A successor the facade will treat as free must prove it: its footer, and its membership
+     * of the index (safe unlinking) -- before free or realloc writes anything. */
+    if (RT_HARDENING >= 1 && (nhead & BLK_FREE) != 0u &&
+        (nsize < BLK_MIN || blk_prev_size(blk_offset(next, nsize)) != nsize || !heap_linked(h, next) ||
+         (RT_HARDENING >= 2 && !heap_free_proven(h, next, nsize)))) {
+        return RT_ERR_CORRUPTED;
+    }
+    if ((head & BLK_PREV_FREE) != 0u) {
+        size_t psize = blk_prev_size(b); /* a raw word: check its alignment before using it */
+        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first) ||
+            !blk_is_free_header(key, blk_prev(b), psize) || !heap_linked(h, blk_prev(b)) ||
+            (RT_HARDENING >= 2 && !heap_free_proven(h, blk_prev(b), psize))) {
+            return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
+        }
+    }
+    if (RT_DEBUG >= 2 && !heap_is_block_start(h, pool, b)) {
+        return RT_ERR_BAD_POINTER;
+    }
+    return RT_ERR_NONE; /* the fast check is stricter: heap_validate reports this as corrupted */
+}
+
 
 /* --- generic entry points ------------------------------------------------------------------ */
 
@@ -220,7 +291,7 @@ static bool check_visit(void *context, rt_blk *b)
     if (size < BLK_MIN || size > (size_t)((char *)pool->end - (char *)b)) {
         return false;
     }
-    blk_flip(c->heap->key, b, BLK_MARK); /* set */
+    blk_set_flag(c->heap->key, b, BLK_MARK);
     c->indexed++;
     return true;
 }
@@ -235,7 +306,7 @@ static bool unmark_visit(void *context, rt_blk *b)
         return false;
     }
     if ((b->head & BLK_MARK) != 0u) {
-        blk_flip(c->heap->key, b, BLK_MARK);
+        blk_clear_flag(c->heap->key, b, BLK_MARK);
     }
     return true;
 }
@@ -283,7 +354,7 @@ bool rt_heap_check(rt_heap_t *h)
                 break;
             }
             if ((head & BLK_MARK) != 0u) {
-                blk_flip(h->key, b, BLK_MARK);
+                blk_clear_flag(h->key, b, BLK_MARK);
             }
             if (((head & BLK_PREV_FREE) != 0u) != prev_free) {
                 ok = false;

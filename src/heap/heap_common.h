@@ -17,6 +17,19 @@
  * backend's index reset. */
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops);
 
+/* Why p is not a block free may give back (heap_validate_fast refused it). Cold. */
+rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p) __attribute__((cold, noinline));
+
+/* RT_ERR_NONE and *v filled iff p is a live block of h (heap_validate_fast); else the error. */
+RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
+{
+    if (__builtin_expect(heap_validate_fast(h, p, v), 1)) {
+        return RT_ERR_NONE;
+    }
+    rt_error_kind_t kind = heap_diagnose(h, p);
+    return kind != RT_ERR_NONE ? kind : RT_ERR_CORRUPTED;
+}
+
 extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seglist, rt_heap_ops_firstfit,
     rt_heap_ops_bestfit, rt_heap_ops_halffit;
 

@@ -219,77 +219,95 @@ RT_HOT bool heap_member(const rt_heap_t *h, const rt_blk *b, rt_blk *const *slot
 /* What validation learnt about a live block, reused by free so nothing is loaded twice. */
 typedef struct blk_view {
     rt_blk *b;
-    size_t size;
+    size_t data;      /* b's size | flags (PREV_FREE kept: release needs it) */
     rt_blk *next;
-    size_t next_head;
+    size_t next_data; /* the successor's size | flags */
 } blk_view;
 
-/* Decides in O(1) whether p is a live block of h: the header's flags and size, the successor's
- * flags and size, and (when the header says the predecessor is free) the predecessor's footer and
- * header must all agree. RT_ERR_NONE if p may be freed; *v then describes the block. */
-RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
+/* True iff d, a decoded header (blk_decode), is a valid header with FREE clear: one rotate and
+ * one compare -- FREE (bit 0) rotates to the top, and a word that is no header decodes above
+ * BLK_DATA_MASK. */
+static inline bool heap_used_data_ok(size_t d) { return heap_rotr(d, 1) <= (BLK_DATA_MASK >> 1); }
+
+/* The pool of payload address a when a is not in pool 0 (cold: pool 0 is tested inline). */
+static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
 {
-    const rt_pool_t *pool = heap_pool_of(h, (uintptr_t)p);
-    if (pool == NULL) {
-        return RT_ERR_FOREIGN_POINTER;
+    for (const rt_pool_t *pool = h->pools + 1, *last = h->pools + h->npools; pool < last; pool++) {
+        if (a - pool->lo < pool->span) {
+            return pool;
+        }
     }
-    if (((uintptr_t)p & (BLK_A - 1u)) != 0u) {
-        return RT_ERR_BAD_POINTER;
+    return NULL;
+}
+
+/* Decides in O(1) whether p is a live block of h that free may give back: the header's tag,
+ * flags and size; the successor's tag (an overflow of p's block into it is caught here) and,
+ * when it is free, its size, footer and list membership (safe unlinking); when the header says
+ * the predecessor is free, its footer, header and membership -- all before free or realloc
+ * writes anything. True and *v filled if so; false says nothing of why (heap_diagnose, cold,
+ * tells). Each check is one compare where it can be: the pool and the successor's header cost
+ * one each, the block's own header (tag and FREE) one. */
+RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v)
+{
+    uintptr_t a = (uintptr_t)p;
+    const rt_pool_t *pool = h->pools;
+    if (__builtin_expect(a - pool->lo >= pool->span, 0)) {
+        pool = heap_pool_rest(h, a);
+        if (pool == NULL) {
+            return false;
+        }
+    }
+    if ((a & (BLK_A - 1u)) != 0u) {
+        return false;
     }
     rt_blk *b = blk_from_payload(p);
     size_t key = h->key;
-    size_t head = b->head;
-    size_t size = blk_head_size(head);
+    size_t d = blk_decode(key, b->head);
+    if (!heap_used_data_ok(d) || (RT_HARDENING < 1 && (d & BLK_BAD_BITS) != 0u)) {
+        return false;
+    }
+    size_t size = blk_head_size(d);
     size_t room = (size_t)((char *)pool->end - (char *)b);
-    if (!blk_head_ok(key, head)) { /* not a header: a bad pointer, or a header overwritten */
-        return RT_ERR_BAD_POINTER;
-    }
-    if ((head & BLK_FREE) != 0u) {
-        /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
-         * stale mark a merge left; anything else with bit 0 set is not a header at all. */
-        bool genuine = blk_data(head) == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
-                       blk_prev_size(blk_offset(b, size)) == size;
-        return genuine || blk_data(head) == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
-    }
-    if ((RT_HARDENING < 1 && (head & BLK_BAD_BITS) != 0u) || size < BLK_MIN || size > room) {
-        return RT_ERR_BAD_POINTER;
+    if (size < BLK_MIN || size > room) {
+        return false;
     }
     rt_blk *next = blk_offset(b, size);
-    size_t nhead = next->head;
-    size_t nsize = blk_head_size(nhead);
-    /* The successor must be a header too (a corrupted size lands in payload): tagged (an
-     * overflow of p's block into it is caught here), flags clean, and a size that fits the
-     * pool -- unless it is the pool's sentinel. */
-    if (!blk_head_ok(key, nhead)) {
-        return RT_ERR_CORRUPTED;
+    size_t nd = blk_decode(key, next->head);
+    if (nd > BLK_DATA_MASK) { /* not a header: a corrupted size, or an overflow into it */
+        return false;
     }
-    if ((RT_HARDENING < 1 && (nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u) || nsize > room - size ||
-        (nsize < BLK_MIN && next != pool->end)) {
-        return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
+    size_t nsize = blk_head_size(nd);
+    if ((nd & BLK_FREE) != 0u) {
+        /* A successor the facade will absorb proves it is free: its size, and its membership of
+         * its list (safe unlinking). Its footer is not read (the merged block's footer is
+         * written over it); level 2 checks it too (heap_free_proven). */
+        if (nsize < BLK_MIN || nsize > room - size || !heap_linked(h, next) ||
+            (RT_HARDENING >= 2 && !heap_free_proven(h, next, nsize))) {
+            return false;
+        }
+    } else if (RT_HARDENING < 1 && ((nd & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u || nsize > room - size ||
+                                    (nsize < BLK_MIN && next != pool->end))) {
+        return false; /* level 0 has no tag: the successor's plausibility stands in for it */
     }
-    /* A successor the facade will treat as free must prove it: its footer, and its membership
-     * of the index (safe unlinking) -- before free or realloc writes anything. */
-    if (RT_HARDENING >= 1 && (nhead & BLK_FREE) != 0u &&
-        (nsize < BLK_MIN || blk_prev_size(blk_offset(next, nsize)) != nsize || !heap_linked(h, next) ||
-         (RT_HARDENING >= 2 && !heap_free_proven(h, next, nsize)))) {
-        return RT_ERR_CORRUPTED;
-    }
-    if ((head & BLK_PREV_FREE) != 0u) {
+    if ((d & BLK_PREV_FREE) != 0u) {
         size_t psize = blk_prev_size(b); /* a raw word: check its alignment before using it */
-        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first) ||
-            !blk_is_free_header(key, blk_prev(b), psize) || !heap_linked(h, blk_prev(b)) ||
-            (RT_HARDENING >= 2 && !heap_free_proven(h, blk_prev(b), psize))) {
-            return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
+        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first)) {
+            return false;
+        }
+        rt_blk *prev = blk_prev(b);
+        if (!blk_is_free_header(key, prev, psize) || !heap_linked(h, prev) ||
+            (RT_HARDENING >= 2 && !heap_free_proven(h, prev, psize))) {
+            return false;
         }
     }
     if (RT_DEBUG >= 2 && !heap_is_block_start(h, pool, b)) {
-        return RT_ERR_BAD_POINTER;
+        return false;
     }
     v->b = b;
-    v->size = head; /* PREV_FREE kept: release needs it */
+    v->data = d;
     v->next = next;
-    v->next_head = nhead;
-    return RT_ERR_NONE;
+    v->next_data = nd;
+    return true;
 }
 
 /* With RT_DEBUG >= 2 every operation ends with a full integrity check (rt_heap_check, public).

@@ -17,12 +17,15 @@
 #error "define FITLIST_BEST to 0 or 1"
 #endif
 
+/* This index walks its lists: its find may return IDX_CORRUPT (facade.inc). */
+#define IDX_WALKS 1
+
 typedef struct idx_t {
     rt_blk *head;
 } idx_t;
 
 static inline void idx_reset(idx_t *x) { x->head = NULL; }
-static inline void idx_insert(idx_t *x, rt_blk *b) { list_push(&x->head, b); }
+static inline void idx_insert(idx_t *x, rt_blk *b, size_t size) { (void)size, list_push(&x->head, b); }
 static inline void idx_remove(idx_t *x, rt_blk *b)
 {
     (void)x;

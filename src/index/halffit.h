@@ -29,9 +29,9 @@ static inline void idx_reset(idx_t *x)
     }
 }
 
-static inline void idx_insert(idx_t *x, rt_blk *b)
+static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
 {
-    unsigned i = rt_log2(blk_size(b));
+    unsigned i = rt_log2(size);
     list_push(&x->heads[i], b);
     x->map |= (size_t)1u << i;
 }

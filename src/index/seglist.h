@@ -16,6 +16,9 @@
 
 #define SEG_CLASSES 8u
 
+/* This index walks its lists: its find may return IDX_CORRUPT (facade.inc). */
+#define IDX_WALKS 1
+
 typedef struct idx_t {
     rt_blk *heads[SEG_CLASSES];
     uint8_t map;
@@ -41,9 +44,9 @@ static inline void idx_reset(idx_t *x)
     x->map = 0;
 }
 
-static inline void idx_insert(idx_t *x, rt_blk *b)
+static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
 {
-    unsigned c = seg_class(blk_size(b) - BLK_W);
+    unsigned c = seg_class(size - BLK_W);
     list_push(&x->heads[c], b);
     x->map = (uint8_t)(x->map | (1u << c));
 }

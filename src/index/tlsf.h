@@ -12,8 +12,9 @@
  *   insert: a block goes to the slot containing its size (rounds down);
  *   search: a request is rounded UP to the next slot boundary first, so every block in that
  *           slot or above fits and the head is taken without looking at its size (no walk).
- * As in Masmano's TLSF the block is then cut at the rounded size, so equal-slot requests reuse
- * each other's blocks; the rounding wastes less than 1/SL of a block (6.25% at SL = 16).
+ * Unlike Masmano's TLSF, which cuts the block at the rounded size, the facade cuts it at the
+ * request: the rounding decides only which list is searched, and the rest of the block (less than
+ * a slot's width larger) goes back to the index (issue 15: fragmentation measured both ways).
  *
  * Bounds: find = one mapping, at most two find-first-set operations (probes: 1 when the rounded
  * slot's row has a fitting slot, 2 when it climbs to a higher row): O(1). insert and remove: one
@@ -36,31 +37,32 @@ _Static_assert(TLSF_SL_LOG2 == 4 || TLSF_SL_LOG2 == 5, "TLSF second level: 16 or
 #define TLSF_SMALL ((size_t)1 << TLSF_FL_SHIFT)
 #define TLSF_FL_COUNT (RT_HEAP_MAX_BLOCK_LOG2 - TLSF_FL_SHIFT + 1)
 
-#if TLSF_SL_LOG2 == 4
-typedef uint16_t tlsf_slmap_t;
-#else
+/* One word per row whatever SL (16 or 32 bits used): no partial-register updates. */
 typedef uint32_t tlsf_slmap_t;
-#endif
 
 typedef struct idx_t {
     size_t fl_map;
     tlsf_slmap_t sl_map[TLSF_FL_COUNT];
-    rt_blk *heads[TLSF_FL_COUNT][TLSF_SL_COUNT];
+    rt_blk *heads[TLSF_FL_COUNT * TLSF_SL_COUNT]; /* list fl * SL + sl */
 } idx_t;
 
 _Static_assert(TLSF_FL_COUNT <= 8 * sizeof(size_t), "first-level bitmap is one word");
 
-/* Mapping for insert: the slot containing size (size >= the smallest block). */
+/* Mapping for insert: the list (flat: fl * SL + sl) whose slot contains size. Branch-free: with
+ * l = log2(size | TLSF_SMALL) >= TLSF_FL_SHIFT, size >> (l - SL_LOG2) is the slot within row 0
+ * (in [0, SL): sizes below TLSF_SMALL, A bytes a slot) or SL plus the slot within row
+ * l - FL_SHIFT + 1 (in [SL, 2 SL)); adding (l - FL_SHIFT) rows gives the flat number either way. */
+static inline unsigned tlsf_list(size_t size)
+{
+    unsigned l = rt_log2(size | TLSF_SMALL);
+    return ((l - TLSF_FL_SHIFT) << TLSF_SL_LOG2) + (unsigned)(size >> (l - TLSF_SL_LOG2));
+}
+
 static inline void tlsf_map_insert(size_t size, unsigned *fl, unsigned *sl)
 {
-    if (size < TLSF_SMALL) {
-        *fl = 0;
-        *sl = (unsigned)(size >> TLSF_A_LOG2);
-    } else {
-        unsigned l = rt_log2(size);
-        *fl = l - TLSF_FL_SHIFT + 1u;
-        *sl = (unsigned)(size >> (l - TLSF_SL_LOG2)) - TLSF_SL_COUNT;
-    }
+    unsigned i = tlsf_list(size);
+    *fl = i >> TLSF_SL_LOG2;
+    *sl = i & (TLSF_SL_COUNT - 1u);
 }
 
 /* Start of the slot containing size: the largest block size a request of this slot may need. */
@@ -79,28 +81,36 @@ static inline void idx_reset(idx_t *x)
     for (unsigned f = 0; f < TLSF_FL_COUNT; f++) {
         x->sl_map[f] = 0;
         for (unsigned s = 0; s < TLSF_SL_COUNT; s++) {
-            x->heads[f][s] = NULL;
+            x->heads[f * TLSF_SL_COUNT + s] = NULL;
         }
     }
 }
 
-static inline void idx_insert(idx_t *x, rt_blk *b)
+/* The bitmaps change only when the list was empty: a push onto a non-empty list is four stores. */
+static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
 {
-    unsigned fl, sl;
-    tlsf_map_insert(blk_size(b), &fl, &sl);
-    list_push(&x->heads[fl][sl], b);
-    x->fl_map |= (size_t)1u << fl;
-    x->sl_map[fl] = (tlsf_slmap_t)(x->sl_map[fl] | (1u << sl));
+    unsigned i = tlsf_list(size);
+    rt_blk *first = x->heads[i];
+    b->next = first;
+    b->pprev = &x->heads[i];
+    x->heads[i] = b;
+    if (first != NULL) {
+        first->pprev = &b->next;
+    } else {
+        unsigned fl = i >> TLSF_SL_LOG2;
+        x->fl_map |= (size_t)1u << fl;
+        x->sl_map[fl] |= (uint32_t)1u << (i & (TLSF_SL_COUNT - 1u));
+    }
 }
 
 static inline void idx_remove(idx_t *x, rt_blk *b)
 {
     rt_blk **slot = list_unlink(b);
     if (slot != NULL) {
-        size_t i = list_head_index(&x->heads[0][0], TLSF_FL_COUNT * TLSF_SL_COUNT, slot);
+        size_t i = list_head_index(x->heads, TLSF_FL_COUNT * TLSF_SL_COUNT, slot);
         if (i < TLSF_FL_COUNT * TLSF_SL_COUNT) { /* that list is now empty */
             unsigned fl = (unsigned)(i >> TLSF_SL_LOG2), sl = (unsigned)i & (TLSF_SL_COUNT - 1u);
-            x->sl_map[fl] = (tlsf_slmap_t)(x->sl_map[fl] & ~(1u << sl));
+            x->sl_map[fl] &= ~(1u << sl);
             if (x->sl_map[fl] == 0) {
                 x->fl_map &= ~((size_t)1u << fl);
             }
@@ -108,29 +118,24 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
     }
 }
 
-/* *size: the block size needed, rounded up here to its slot boundary (the size the facade then
- * cuts). Returns the list head (the slot) of the first non-empty slot at or above it, or NULL. */
+/* *size: the block size needed (left as it is). Returns the list head (the slot) of the first
+ * non-empty slot at or above need's slot rounded up, or NULL. */
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     (void)h; /* the facade checks the head it returns (heap_found_ok) */
     size_t need = *size;
-    unsigned fl, sl;
-    if (need < TLSF_SMALL) {
-        fl = 0;
-        sl = (unsigned)(need >> TLSF_A_LOG2);
-    } else {
-        /* Round up to the next slot boundary; the octave may change, so map the rounded size. */
-        size_t t = need + ((size_t)1 << (rt_log2(need) - TLSF_SL_LOG2)) - 1u;
-        unsigned l = rt_log2(t);
-        if (l >= RT_HEAP_MAX_BLOCK_LOG2) {
-            *probes = 1;
-            return NULL;
-        }
-        fl = l - TLSF_FL_SHIFT + 1u;
-        sl = (unsigned)(t >> (l - TLSF_SL_LOG2)) - TLSF_SL_COUNT;
-        *size = t & ~(((size_t)1 << (l - TLSF_SL_LOG2)) - 1u);
+    /* The first list whose every block fits: the list after the one holding need - 1 (need at
+     * its slot's start: need's own list; inside a slot: the next; the last slot of a row + 1 is
+     * the next row's first) -- need rounded up to its slot boundary, in one mapping. *size stays
+     * need: the facade cuts the block it finds at need, not at the rounded size (less waste,
+     * same bound). */
+    unsigned i = tlsf_list(need - 1u) + 1u;
+    if (i >= TLSF_FL_COUNT * TLSF_SL_COUNT) {
+        *probes = 1;
+        return NULL;
     }
-    uint32_t sl_map = x->sl_map[fl] & (~0u << sl);
+    unsigned fl = i >> TLSF_SL_LOG2;
+    uint32_t sl_map = x->sl_map[fl] & (~0u << (i & (TLSF_SL_COUNT - 1u)));
     if (sl_map == 0u) {
         size_t fl_map = x->fl_map & rt_bits_from(fl + 1u);
         *probes = 2;
@@ -142,7 +147,7 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     } else {
         *probes = 1;
     }
-    return &x->heads[fl][(unsigned)__builtin_ctz(sl_map)];
+    return &x->heads[fl * TLSF_SL_COUNT + (unsigned)__builtin_ctz(sl_map)];
 }
 
 static inline size_t idx_fit_limit(size_t size) { return tlsf_slot_floor(size); }
@@ -163,10 +168,10 @@ static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
         uint32_t sl_seen = 0;
         for (unsigned s = 0; s < TLSF_SL_COUNT; s++) {
             unsigned list = f * TLSF_SL_COUNT + s;
-            if (!list_check(&x->heads[f][s], visit, context, tlsf_fits, &list)) {
+            if (!list_check(&x->heads[list], visit, context, tlsf_fits, &list)) {
                 return false;
             }
-            if (x->heads[f][s] != NULL) {
+            if (x->heads[list] != NULL) {
                 sl_seen |= 1u << s;
             }
         }
