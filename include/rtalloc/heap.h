@@ -62,17 +62,20 @@
  *   - every header word carries a tag (src/block/block.h): a change of any one byte of a header,
  *     of any value, is detected deterministically, several bytes with probability 1 - 2^-T
  *     (T = 32 on 64-bit, 8 on 32-bit);
- *   - a block the facade will treat as free proves it: tagged free header, footer equal to its
- *     size, and membership of its list (its pprev slot points at it, its next points back):
- *     safe unlinking, so no link is written through before both are verified, and no link is
- *     followed that does not lie inside the heap;
+ *   - a block the facade will treat as free proves it: tagged free header and membership of its
+ *     list (its pprev slot points at it, its next points back): safe unlinking, so no link is
+ *     written through before both are verified, and no link is followed that does not lie
+ *     inside the heap; a free predecessor, found through its footer, also has that footer
+ *     checked (alignment, bounds, and equal to the size in its header); a free successor's
+ *     footer is not read (the merge writes over it) -- level 2 checks it too;
  *   - the walking indexes (seglist, firstfit, bestfit) check each block before reading it;
  *   - each pool is fenced by RT_HEAP_POOL_GUARD bytes on both sides (checked by rt_heap_check).
  * A corruption met by free or realloc is reported (RT_ERR_CORRUPTED for a neighbour, BAD_POINTER
  * for the block's own header) and the call refused; met by malloc/memalign, reported and NULL
  * (the damaged block stays in its list, never handed out: requests that reach it keep failing
- * until the application stops). The cost: a tag check per header read (4 instructions on x86-64),
- * a tag computation per header written, four compares per unlink; figures in README. Level 2
+ * until the application stops). The cost: a tag check per header read (on x86-64 with the default
+ * layout a subtract, a multiply and one compare, which also tests the FREE bit), a multiply per
+ * header written (a flag set or cleared: one add), four compares per unlink; figures in README. Level 2
  * adds the boundary tags to every free block a call acts on (its footer equals its size, its
  * successor's tagged header says PREV_FREE) and checks the tagged header of each list neighbour
  * before an unlink. Level 0: the checks above the hardening paragraph only.

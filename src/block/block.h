@@ -25,14 +25,14 @@
  * Hardening (RT_HARDENING >= 1): the header word is tagged. Its low D = RT_HEAP_MAX_BLOCK_LOG2
  * bits hold size | flags (the "data"); its high T = 8W - D bits hold
  *     tag = fold_T(data) XOR key          (key: per heap, never 0 in its low T bits)
- * (on 64-bit with the default D = 32: tag = (data XOR key) * M mod 2^32 instead, see blk_tag32)
+ * (on 64-bit with the default D = 32: tag = data * M + key mod 2^32 instead, see BLK_LINEAR_TAG)
  * where fold_T XORs the data's T-bit chunks together. fold is linear and every byte of the data
  * lands in its own byte of the tag (T is a multiple of 8 and D <= 4T), so any change confined to
  * one byte of the header -- a bit flip, a 0x00 or 0xFF or any other byte written over it -- breaks
  * the tag: detected, deterministically. A run of several corrupted bytes escapes with probability
  * 2^-T (2^-32 on 64-bit with the default D = 32, 2^-8 on 32-bit with D = 24). An all-zero word
  * never verifies (the key is nonzero). A linear tag lets a pattern of flips through (the same
- * XOR in a data byte and in its image in the tag), which the multiplicative tag of the default
+ * XOR in a data byte and in its image in the tag), which the affine tag of the default
  * 64-bit layout does not. A flag update re-tags the header. The tag is a check against accident (an
  * overflow, a stale pointer), not a MAC: an application that reads one of its headers can learn
  * the key; the link checks of the facade still keep such a forger's writes inside the heap.

@@ -240,14 +240,12 @@ static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
     return NULL;
 }
 
-/* Decides in O(1) whether p is a live block of h that free may give back: the header's tag,
- * flags and size; the successor's tag (an overflow of p's block into it is caught here) and,
- * when it is free, its size, footer and list membership (safe unlinking); when the header says
- * the predecessor is free, its footer, header and membership -- all before free or realloc
- * writes anything. True and *v filled if so; false says nothing of why (heap_diagnose, cold,
- * tells). Each check is one compare where it can be: the pool and the successor's header cost
- * one each, the block's own header (tag and FREE) one. */
-RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v)
+/* Decides in O(1) whether p is a live block of h that free may give back, in two stages.
+ * Stage 1 (heap_validate_head): the pool, the header's tag, flags and size, and the successor's
+ * tag -- an overflow of p's block into it is caught here. Each costs one compare where it can:
+ * the pool one, the block's own header (tag and FREE) one, the successor's header one. True and
+ * *v, *pool filled if they hold; false says nothing of why (heap_diagnose, cold, tells). */
+RT_HOT bool heap_validate_head(const rt_heap_t *h, void *p, blk_view *v, const rt_pool_t **pool_out)
 {
     uintptr_t a = (uintptr_t)p;
     const rt_pool_t *pool = h->pools;
@@ -276,27 +274,10 @@ RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v)
     if (nd > BLK_DATA_MASK) { /* not a header: a corrupted size, or an overflow into it */
         return false;
     }
-    size_t nsize = blk_head_size(nd);
-    if ((nd & BLK_FREE) != 0u) {
-        /* A successor the facade will absorb proves it is free: its size, and its membership of
-         * its list (safe unlinking). Its footer is not read (the merged block's footer is
-         * written over it); level 2 checks it too (heap_free_proven). */
-        if (nsize < BLK_MIN || nsize > room - size || !heap_linked(h, next) ||
-            (RT_HARDENING >= 2 && !heap_free_proven(h, next, nsize))) {
-            return false;
-        }
-    } else if (RT_HARDENING < 1 && ((nd & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u || nsize > room - size ||
-                                    (nsize < BLK_MIN && next != pool->end))) {
-        return false; /* level 0 has no tag: the successor's plausibility stands in for it */
-    }
-    if ((d & BLK_PREV_FREE) != 0u) {
-        size_t psize = blk_prev_size(b); /* a raw word: check its alignment before using it */
-        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first)) {
-            return false;
-        }
-        rt_blk *prev = blk_prev(b);
-        if (!blk_is_free_header(key, prev, psize) || !heap_linked(h, prev) ||
-            (RT_HARDENING >= 2 && !heap_free_proven(h, prev, psize))) {
+    if (RT_HARDENING < 1) { /* level 0 has no tag: the successor's plausibility stands in for it */
+        size_t nsize = blk_head_size(nd);
+        if ((nd & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u || nsize > room - size ||
+            (nsize < BLK_MIN && next != pool->end)) {
             return false;
         }
     }
@@ -307,7 +288,45 @@ RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v)
     v->data = d;
     v->next = next;
     v->next_data = nd;
+    *pool_out = pool;
     return true;
+}
+
+/* Stage 2, for a block that passed stage 1: the neighbours a call will absorb. A free successor
+ * proves its size and its membership of its list (safe unlinking; its footer is not read -- the
+ * merged block's footer is written over it -- but level 2 checks it, heap_free_proven). When
+ * the header says the predecessor is free, its footer (read to find it), its header and its
+ * membership. Nothing is written before both stages pass. */
+RT_HOT bool heap_validate_neighbours(const rt_heap_t *h, const rt_pool_t *pool, const blk_view *v)
+{
+    rt_blk *b = v->b;
+    if ((v->next_data & BLK_FREE) != 0u) {
+        size_t nsize = blk_head_size(v->next_data);
+        size_t room = (size_t)((char *)pool->end - (char *)v->next);
+        if (nsize < BLK_MIN || nsize > room || !heap_linked(h, v->next) ||
+            (RT_HARDENING >= 2 && !heap_free_proven(h, v->next, nsize))) {
+            return false;
+        }
+    }
+    if ((v->data & BLK_PREV_FREE) != 0u) {
+        size_t psize = blk_prev_size(b); /* a raw word: check its alignment before using it */
+        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first)) {
+            return false;
+        }
+        rt_blk *prev = blk_prev(b);
+        if (!blk_is_free_header(h->key, prev, psize) || !heap_linked(h, prev) ||
+            (RT_HARDENING >= 2 && !heap_free_proven(h, prev, psize))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Both stages: true iff p is a live block of h whose neighbours a free or realloc may absorb. */
+RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v)
+{
+    const rt_pool_t *pool;
+    return heap_validate_head(h, p, v, &pool) && heap_validate_neighbours(h, pool, v);
 }
 
 /* With RT_DEBUG >= 2 every operation ends with a full integrity check (rt_heap_check, public).

@@ -32,6 +32,13 @@
 _Static_assert(TLSF_SL_LOG2 == 4 || TLSF_SL_LOG2 == 5, "TLSF second level: 16 or 32 slots");
 
 #define TLSF_SL_COUNT (1u << TLSF_SL_LOG2)
+
+/* Split policy (issue 15, "better fit"): 0 (default) cuts a found block at the request, 1 at
+ * the start of the request's rounded-up slot as Masmano's TLSF does (bench/README.md, "fit
+ * policy", compares both). */
+#ifndef RT_TLSF_CUT_AT_SLOT
+#define RT_TLSF_CUT_AT_SLOT 0
+#endif
 #define TLSF_A_LOG2 ((unsigned)__builtin_ctz((unsigned)RT_HEAP_ALIGN))
 #define TLSF_FL_SHIFT (TLSF_SL_LOG2 + TLSF_A_LOG2)
 #define TLSF_SMALL ((size_t)1 << TLSF_FL_SHIFT)
@@ -130,6 +137,15 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
      * need: the facade cuts the block it finds at need, not at the rounded size (less waste,
      * same bound). */
     unsigned i = tlsf_list(need - 1u) + 1u;
+#if RT_TLSF_CUT_AT_SLOT
+    /* Masmano's TLSF: cut at the rounded size (the start of list i's slot). */
+    {
+        unsigned fl = i >> TLSF_SL_LOG2;
+        size_t width = fl == 0u ? BLK_A : (size_t)1 << (fl + TLSF_FL_SHIFT - 1u - TLSF_SL_LOG2);
+        *size = fl == 0u ? (size_t)i << TLSF_A_LOG2
+                         : ((size_t)1 << (fl + TLSF_FL_SHIFT - 1u)) + (size_t)(i & (TLSF_SL_COUNT - 1u)) * width;
+    }
+#endif
     if (i >= TLSF_FL_COUNT * TLSF_SL_COUNT) {
         *probes = 1;
         return NULL;
