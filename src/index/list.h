@@ -24,15 +24,19 @@
  * the same translation unit, so the call inlines as if it were written here. */
 RT_HOT bool idx_member(const rt_heap_t *owner, const rt_blk *b, rt_blk *const *slot);
 
-static inline void list_push(rt_blk **head, rt_blk *b)
+/* Pushes b; returns the list's former first block (NULL: the list was empty). The stores are in
+ * this order so that the compiler keeps them four plain stores (the head's store may alias
+ * b->next, which keeps it from pairing the two link stores into a vector store). */
+static inline rt_blk *list_push(rt_blk **head, rt_blk *b)
 {
     rt_blk *first = *head;
-    b->next = first;
     b->pprev = head;
+    *head = b;
+    b->next = first;
     if (first != NULL) {
         first->pprev = &b->next;
     }
-    *head = b;
+    return first;
 }
 
 /* Unlinks b. Returns the slot that pointed to b when b was the last block of its list (that slot

@@ -97,13 +97,7 @@ static inline void idx_reset(idx_t *x)
 static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
 {
     unsigned i = tlsf_list(size);
-    rt_blk *first = x->heads[i];
-    b->next = first;
-    b->pprev = &x->heads[i];
-    x->heads[i] = b;
-    if (first != NULL) {
-        first->pprev = &b->next;
-    } else {
+    if (list_push(&x->heads[i], b) == NULL) {
         unsigned fl = i >> TLSF_SL_LOG2;
         x->fl_map |= (size_t)1u << fl;
         x->sl_map[fl] |= (uint32_t)1u << (i & (TLSF_SL_COUNT - 1u));
