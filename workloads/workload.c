@@ -502,6 +502,7 @@ static const wl_path_scenario_t path_scenarios[] = {
     {"malloc split, lone", WL_PATH_M_SPLIT, "X=3B,s; free X; malloc 2B"},
     {"malloc split climb, kept", WL_PATH_M_SPLIT2, "X1=65B,s,X2=65B,s; free X1,X2; malloc B"},
     {"malloc split climb, lone", WL_PATH_M_SPLIT2, "X=4B,s; free X; malloc B"},
+    {"malloc split climb, new peak", WL_PATH_M_SPLIT2, "malloc B from W, the reps' blocks kept: new peak and watermark"},
     {"free no merge, kept", WL_PATH_F_NONE, "K=B,s,Y=B,s; free K; free Y"},
     {"free no merge, lone", WL_PATH_F_NONE, "s,Y=B,s; free Y"},
     {"free merge prev, kept", WL_PATH_F_PREV, "K=B,s,K2=2B,s,P=B,Y=B,s; free K,K2,P; free Y"},
@@ -570,42 +571,45 @@ static void pb_rep(pb_t *b, size_t i, uint32_t B)
         pb_f(b, x);
         pb_malloc(b, true, B), pb_expect(b, WL_PATH_M_SPLIT2, 2);
         break;
-    case 8:
+    case 8: /* W itself, lone in its row, cut at a new high: the watermark and peak move too */
+        pb_malloc(b, true, B), pb_expect(b, WL_PATH_M_SPLIT2, 1);
+        return; /* no teardown: the next rep cuts above this one */
+    case 9:
         k = pb_m(b, B), pb_m(b, s), y = pb_m(b, B), pb_m(b, s);
         pb_f(b, k);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_NONE, 2);
         break;
-    case 9:
+    case 10:
         pb_m(b, s), y = pb_m(b, B), pb_m(b, s);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_NONE, 1);
         break;
-    case 10:
+    case 11:
         k = pb_m(b, B), pb_m(b, s), k2 = pb_m(b, 2u * B), pb_m(b, s), p = pb_m(b, B), y = pb_m(b, B), pb_m(b, s);
         pb_f(b, k), pb_f(b, k2), pb_f(b, p);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_PREV, 4);
         break;
-    case 11:
+    case 12:
         pb_m(b, s), p = pb_m(b, B), y = pb_m(b, B), pb_m(b, s);
         pb_f(b, p);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_PREV, 2);
         break;
-    case 12:
+    case 13:
         k = pb_m(b, B), pb_m(b, s), k2 = pb_m(b, 2u * B), pb_m(b, s), y = pb_m(b, B), n = pb_m(b, B), pb_m(b, s);
         pb_f(b, k), pb_f(b, k2), pb_f(b, n);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_NEXT, 4);
         break;
-    case 13:
+    case 14:
         pb_m(b, s), y = pb_m(b, B), n = pb_m(b, B), pb_m(b, s);
         pb_f(b, n);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_NEXT, 2);
         break;
-    case 14:
+    case 15:
         k = pb_m(b, B), pb_m(b, s), k2 = pb_m(b, 3u * B), pb_m(b, s);
         p = pb_m(b, B), y = pb_m(b, B), n = pb_m(b, B), pb_m(b, s);
         pb_f(b, k), pb_f(b, k2), pb_f(b, p), pb_f(b, n);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_BOTH, 5);
         break;
-    case 15:
+    case 16:
         pb_m(b, s), p = pb_m(b, B), y = pb_m(b, B), n = pb_m(b, 2u * B), pb_m(b, s);
         pb_f(b, p), pb_f(b, n);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_BOTH, 3);

@@ -203,7 +203,9 @@ bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n);
  *   WL_PATH_F_BOTH        both free: two removals, one insert
  * Each path has a "kept" scenario (every list it touches keeps other blocks: no bitmap bit
  * changes) and a "lone" one (every list it removes from becomes empty, clearing its bits, and the
- * list it inserts into was empty: the path at its most expensive). The setups are in workload.c;
+ * list it inserts into was empty: the path at its most expensive); and "malloc split climb, new
+ * peak": W itself cut, each rep's block kept, so the call also moves the heap's watermark and peak
+ * (the heap growing: the dearest malloc met). The setups are in workload.c;
  * the expected count of free blocks before each measured call lets the caller verify the heap's
  * state (bench/harness/paths.h). */
 typedef enum wl_path {

@@ -7,7 +7,8 @@
 
 bool hp_supported(const rt_allocator_t *a)
 {
-    return a->family == RT_FAMILY_HEAP && a->stats != NULL && a->walk != NULL && a->last_probes != NULL;
+    return a->family == RT_FAMILY_HEAP && a->stats != NULL && a->walk != NULL &&
+           a->last_probes != NULL;
 }
 
 static size_t free_blocks(const rt_allocator_t *a, void *h)
@@ -60,7 +61,8 @@ void hp_before(const rt_allocator_t *a, void *h, const wl_op_t *op, void *ptr, h
     }
 }
 
-uint32_t hp_after(const rt_allocator_t *a, void *h, const wl_op_t *op, void *result, const hp_pre_t *pre)
+uint32_t hp_after(const rt_allocator_t *a, void *h, const wl_op_t *op, void *result,
+                  const hp_pre_t *pre)
 {
     size_t after = free_blocks(a, h);
     uint32_t before = pre->free_blocks > 0xffffffu ? 0xffffffu : (uint32_t)pre->free_blocks;
@@ -79,10 +81,10 @@ uint32_t hp_after(const rt_allocator_t *a, void *h, const wl_op_t *op, void *res
     } else if (WL_OP_KIND(op) == WL_FREE && pre->found) {
         size_t merges = (size_t)pre->prev_free + (size_t)pre->next_free;
         if (after + merges == pre->free_blocks + 1u) {
-            path = merges == 2u        ? WL_PATH_F_BOTH
-                   : pre->prev_free    ? WL_PATH_F_PREV
-                   : pre->next_free    ? WL_PATH_F_NEXT
-                                       : WL_PATH_F_NONE;
+            path = merges == 2u     ? WL_PATH_F_BOTH
+                   : pre->prev_free ? WL_PATH_F_PREV
+                   : pre->next_free ? WL_PATH_F_NEXT
+                                    : WL_PATH_F_NONE;
         }
     }
     return path == WL_PATH_NONE ? 0u : (uint32_t)path | before << 8;

@@ -83,13 +83,18 @@ static void print_paths(const wl_uniform_spec_t *spec, const rt_allocator_t *a, 
         sum[p] += c;
         n[p]++;
     }
+    size_t of_kind[2] = {0};
+    for (size_t i = 0; i < r->n; i++) {
+        of_kind[r->samples[i].kind == WL_MALLOC ? 0 : 1]++;
+    }
     for (unsigned p = 0; p < WL_PATH_COUNT; p++) {
         if (n[p] == 0u) {
             continue;
         }
         const char *name = p == WL_PATH_NONE ? "not told" : wl_path_name((wl_path_t)p);
-        printf("    %-26s %6zu calls (%5.1f %%)  mean %6.1f  min %4u  max %4u\n", name, n[p],
-               100.0 * (double)n[p] / (double)r->n, sum[p] / (double)n[p], lo[p], hi[p]);
+        size_t total = of_kind[p >= WL_PATH_F_NONE ? 1 : 0];
+        printf("    %-26s %6zu calls (%5.1f %% of its op's)  mean %6.1f  min %4u  max %4u\n", name, n[p],
+               total != 0u ? 100.0 * (double)n[p] / (double)total : 0.0, sum[p] / (double)n[p], lo[p], hi[p]);
         if (pcsv != NULL) {
             fprintf(pcsv, "%s,%s,", spec->name, a->name);
             bench_csv_field(pcsv, name);
