@@ -630,7 +630,7 @@ bool wl_paths(wl_trace_t *t, size_t i)
     static pb_t b;
     memset(&b, 0, sizeof b);
     b.l = (wl_lay_t){t, 0, PB_SLOTS, true};
-    snprintf(t->name, sizeof t->name, "paths %zu", i);
+    snprintf(t->name, sizeof t->name, "paths %u", (unsigned)i);
     snprintf(t->params, sizeof t->params, "%s: %s; B = 64, 256, 1024, 4096", path_scenarios[i].name,
              path_scenarios[i].setup);
     for (size_t r = 0; r < WL_PATHS_REPS; r++) {
