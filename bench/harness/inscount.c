@@ -447,6 +447,9 @@ static int child_trace(ic_shared_t *sh, const void *arg)
     if (!drv_open(&in, job->a, job->buffer, job->size, t->slots, false)) {
         return 2;
     }
+    if (job->plan->prepare != NULL && !job->plan->prepare(job->a, in.handle, job->plan->prepare_context)) {
+        return 2;
+    }
     const size_t base = job->plan->stride != 0 ? job->plan->stride : 1u;
     const uint64_t budget = job->plan->step_budget;
     size_t stride = base;

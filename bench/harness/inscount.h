@@ -54,6 +54,10 @@ typedef struct ic_plan {
      * wl_trace_t.expect writes it (0: not told), decided from untraced looks at the heap
      * before and after the call. */
     bool classify;
+    /* Optional: called in the child on the fresh instance before the replay (untraced), e.g. to
+     * add pools; the replay fails (the child exits 2) when it returns false. */
+    bool (*prepare)(const rt_allocator_t *a, void *handle, void *context);
+    void *prepare_context;
 } ic_plan_t;
 
 typedef struct ic_result {

@@ -747,58 +747,60 @@ class Report:
                "fit after climbing a first-level row (two bitmap probes), split, split after a climb; free with no "
                "merge, merging the predecessor, the successor, both. Each has a *kept* scenario (the lists it "
                "touches keep other blocks: no bitmap bit changes) and a *lone* one (every list it removes from "
-               "empties, the insert goes to an empty list: the path at its most expensive), repeated for blocks of "
-               "64, 256, 1024 and 4096 bytes. Every measured call is counted exactly (ptrace single-stepping) and "
-               "checked to be on its path from the heap's state (free-block count, walk, probes; "
-               "`bench/harness/paths.c`); calls off their path are left out of the figures and counted in "
-               "\"on path\". One pool: the registry's descriptor cannot add pools, so free's pool scan is at its "
-               "shortest. Cells: min / mean / max instructions of the calls on the path.")
+               "empties, the insert goes to an empty list), and the split after a climb also a *new peak* one "
+               "(the pool's rest cut at a new high: watermark and peak move), each repeated for blocks of 64, 256, "
+               "1024 and 4096 bytes. Every measured call is counted exactly (ptrace single-stepping) and checked to "
+               "be on its path from the heap's state (free-block count, walk, probes; `bench/harness/paths.c`); "
+               "calls off their path are left out of the figures (\"on path\"). Each scenario runs twice: with one "
+               "pool, and in the last of `RT_HEAP_MAX_POOLS` pools with the others full (the validation of a "
+               "pointer and of each list link scans the pools: its longest scan). Cells: min / mean / max "
+               "instructions of the calls on the path.")
         self.w()
         allocs = []
+        configs = []
         per = {}
         worst = {}
+        scen = {}
         for r in rows:
             a = r["allocator"]
+            pools = r.get("pools") or "1"
             if a not in allocs:
                 allocs.append(a)
+            if pools not in configs:
+                configs.append(pools)
             if r["scenario"] == "worst":
-                worst.setdefault(a, {})[r["op"]] = r["max"]
-                continue
-            if not r["scenario"].startswith("path:"):
+                worst.setdefault(pools, {}).setdefault(a, {})[r["op"]] = r["max"]
                 continue
             on, n = int(r["on_path"]), int(r["measured"])
-            cell = DASH if on == 0 else f"{r['min']} / {num(r['mean']):.1f} / {r['max']}"
-            if 0 < on < n:
-                cell += f" ({on} of {n})"
-            per.setdefault(r["path"], {})[a] = cell
-        out = [[p] + [d.get(a, "") for a in allocs] for p, d in per.items()]
-        out.append(["**worst single call, malloc / free**"] +
-                   [f"**{worst.get(a, {}).get('malloc', '')} / {worst.get(a, {}).get('free', '')}**" for a in allocs])
-        self.headline("Per-path instructions, min / mean / max (issue 15)")
-        self.w(table(["path"] + allocs, out, ["l"] + ["r"] * len(allocs)))
-        self.w()
-        self.w("Per scenario (calls on the path / measured; min / mean / max):")
-        self.w()
-        out = []
-        by = {}
-        scen = []
-        for r in rows:
-            if r["scenario"] == "worst" or r["scenario"].startswith("path:"):
-                continue
-            if r["scenario"] not in scen:
-                scen.append(r["scenario"])
-            on, n = int(r["on_path"]), int(r["measured"])
-            cell = f"{on}/{n}: " + (DASH if on == 0 else f"{r['min']} / {num(r['mean']):.1f} / {r['max']}")
-            if r.get("error") == "1":
-                cell = "failed"
-            by.setdefault(r["scenario"], {})[r["allocator"]] = cell
-        for sname in scen:
-            out.append([sname] + [by[sname].get(a, "") for a in allocs])
-        self.w(table(["scenario"] + allocs, out, ["l"] + ["r"] * len(allocs)))
-        self.w()
+            fig = DASH if on == 0 else f"{r['min']} / {num(r['mean']):.1f} / {r['max']}"
+            if r["scenario"].startswith("path:"):
+                cell = fig + (f" ({on} of {n})" if 0 < on < n else "")
+                per.setdefault(pools, {}).setdefault(r["path"], {})[a] = cell
+            else:
+                cell = "failed" if r.get("error") == "1" else f"{on}/{n}: {fig}"
+                scen.setdefault(pools, {}).setdefault(r["scenario"], {})[a] = cell
+        for pools in configs:
+            where = "one pool" if pools == "1" else f"the last of {pools} pools"
+            out = [[p] + [d.get(a, DASH) for a in allocs] for p, d in per.get(pools, {}).items()]
+            wd = worst.get(pools, {})
+            out.append(["**worst single call, malloc / free**"] +
+                        [f"**{wd.get(a, {}).get('malloc', DASH)} / {wd.get(a, {}).get('free', DASH)}**" for a in allocs])
+            if pools == configs[-1]:
+                self.headline(f"Per-path instructions, min / mean / max, {where} (issue 15)")
+            self.w(f"Per path, {where}:")
+            self.w()
+            self.w(table(["path"] + allocs, out, ["l"] + ["r"] * len(allocs)))
+            self.w()
+        for pools in configs:
+            where = "one pool" if pools == "1" else f"the last of {pools} pools"
+            self.w(f"Per scenario, {where} (calls on the path / measured: min / mean / max):")
+            self.w()
+            out = [[sname] + [d.get(a, DASH) for a in allocs] for sname, d in scen.get(pools, {}).items()]
+            self.w(table(["scenario"] + allocs, out, ["l"] + ["r"] * len(allocs)))
+            self.w()
         _, ip = read_csv(self.path("inscount_paths.csv"))
         if ip:
-            self.w("The ptrace sample of churn and small (experiment inscount) by path: calls, mean, min, max.")
+            self.w("The ptrace sample of churn and small (experiment inscount, one pool) by path: calls, mean, min, max.")
             self.w()
             out = [[r["workload"], r["allocator"], r["path"], r["calls"], fmt(r["mean"], 1), r["min"], r["max"]]
                    for r in ip]
@@ -833,7 +835,8 @@ class Report:
             seen = []
             for r in pr or []:
                 if r["allocator"] == "tlsf" and r["scenario"] == "worst" and r["op"] == op:
-                    seen.append((int(r["max"]), "paths"))
+                    pools = r.get("pools") or "1"
+                    seen.append((int(r["max"]), "paths" if pools == "1" else f"paths, last of {pools} pools"))
             for r in wr or []:
                 if r["allocator"] == "tlsf" and r["scenario"] == "worst":
                     seen.append((int(r["max_" + op]), "worst"))
