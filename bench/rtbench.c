@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|trace|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|paths|stellwag|fma|trace|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *   rtbench trace record [-o FILE] -- CMD ARGS... | trace replay FILE ... | trace size FILE ...
@@ -47,6 +47,9 @@ static const bench_experiment_t experiments[] = {
      exp_memstress, true},
     {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano, true},
     {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst, true},
+    {"paths", "boundary-tag heaps: exact instructions of malloc and free per path (exact fit, split, climb, merge "
+              "none/prev/next/both), each kept and at its most expensive; the worst over them",
+     exp_paths, true},
     {"stellwag", "Stellwag 2010 tests I-IV: T threads on one shared 64 MiB allocator, cycles, c_v, utilisation",
      exp_stellwag, true},
     {"fma", "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
@@ -66,7 +69,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
             "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
-            "                         masmano, worst, stellwag, fma, trace, or all\n"
+            "                         masmano, worst, paths, stellwag, fma, trace, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"

@@ -5,8 +5,8 @@
 #   - REPORT.md starts with the summary (status and scale per experiment, the Targets, the
 #     headline tables), then every section's heading with its scale, and in every section the
 #     fixture's rows with a figure from the CSV (clock, churn, small, mem_frag, mem_stress,
-#     instructions per call, hardening, Masmano, worst cases, Stellwag, FMA, real programs, on
-#     target, footprint);
+#     instructions per call, hardening, Masmano, worst cases, per-path instructions and issue 15's
+#     targets, Stellwag, FMA, real programs, on target, footprint);
 #   - unmeasured cells show an em dash: no "n/a", no empty cell, no 0.0 in the fixture's report;
 #   - a run with plan.csv / experiments.csv: a planned experiment that did not complete says
 #     "interrupted -- not measured in this run" and the report is marked partial; one not planned
@@ -78,7 +78,7 @@ check "summary first" test "$(grep -m1 '^## ' "$REPORT")" = "## Summary"
 check "summary before the details" bash -c "grep -n '^## Headlines\|^# Details' '$REPORT' | head -2 | tr '\n' ' ' | grep -q 'Headlines.*Details'"
 for heading in "# rtalloc benchmark report" "## Targets" "## Headlines" "# Details" "## Clock verification" "## churn" \
     "## small" "## mem_frag" "## mem_stress" "## Instructions per call" "## Cost of hardening" "## Masmano" \
-    "## Worst cases" "## Stellwag 2010" "## FMA 1998" "## Real programs" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
+    "## Worst cases" "## Per-path instructions" "## Stellwag 2010" "## FMA 1998" "## Real programs" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
 # Without plan.csv every section is complete at scale "unknown", and its heading says so.
@@ -108,6 +108,17 @@ check "masmano: Table 7 tlsf row" grep -q '^| tlsf | 10.28 / 5.15 / 17.12 / 4.71
 check "masmano: paper rows" grep -q '^| _TLSF (paper)_ | 10.49 / 1.66 / 11.79 / 6.51 |' <<<"$(sec '## Masmano')"
 check "worst: seglist row (memfrag N=10000 linear)" grep -q '^| seglist | 9096 / — | 90096 / — | 96 / 97 |' <<<"$(sec '## Worst cases')"
 check "worst: tlsf row beside the paper's" grep -q '^| tlsf | .* | 162 / 161 | TLSF 170 / 194 |' <<<"$(sec '## Worst cases')"
+check "paths: per-path row, halffit off its climb (dash)" \
+    grep -q '^| malloc exact fit, climb | 122 / 144.0 / 166 | — |' <<<"$(sec '## Per-path')"
+check "paths: worst single call row, one pool" \
+    grep -q '^| \*\*worst single call, malloc / free\*\* | \*\*207 / 227\*\* | \*\*122 / 192\*\* |' <<<"$(sec '## Per-path')"
+check "paths: worst single call row, the last of 4 pools" \
+    grep -q '^| \*\*worst single call, malloc / free\*\* | \*\*221 / 325\*\* | \*\*151 / 305\*\* |' <<<"$(sec '## Per-path')"
+check "paths: scenario row" grep -q '^| free merge both, lone | 4/4: 222 / 225.8 / 227 | 4/4: 186 / 186.0 / 186 |' <<<"$(sec '## Per-path')"
+check "paths: churn sample by path" grep -q '^| churn | tlsf | free merge both | 18 | 210.9 | 203 | 217 |' <<<"$(sec '## Per-path')"
+check "issue 15: churn free mean from callgrind" grep -q '^| issue 15: churn, tlsf instructions per free, exact mean | <= 60 | 108.0 (callgrind, every call) | \*\*not met\*\* |' "$REPORT"
+check "issue 15: worst single free over paths (both pool counts) and worst" \
+    grep -q '^| issue 15: tlsf worst single free | <= 150 | 325 (max of paths 227, paths, last of 4 pools 325, worst 161' "$REPORT"
 # A table under every section (a markdown table's separator row), and no Python traceback text.
 sections=$(grep -c '^## ' "$REPORT" || true)
 tables=$(grep -c '^|[-:|]*---' "$REPORT" || true)

@@ -9,7 +9,11 @@
  *     deallocation frees only blocks past their holding time, only at multiples of the
  *     deallocation period, and all of them at the first such multiple;
  *   - F = 50 % on a constructed trace (peak live 1000 bytes) against a fake allocator whose
- *     watermark is 1500, and the system-peer approximation on a fake heap.
+ *     watermark is 1500, and the system-peer approximation on a fake heap;
+ *   - wl_paths (issue 15): each scenario's measured ops lie at odd indices and only there carry
+ *     an expected path, slots are used consistently, and replayed plainly on every boundary-tag
+ *     heap of the registry each measured free takes its path (bench/harness/paths.c); each
+ *     measured malloc too on tlsf with the 64-bit layout the sizes were chosen for (A = 16).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +21,9 @@
 #include <string.h>
 
 #include "frag.h"
+#include "paths.h"
+#include "rtalloc/heap.h"
+#include "rtalloc/registry.h"
 #include "testlib.h"
 #include "workload.h"
 
@@ -321,11 +328,83 @@ static bool test_factor(void)
     return true;
 }
 
+/* One scenario replayed on a through the descriptor: every measured op classified (paths.h) and
+ * checked, all of them when check_malloc, else the frees. */
+static bool replay_paths(const rt_allocator_t *a, const wl_trace_t *t, size_t i, bool check_malloc)
+{
+    static unsigned char buffer[4u << 20];
+    static void *slots[64];
+    TL_REQUIRE(t->slots <= 64u, "paths %zu: %u slots", i, t->slots);
+    memset(slots, 0, sizeof slots);
+    void *h = a->create(buffer, sizeof buffer);
+    TL_REQUIRE(h != NULL, "%s: create", a->name);
+    for (size_t k = 0; k < t->nops; k++) {
+        const wl_op_t *op = &t->ops[k];
+        void *ptr = slots[op->slot];
+        hp_pre_t pre;
+        if (t->expect[k] != 0u) {
+            hp_before(a, h, op, ptr, &pre);
+        }
+        if (op->kind == WL_MALLOC) {
+            slots[op->slot] = a->malloc(h, op->size);
+            TL_REQUIRE(slots[op->slot] != NULL, "%s, paths %zu op %zu: malloc(%u) failed", a->name, i, k, op->size);
+        } else if (ptr != NULL) {
+            a->free(h, ptr);
+            slots[op->slot] = NULL;
+        }
+        if (t->expect[k] != 0u && (op->kind == WL_FREE || check_malloc)) {
+            uint32_t got = hp_after(a, h, op, slots[op->slot], &pre);
+            TL_CHECK(got == t->expect[k], "%s, %s, op %zu: expected %s with %u free blocks, got %s with %u", a->name,
+                     wl_paths_name(i), k, wl_path_name(WL_EXPECT_PATH(t->expect[k])), WL_EXPECT_FREE(t->expect[k]),
+                     wl_path_name(WL_EXPECT_PATH(got)), WL_EXPECT_FREE(got));
+        }
+    }
+    return true;
+}
+
+static bool test_paths(void)
+{
+    TL_REQUIRE(wl_paths_count() > 0u && !wl_paths(&(wl_trace_t){0}, wl_paths_count()), "wl_paths: range");
+    size_t nheaps = 0;
+    const rt_allocator_t *const *all = rt_registry(&nheaps);
+    for (size_t i = 0; i < wl_paths_count(); i++) {
+        wl_trace_t t;
+        TL_REQUIRE(wl_paths(&t, i), "wl_paths(%zu)", i);
+        size_t measured = 0;
+        bool layout = true;
+        unsigned char live[64] = {0};
+        for (size_t k = 0; k < t.nops; k++) {
+            const wl_op_t *op = &t.ops[k];
+            if (t.expect[k] != 0u) {
+                measured++;
+                layout = layout && (k & 1u) == 1u;
+            }
+            if (op->slot == t.slots - 1u) {
+                layout = layout && op->kind == WL_FREE; /* the pad: never allocated */
+                continue;
+            }
+            layout = layout && op->slot < 64u && (op->kind == WL_MALLOC) == (live[op->slot] == 0u);
+            live[op->slot & 63u] = op->kind == WL_MALLOC;
+        }
+        TL_CHECK(layout, "paths %zu: measured ops at odd indices, slots consistent", i);
+        TL_CHECK(measured == WL_PATHS_REPS, "paths %zu: %zu measured ops", i, measured);
+        for (size_t k = 0; k < nheaps; k++) {
+            if (hp_supported(all[k])) {
+                bool malloc_too = RT_HEAP_ALIGN == 16u && sizeof(size_t) == 8u && strcmp(all[k]->name, "tlsf") == 0;
+                replay_paths(all[k], &t, i, malloc_too);
+            }
+        }
+        wl_release(&t);
+    }
+    return true;
+}
+
 int main(void)
 {
     test_determinism();
     test_ranges();
     test_traces();
     test_factor();
+    test_paths();
     return tl_summary("workload");
 }

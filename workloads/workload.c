@@ -424,8 +424,238 @@ bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n)
     return l.ok;
 }
 
+/* --- wl_paths: per-path scenarios of the boundary-tag heap (workload.h) ------------------------- */
+
+typedef struct pb {
+    wl_lay_t l;
+    uint32_t next;          /* next unused slot of the rep */
+    uint32_t live[16];      /* the rep's slots in allocation order; UINT32_MAX once freed */
+    uint32_t nlive;
+    size_t at[WL_PATHS_REPS * 2u];
+    uint32_t val[WL_PATHS_REPS * 2u];
+    uint32_t nmeasured;
+} pb_t;
+
+enum { PB_SLOTS = 16, PB_SPACER = 32 };
+
+static uint32_t pb_malloc(pb_t *b, bool measured, uint32_t block)
+{
+    uint32_t slot = b->next++;
+    if (slot >= PB_SLOTS) {
+        b->l.ok = false;
+        return 0;
+    }
+    b->live[b->nlive++] = slot;
+    lay_op(&b->l, measured, WL_MALLOC, slot, block - 8u); /* the request whose block is `block` */
+    return slot;
+}
+
+static uint32_t pb_m(pb_t *b, uint32_t block) { return pb_malloc(b, false, block); }
+
+static void pb_free(pb_t *b, bool measured, uint32_t slot)
+{
+    for (uint32_t i = 0; i < b->nlive; i++) {
+        if (b->live[i] == slot) {
+            b->live[i] = UINT32_MAX;
+        }
+    }
+    lay_op(&b->l, measured, WL_FREE, slot, 0);
+}
+
+static void pb_f(pb_t *b, uint32_t slot) { pb_free(b, false, slot); }
+
+/* The measured op just laid out: expects `path` with `nfree` free blocks in the heap before it. */
+static void pb_expect(pb_t *b, wl_path_t path, uint32_t nfree)
+{
+    if (b->nmeasured < WL_PATHS_REPS * 2u) {
+        b->at[b->nmeasured] = b->l.t->nops - 1u;
+        b->val[b->nmeasured++] = (uint32_t)path | nfree << 8;
+    }
+}
+
+/* The rep's end: every block it still holds freed in allocation order, so all merge into W. */
+static void pb_teardown(pb_t *b)
+{
+    for (uint32_t i = 0; i < b->nlive; i++) {
+        if (b->live[i] != UINT32_MAX) {
+            lay_op(&b->l, false, WL_FREE, b->live[i], 0);
+        }
+    }
+    b->nlive = 0;
+    b->next = 0;
+}
+
+typedef struct wl_path_scenario {
+    const char *name;
+    wl_path_t path;
+    const char *setup; /* in words, for the trace's params */
+} wl_path_scenario_t;
+
+/* "kept": the lists the call removes from keep other blocks and the one it inserts into has some;
+ * "lone": each list it removes from empties (bitmap bits cleared), the insert goes to an empty list. */
+static const wl_path_scenario_t path_scenarios[] = {
+    {"malloc exact, kept", WL_PATH_M_EXACT, "X1=B,s,X2=B,s; free X1,X2; malloc B"},
+    {"malloc exact, lone", WL_PATH_M_EXACT, "X=B,s; free X; malloc B"},
+    {"malloc exact climb, kept", WL_PATH_M_EXACT2, "X1=P,s,X2=P,s; free X1,X2; malloc P-16 (P=256,512)"},
+    {"malloc exact climb, lone", WL_PATH_M_EXACT2, "X=P,s; free X; malloc P-16 (P=256,512)"},
+    {"malloc split, kept", WL_PATH_M_SPLIT, "X1=3B,s,X2=3B,s,R=B,s; free X1,X2,R; malloc 2B"},
+    {"malloc split, lone", WL_PATH_M_SPLIT, "X=3B,s; free X; malloc 2B"},
+    {"malloc split climb, kept", WL_PATH_M_SPLIT2, "X1=65B,s,X2=65B,s; free X1,X2; malloc B"},
+    {"malloc split climb, lone", WL_PATH_M_SPLIT2, "X=4B,s; free X; malloc B"},
+    {"malloc split climb, new peak", WL_PATH_M_SPLIT2, "malloc B from W, the reps' blocks kept: new peak and watermark"},
+    {"free no merge, kept", WL_PATH_F_NONE, "K=B,s,Y=B,s; free K; free Y"},
+    {"free no merge, lone", WL_PATH_F_NONE, "s,Y=B,s; free Y"},
+    {"free merge prev, kept", WL_PATH_F_PREV, "K=B,s,K2=2B,s,P=B,Y=B,s; free K,K2,P; free Y"},
+    {"free merge prev, lone", WL_PATH_F_PREV, "s,P=B,Y=B,s; free P; free Y"},
+    {"free merge next, kept", WL_PATH_F_NEXT, "K=B,s,K2=2B,s,Y=B,N=B,s; free K,K2,N; free Y"},
+    {"free merge next, lone", WL_PATH_F_NEXT, "s,Y=B,N=B,s; free N; free Y"},
+    {"free merge both, kept", WL_PATH_F_BOTH, "K=B,s,K3=3B,s,P=B,Y=B,N=B,s; free K,K3,P,N; free Y"},
+    {"free merge both, lone", WL_PATH_F_BOTH, "s,P=B,Y=B,N=2B,s; free P,N; free Y"},
+};
+enum { WL_PATH_SCENARIOS = sizeof path_scenarios / sizeof path_scenarios[0] };
+
+const char *wl_path_name(wl_path_t path)
+{
+    static const char *const names[WL_PATH_COUNT] = {
+        "-", "malloc exact fit", "malloc exact fit, climb", "malloc split", "malloc split, climb",
+        "free no merge", "free merge prev", "free merge next", "free merge both"};
+    return (unsigned)path < WL_PATH_COUNT ? names[path] : "?";
+}
+
+size_t wl_paths_count(void) { return WL_PATH_SCENARIOS; }
+
+/* One rep of scenario i with block size B (header included). */
+static void pb_rep(pb_t *b, size_t i, uint32_t B)
+{
+    const uint32_t s = PB_SPACER;
+    uint32_t P = B <= 256u ? 256u : 512u; /* a row's start: P - 16 lies in the row below */
+    uint32_t x, x2, r, k, k2, y, n, p;
+    switch (i) {
+    case 0:
+        x = pb_m(b, B), pb_m(b, s), x2 = pb_m(b, B), pb_m(b, s);
+        pb_f(b, x), pb_f(b, x2);
+        pb_malloc(b, true, B), pb_expect(b, WL_PATH_M_EXACT, 3);
+        break;
+    case 1:
+        x = pb_m(b, B), pb_m(b, s);
+        pb_f(b, x);
+        pb_malloc(b, true, B), pb_expect(b, WL_PATH_M_EXACT, 2);
+        break;
+    case 2:
+        x = pb_m(b, P), pb_m(b, s), x2 = pb_m(b, P), pb_m(b, s);
+        pb_f(b, x), pb_f(b, x2);
+        pb_malloc(b, true, P - 16u), pb_expect(b, WL_PATH_M_EXACT2, 3);
+        break;
+    case 3:
+        x = pb_m(b, P), pb_m(b, s);
+        pb_f(b, x);
+        pb_malloc(b, true, P - 16u), pb_expect(b, WL_PATH_M_EXACT2, 2);
+        break;
+    case 4:
+        x = pb_m(b, 3u * B), pb_m(b, s), x2 = pb_m(b, 3u * B), pb_m(b, s), r = pb_m(b, B), pb_m(b, s);
+        pb_f(b, x), pb_f(b, x2), pb_f(b, r);
+        pb_malloc(b, true, 2u * B), pb_expect(b, WL_PATH_M_SPLIT, 4);
+        break;
+    case 5:
+        x = pb_m(b, 3u * B), pb_m(b, s);
+        pb_f(b, x);
+        pb_malloc(b, true, 2u * B), pb_expect(b, WL_PATH_M_SPLIT, 2);
+        break;
+    case 6: /* the remainder 64B stays in the found block's slot (wider than B): the same list */
+        x = pb_m(b, 65u * B), pb_m(b, s), x2 = pb_m(b, 65u * B), pb_m(b, s);
+        pb_f(b, x), pb_f(b, x2);
+        pb_malloc(b, true, B), pb_expect(b, WL_PATH_M_SPLIT2, 3);
+        break;
+    case 7:
+        x = pb_m(b, 4u * B), pb_m(b, s);
+        pb_f(b, x);
+        pb_malloc(b, true, B), pb_expect(b, WL_PATH_M_SPLIT2, 2);
+        break;
+    case 8: /* W itself, lone in its row, cut at a new high: the watermark and peak move too */
+        pb_malloc(b, true, B), pb_expect(b, WL_PATH_M_SPLIT2, 1);
+        return; /* no teardown: the next rep cuts above this one */
+    case 9:
+        k = pb_m(b, B), pb_m(b, s), y = pb_m(b, B), pb_m(b, s);
+        pb_f(b, k);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_NONE, 2);
+        break;
+    case 10:
+        pb_m(b, s), y = pb_m(b, B), pb_m(b, s);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_NONE, 1);
+        break;
+    case 11:
+        k = pb_m(b, B), pb_m(b, s), k2 = pb_m(b, 2u * B), pb_m(b, s), p = pb_m(b, B), y = pb_m(b, B), pb_m(b, s);
+        pb_f(b, k), pb_f(b, k2), pb_f(b, p);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_PREV, 4);
+        break;
+    case 12:
+        pb_m(b, s), p = pb_m(b, B), y = pb_m(b, B), pb_m(b, s);
+        pb_f(b, p);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_PREV, 2);
+        break;
+    case 13:
+        k = pb_m(b, B), pb_m(b, s), k2 = pb_m(b, 2u * B), pb_m(b, s), y = pb_m(b, B), n = pb_m(b, B), pb_m(b, s);
+        pb_f(b, k), pb_f(b, k2), pb_f(b, n);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_NEXT, 4);
+        break;
+    case 14:
+        pb_m(b, s), y = pb_m(b, B), n = pb_m(b, B), pb_m(b, s);
+        pb_f(b, n);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_NEXT, 2);
+        break;
+    case 15:
+        k = pb_m(b, B), pb_m(b, s), k2 = pb_m(b, 3u * B), pb_m(b, s);
+        p = pb_m(b, B), y = pb_m(b, B), n = pb_m(b, B), pb_m(b, s);
+        pb_f(b, k), pb_f(b, k2), pb_f(b, p), pb_f(b, n);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_BOTH, 5);
+        break;
+    case 16:
+        pb_m(b, s), p = pb_m(b, B), y = pb_m(b, B), n = pb_m(b, 2u * B), pb_m(b, s);
+        pb_f(b, p), pb_f(b, n);
+        pb_free(b, true, y), pb_expect(b, WL_PATH_F_BOTH, 3);
+        break;
+    default:
+        b->l.ok = false;
+        break;
+    }
+    pb_teardown(b);
+}
+
+bool wl_paths(wl_trace_t *t, size_t i)
+{
+    static const uint32_t sizes[WL_PATHS_REPS] = {64, 256, 1024, 4096};
+    if (i >= WL_PATH_SCENARIOS || !trace_alloc(t, 0, PB_SLOTS + 1u)) {
+        return false;
+    }
+    static pb_t b;
+    memset(&b, 0, sizeof b);
+    b.l = (wl_lay_t){t, 0, PB_SLOTS, true};
+    snprintf(t->name, sizeof t->name, "paths %u", (unsigned)i);
+    snprintf(t->params, sizeof t->params, "%s: %s; B = 64, 256, 1024, 4096", path_scenarios[i].name,
+             path_scenarios[i].setup);
+    for (size_t r = 0; r < WL_PATHS_REPS; r++) {
+        pb_rep(&b, i, sizes[r]);
+    }
+    if (b.l.ok) {
+        t->expect = calloc(t->nops != 0 ? t->nops : 1u, sizeof *t->expect);
+        b.l.ok = t->expect != NULL;
+    }
+    for (uint32_t k = 0; b.l.ok && k < b.nmeasured; k++) {
+        t->expect[b.at[k]] = b.val[k];
+    }
+    if (!b.l.ok) {
+        wl_release(t);
+    }
+    return b.l.ok;
+}
+
+/* The scenario's name (without the setup). */
+const char *wl_paths_name(size_t i) { return i < WL_PATH_SCENARIOS ? path_scenarios[i].name : "?"; }
+
 void wl_release(wl_trace_t *t)
 {
+    free(t->expect);
+    t->expect = NULL;
     free(t->ops);
     free(t->live);
     free(t->time);

@@ -59,6 +59,9 @@ typedef struct wl_trace {
     uint64_t peak_inuse; /* max requested bytes in use (within their holding time): the reference
                             live memory of Test 4; == peak_live under immediate deallocation */
     uint32_t dealloc_period; /* 0: immediate deallocation; else the deallocation task's period */
+    /* wl_paths traces only (NULL otherwise), one entry per op: 0 for an op not measured, else the
+     * path it is built to take, WL_PATH_* | (free blocks in the heap before it << 8). */
+    uint32_t *expect;
 } wl_trace_t;
 
 /* One step of xorshift64* (state must be nonzero). */
@@ -178,6 +181,56 @@ typedef enum wl_worst {
 } wl_worst_t;
 
 bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n);
+
+/* --- Per-path scenarios of the boundary-tag heap (issue 15, "Per-path worst case") ---------------
+ *
+ * Each scenario is a trace whose measured calls each take one known path of malloc or free of a
+ * boundary-tag heap (rtalloc/heap.h), laid out for stride 2 like wl_worst. A scenario repeats one
+ * setup, measured call and teardown for WL_PATHS_REPS block sizes B (64, 256, 1024, 4096 bytes,
+ * header included: the request is B - 8); every rep starts from a heap whose only free block is
+ * the rest of the buffer ("the wilderness", W), builds its blocks from W's start and frees them
+ * all at its end, so W is whole again. s = a 32-byte used spacer. Paths (malloc: the found block
+ * is cut exactly or split, found with one bitmap probe or two, i.e. climbing to a higher
+ * first-level row; free: which physical neighbours are free):
+ *   code                  malloc / free                      free blocks before: the setup
+ *   WL_PATH_M_EXACT       cut whole, remainder < smallest block, one probe
+ *   WL_PATH_M_EXACT2      cut whole after climbing a row (two probes)
+ *   WL_PATH_M_SPLIT       remainder becomes a free block, one probe
+ *   WL_PATH_M_SPLIT2      split after climbing a row
+ *   WL_PATH_F_NONE        both neighbours used: one insert
+ *   WL_PATH_F_PREV        predecessor free: its removal, one insert
+ *   WL_PATH_F_NEXT        successor free: its removal, one insert
+ *   WL_PATH_F_BOTH        both free: two removals, one insert
+ * Each path has a "kept" scenario (every list it touches keeps other blocks: no bitmap bit
+ * changes) and a "lone" one (every list it removes from becomes empty, clearing its bits, and the
+ * list it inserts into was empty: the path at its most expensive); and "malloc split climb, new
+ * peak": W itself cut, each rep's block kept, so the call also moves the heap's watermark and peak
+ * (the heap growing: the dearest malloc met). The setups are in workload.c;
+ * the expected count of free blocks before each measured call lets the caller verify the heap's
+ * state (bench/harness/paths.h). */
+typedef enum wl_path {
+    WL_PATH_NONE = 0,
+    WL_PATH_M_EXACT,
+    WL_PATH_M_EXACT2,
+    WL_PATH_M_SPLIT,
+    WL_PATH_M_SPLIT2,
+    WL_PATH_F_NONE,
+    WL_PATH_F_PREV,
+    WL_PATH_F_NEXT,
+    WL_PATH_F_BOTH,
+    WL_PATH_COUNT
+} wl_path_t;
+enum { WL_PATHS_REPS = 4 };
+#define WL_EXPECT_PATH(e) ((wl_path_t)((e) & 0xffu))
+#define WL_EXPECT_FREE(e) ((e) >> 8)
+
+/* The path's name, e.g. "malloc exact fit". */
+const char *wl_path_name(wl_path_t path);
+
+/* The scenarios: how many, and scenario i (0 <= i < wl_paths_count()) generated into t. */
+size_t wl_paths_count(void);
+bool wl_paths(wl_trace_t *t, size_t i);
+const char *wl_paths_name(size_t i);
 
 void wl_release(wl_trace_t *t);
 

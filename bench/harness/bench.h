@@ -73,6 +73,7 @@ int exp_hardening(bench_ctx_t *ctx);
 int exp_masmano(bench_ctx_t *ctx);
 int exp_memstress(bench_ctx_t *ctx);
 int exp_worst(bench_ctx_t *ctx);
+int exp_paths(bench_ctx_t *ctx);
 int exp_stellwag(bench_ctx_t *ctx);
 int exp_fma(bench_ctx_t *ctx);
 int exp_trace(bench_ctx_t *ctx);

@@ -5,6 +5,7 @@
  * parent writes the count back before letting the child go on.
  */
 #include "inscount.h"
+#include "paths.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +447,9 @@ static int child_trace(ic_shared_t *sh, const void *arg)
     if (!drv_open(&in, job->a, job->buffer, job->size, t->slots, false)) {
         return 2;
     }
+    if (job->plan->prepare != NULL && !job->plan->prepare(job->a, in.handle, job->plan->prepare_context)) {
+        return 2;
+    }
     const size_t base = job->plan->stride != 0 ? job->plan->stride : 1u;
     const uint64_t budget = job->plan->step_budget;
     size_t stride = base;
@@ -463,7 +467,16 @@ static int child_trace(ic_shared_t *sh, const void *arg)
             next = i + 1u; /* the sample moves to the next op */
             continue;
         }
+        bool classify = job->plan->classify && hp_supported(job->a) &&
+                        (op->kind == WL_MALLOC || op->kind == WL_FREE);
+        hp_pre_t pre;
+        if (classify) {
+            hp_before(job->a, in.handle, op, in.slots[op->slot], &pre);
+        }
         traced_op(sh, &in, op, i);
+        if (classify && sh->n > 0u && sh->n <= sh->cap && sh->samples[sh->n - 1u].op == (uint32_t)i) {
+            sh->samples[sh->n - 1u].tag = hp_after(job->a, in.handle, op, in.slots[op->slot], &pre);
+        }
         stride = next_stride(sh, t, i, base, budget, stride);
         sampling = stride != 0u;
         next = i + stride;

@@ -42,7 +42,7 @@ static inline bool ic_supported(void) { return IC_SUPPORTED != 0; }
 typedef struct ic_sample {
     uint32_t op;    /* index of the operation in its trace */
     uint32_t kind;  /* wl_kind_t */
-    uint32_t tag;   /* mem_frag: N */
+    uint32_t tag;   /* mem_frag: N; with plan.classify: the path (paths.h) */
     uint32_t count; /* instructions from the function's entry to its return, ret included */
 } ic_sample_t;
 
@@ -50,6 +50,14 @@ typedef struct ic_plan {
     size_t stride;        /* count op i when i % stride == stride - 1 */
     uint64_t step_budget; /* single steps allowed in one replay; 0: unlimited */
     size_t max_samples;
+    /* Boundary-tag heaps (paths.h): each sample's tag is the path the call took, as
+     * wl_trace_t.expect writes it (0: not told), decided from untraced looks at the heap
+     * before and after the call. */
+    bool classify;
+    /* Optional: called in the child on the fresh instance before the replay (untraced), e.g. to
+     * add pools; the replay fails (the child exits 2) when it returns false. */
+    bool (*prepare)(const rt_allocator_t *a, void *handle, void *context);
+    void *prepare_context;
 } ic_plan_t;
 
 typedef struct ic_result {

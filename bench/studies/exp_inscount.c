@@ -12,8 +12,13 @@
  * run out, the stride widens (reported). mem_frag's malloc(120) is counted for every N = 1..256.
  * The counter is first checked on code of known length.
  *
+ * For the boundary-tag heaps each sampled call of churn and small is also told by its path (paths.h:
+ * exact fit or split, climb; merges of free), from untraced looks at the heap before and after it,
+ * so the counts are the same as without; the sample is then shown per path.
+ *
  * Outputs: the table on stdout; inscount.csv (per workload, allocator and op: calls, mean, min,
- * median, p99, max, sd), inscount_memfrag.csv (per allocator and N), inscount_selftest.csv.
+ * median, p99, max, sd), inscount_paths.csv (per workload, heap and path: calls, mean, min, max),
+ * inscount_memfrag.csv (per allocator and N), inscount_selftest.csv.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,7 @@
 #include "bench.h"
 #include "inscount.h"
 #include "metrics.h"
+#include "paths.h"
 #include "workload.h"
 
 typedef struct ic_progress {
@@ -62,8 +68,45 @@ static void print_target(const char *what, double measured, double reference)
 
 /* One allocator on the trace t: its table row, its two rows of inscount.csv; tlsf's summaries into
  * tl. v: room for the counts of one op. */
+/* The sampled calls of a boundary-tag heap grouped by the path each took (plan.classify, paths.h):
+ * one line per path met on stdout, one row each in inscount_paths.csv (pcsv). */
+static void print_paths(const wl_uniform_spec_t *spec, const rt_allocator_t *a, const ic_result_t *r, FILE *pcsv)
+{
+    size_t n[WL_PATH_COUNT] = {0};
+    uint32_t lo[WL_PATH_COUNT] = {0}, hi[WL_PATH_COUNT] = {0};
+    double sum[WL_PATH_COUNT] = {0};
+    for (size_t i = 0; i < r->n; i++) {
+        wl_path_t p = WL_EXPECT_PATH(r->samples[i].tag);
+        uint32_t c = r->samples[i].count;
+        lo[p] = n[p] == 0u || c < lo[p] ? c : lo[p];
+        hi[p] = c > hi[p] ? c : hi[p];
+        sum[p] += c;
+        n[p]++;
+    }
+    size_t of_kind[2] = {0};
+    for (size_t i = 0; i < r->n; i++) {
+        of_kind[r->samples[i].kind == WL_MALLOC ? 0 : 1]++;
+    }
+    for (unsigned p = 0; p < WL_PATH_COUNT; p++) {
+        if (n[p] == 0u) {
+            continue;
+        }
+        const char *name = p == WL_PATH_NONE ? "not told" : wl_path_name((wl_path_t)p);
+        size_t total = of_kind[p >= WL_PATH_F_NONE ? 1 : 0];
+        printf("    %-26s %6zu calls (%5.1f %% of its op's)  mean %6.1f  min %4u  max %4u\n", name, n[p],
+               total != 0u ? 100.0 * (double)n[p] / (double)total : 0.0, sum[p] / (double)n[p], lo[p], hi[p]);
+        if (pcsv != NULL) {
+            fprintf(pcsv, "%s,%s,", spec->name, a->name);
+            bench_csv_field(pcsv, name);
+            fprintf(pcsv, ",%s,%zu,%.3f,%u,%u\n", p >= WL_PATH_F_NONE ? "free" : "malloc", n[p], sum[p] / (double)n[p],
+                    lo[p], hi[p]);
+        }
+    }
+}
+
 static void count_uniform_one(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, const rt_allocator_t *a,
-                              const wl_trace_t *t, const ic_plan_t *plan, uint32_t *v, FILE *csv, ic_tlsf_t *tl)
+                              const wl_trace_t *t, const ic_plan_t *plan, uint32_t *v, FILE *csv, ic_tlsf_t *tl,
+                              FILE *pcsv)
 {
     ic_progress_t pc = {spec->name, a->name};
     ic_result_t r;
@@ -86,6 +129,9 @@ static void count_uniform_one(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, c
         printf("  (%s)", r.error);
     }
     printf("\n");
+    if (ok && plan->classify && hp_supported(a)) {
+        print_paths(spec, a, &r, pcsv);
+    }
     fflush(stdout);
     if (csv != NULL) {
         for (int kind = 0; kind < 2; kind++) {
@@ -105,7 +151,7 @@ static void count_uniform_one(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, c
     ic_result_free(&r);
 }
 
-static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *csv, ic_tlsf_t *tl)
+static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *csv, ic_tlsf_t *tl, FILE *pcsv)
 {
     size_t nops = ctx->ops != 0 ? ctx->ops : spec->default_ops;
     /* quick: 500 calls within 100,000 steps -- the mean within a few instructions of callgrind's */
@@ -114,6 +160,7 @@ static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *
         .stride = nops / samples != 0 ? nops / samples : 1u,
         .step_budget = ctx->scale == BENCH_FULL ? 5000000u : ctx->scale == BENCH_STANDARD ? 500000u : 100000u,
         .max_samples = 0,
+        .classify = true, /* untraced looks before and after a call: the counts are unchanged */
     };
     wl_trace_t t;
     if (!wl_uniform(&t, spec, nops, ctx->seed)) {
@@ -127,7 +174,7 @@ static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *
     printf("%s: %zu ops, seed %llu; every %zu-th op counted (budget %llu single steps per allocator)\n", spec->name,
            t.nops, (unsigned long long)ctx->seed, plan.stride, (unsigned long long)plan.step_budget);
     for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
-        count_uniform_one(ctx, spec, ctx->allocs[k], &t, &plan, v, csv, tl);
+        count_uniform_one(ctx, spec, ctx->allocs[k], &t, &plan, v, csv, tl, pcsv);
     }
     free(v);
     wl_release(&t);
@@ -244,12 +291,18 @@ int exp_inscount(bench_ctx_t *ctx)
     printf("%-8s %-10s %7s %8s %6s %6s  %7s %8s %6s %6s  %6s\n", "workload", "allocator", "mallocs", "mean", "min",
            "max", "frees", "mean", "min", "max", "stride");
     printf("-------- ---------- ------------------------------  ------------------------------  ------\n");
+    char ppath[1200];
+    FILE *pcsv = bench_csv_open(ctx, "inscount_paths.csv", false, ppath, sizeof ppath);
+    if (pcsv != NULL) {
+        fprintf(pcsv, "workload,allocator,path,op,calls,mean,min,max\n");
+    }
     ic_tlsf_t tl[2];
     memset(tl, 0, sizeof tl);
-    int rc = count_uniform(ctx, &wl_churn, csv, &tl[0]);
+    int rc = count_uniform(ctx, &wl_churn, csv, &tl[0], pcsv);
     if (rc == 0) {
-        rc = count_uniform(ctx, &wl_small, csv, &tl[1]);
+        rc = count_uniform(ctx, &wl_small, csv, &tl[1], pcsv);
     }
+    bench_csv_close(pcsv, ppath);
     if (rc == 0) {
         count_memfrag(ctx, csv);
     }

@@ -307,7 +307,7 @@ void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace
     if (!ic_supported()) {
         return;
     }
-    ic_plan_t plan = {stride != 0 ? stride : 1u, step_budget, 0};
+    ic_plan_t plan = {.stride = stride != 0 ? stride : 1u, .step_budget = step_budget, .max_samples = 0};
     ic_result_t res;
     if (!ic_count_trace(a, buffer, size, t, &plan, &res, NULL, NULL)) {
         r->interrupted = res.interrupted;
