@@ -267,6 +267,10 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
             }
         }
     }
+    size_t head = h->ops->head_fit(h);
+    if (head > BLK_W && head - BLK_W > own.largest_free) {
+        own.largest_free = head - BLK_W < h->max_request ? head - BLK_W : h->max_request;
+    }
     rt_front_counts_t counts = {h->mallocs, h->frees, h->reallocs, h->reallocs_in_place, h->hooks.failures,
                                 h->hooks.errors};
     heap_unlock(h, token);

@@ -31,6 +31,9 @@ typedef struct rt_heap_ops {
      * free block of `size` bytes: size itself, except for TLSF (the start of size's slot, as the
      * search rounds up) and half-fit (the power of two below size). */
     size_t (*fit_limit)(size_t size);
+    /* The largest block size that a request may need and still be served by the first block of
+     * a list, beyond fit_limit (TLSF's good fit within the slot); 0 when the index has none. */
+    size_t (*head_fit)(rt_heap_t *heap);
 } rt_heap_ops_t;
 
 typedef struct rt_pool {

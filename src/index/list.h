@@ -24,6 +24,10 @@
  * the same translation unit, so the call inlines as if it were written here. */
 RT_HOT bool idx_member(const rt_heap_t *owner, const rt_blk *b, rt_blk *const *slot);
 
+/* The key of the owner's header tags (block.h), for an index that reads a block's size before
+ * the facade has verified it (TLSF's good fit). Defined beside idx_member. */
+RT_HOT size_t idx_key(const rt_heap_t *owner);
+
 /* Pushes b; returns the list's former first block (NULL: the list was empty). The stores are in
  * this order so that the compiler keeps them four plain stores (the head's store may alias
  * b->next, which keeps it from pairing the two link stores into a vector store). */

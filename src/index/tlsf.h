@@ -39,6 +39,9 @@ _Static_assert(TLSF_SL_LOG2 == 4 || TLSF_SL_LOG2 == 5, "TLSF second level: 16 or
 #ifndef RT_TLSF_CUT_AT_SLOT
 #define RT_TLSF_CUT_AT_SLOT 0
 #endif
+#ifndef RT_TLSF_GOOD_FIT
+#define RT_TLSF_GOOD_FIT 1
+#endif
 #define TLSF_A_LOG2 ((unsigned)__builtin_ctz((unsigned)RT_HEAP_ALIGN))
 #define TLSF_FL_SHIFT (TLSF_SL_LOG2 + TLSF_A_LOG2)
 #define TLSF_SMALL ((size_t)1 << TLSF_FL_SHIFT)
@@ -80,6 +83,17 @@ static inline size_t tlsf_slot_floor(size_t size)
     }
     size_t width = (size_t)1 << (rt_log2(size) - TLSF_SL_LOG2);
     return size & ~(width - 1u);
+}
+
+/* The start of list i's slot. */
+static inline size_t tlsf_list_start(unsigned i)
+{
+    unsigned fl = i >> TLSF_SL_LOG2, sl = i & (TLSF_SL_COUNT - 1u);
+    if (fl == 0u) {
+        return (size_t)sl << TLSF_A_LOG2;
+    }
+    unsigned l = fl + TLSF_FL_SHIFT - 1u;
+    return ((size_t)1 << l) + ((size_t)sl << (l - TLSF_SL_LOG2));
 }
 
 static inline void idx_reset(idx_t *x)
@@ -131,14 +145,24 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
      * need: the facade cuts the block it finds at need, not at the rounded size (less waste,
      * same bound). */
     unsigned i = tlsf_list(need - 1u) + 1u;
-#if RT_TLSF_CUT_AT_SLOT
-    /* Masmano's TLSF: cut at the rounded size (the start of list i's slot). */
+#if RT_TLSF_GOOD_FIT
+    /* Good fit within the slot: the first block of need's own slot (rounded down), when it is
+     * large enough -- or when its header is no free header at all: the facade then verifies it
+     * and reports the corruption, rather than this search passing it over in silence. */
     {
-        unsigned fl = i >> TLSF_SL_LOG2;
-        size_t width = fl == 0u ? BLK_A : (size_t)1 << (fl + TLSF_FL_SHIFT - 1u - TLSF_SL_LOG2);
-        *size = fl == 0u ? (size_t)i << TLSF_A_LOG2
-                         : ((size_t)1 << (fl + TLSF_FL_SHIFT - 1u)) + (size_t)(i & (TLSF_SL_COUNT - 1u)) * width;
+        unsigned j = tlsf_list(need);
+        rt_blk *b = x->heads[j];
+        if (j != i && b != NULL) {
+            size_t d = blk_decode(idx_key(h), b->head);
+            if ((d & BLK_FLAGS) != BLK_FREE || d > BLK_DATA_MASK || blk_head_size(d) >= need) {
+                *probes = 1;
+                return &x->heads[j];
+            }
+        }
     }
+#endif
+#if RT_TLSF_CUT_AT_SLOT
+    *size = tlsf_list_start(i); /* Masmano's TLSF: cut at the rounded size */
 #endif
     if (i >= TLSF_FL_COUNT * TLSF_SL_COUNT) {
         *probes = 1;
@@ -161,6 +185,26 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
 }
 
 static inline size_t idx_fit_limit(size_t size) { return tlsf_slot_floor(size); }
+
+#define IDX_GOOD_FIT RT_TLSF_GOOD_FIT
+#if RT_TLSF_GOOD_FIT
+/* The largest first block of a list (good fit serves a request of its own slot up to its size);
+ * a header that is no free header counts as nothing. O(lists): for the statistics. */
+static inline size_t idx_head_fit(idx_t *x, size_t key)
+{
+    size_t best = 0;
+    for (unsigned i = 0; i < TLSF_FL_COUNT * TLSF_SL_COUNT; i++) {
+        if (x->heads[i] != NULL) {
+            size_t d = blk_decode(key, x->heads[i]->head);
+            if ((d & BLK_FLAGS) == BLK_FREE && d <= BLK_DATA_MASK && blk_head_size(d) > best) {
+                best = blk_head_size(d);
+            }
+        }
+    }
+    return best;
+}
+#endif
+
 
 static inline const char *idx_name(void) { return TLSF_SL_LOG2 == 4 ? "tlsf" : "tlsf32"; }
 
