@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|trace|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|stellwag|fma|trace|layout|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *   rtbench trace record [-o FILE] -- CMD ARGS... | trace replay FILE ... | trace size FILE ...
@@ -55,6 +55,9 @@ static const bench_experiment_t experiments[] = {
     {"trace", "real programs (sqlite3, lua5.4, python3) recorded, replayed and sized: heap needed vs live peak, "
               "bound, instructions and ns per call, F",
      exp_trace, true},
+    {"layout", "fragmentation per block layout (64-bit A=16, 64-bit A=8, 32-bit A=8): Masmano Tests 1-3 F and the "
+               "programs' heap needed / live peak (runs rtbench-align8, rtbench-m32 beside rtbench)",
+     exp_layout, false},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
