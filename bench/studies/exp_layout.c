@@ -435,8 +435,10 @@ int exp_layout(bench_ctx_t *ctx)
             snprintf(exe, sizeof exe, "%s%s", dir, ly_exe[l]);
         }
         if (access(exe, X_OK) != 0) {
-            snprintf(tb.note[l], sizeof tb.note[l], "not measured: %s not found (build the target %s)", exe,
-                     ly_exe[l] != NULL ? ly_exe[l] : "rtbench");
+            snprintf(tb.note[l], sizeof tb.note[l],
+                     "not measured: %s not found (target rtbench-all builds it where it differs from rtbench's layout "
+                     "and, for rtbench-m32, where the compiler links -m32 programs: bench/CMakeLists.txt)",
+                     exe);
             tb.step += 1u + tb.nprogs;
             continue;
         }
