@@ -217,7 +217,8 @@ static int run_layout(bench_ctx_t *ctx, ly_table_t *tb, int l, const char *exe, 
         snprintf(tb->note[l], sizeof tb->note[l], "interrupted (%s)", exe);
         return 130;
     }
-    int bad = rc != 0 || rows == 0 ? rc : 0;
+    /* the first child that failed or wrote no rows: its status (-1: no rows) */
+    int bad = rc != 0 ? rc : rows == 0 ? -1 : 0;
     for (size_t p = 0; p < tb->nprogs && !drv_stop; p++) {
         if (tb->why[p][0] != '\0') {
             tb->step++;
@@ -234,13 +235,17 @@ static int run_layout(bench_ctx_t *ctx, ly_table_t *tb, int l, const char *exe, 
             break;
         }
         rd.program = p;
-        if (sib_read_csv(pdir, "trace_size.csv", 6, trace_size_row, &rd) == 0 && bad == 0) {
-            bad = trc != 0 ? trc : -2;
+        if ((sib_read_csv(pdir, "trace_size.csv", 6, trace_size_row, &rd) == 0 || trc != 0) && bad == 0) {
+            bad = trc != 0 ? trc : -1;
         }
     }
     tb->measured[l] = true;
+    char why[80] = "";
+    if (bad != 0) {
+        snprintf(why, sizeof why, "; a child %s: see its figures", bad < 0 ? "wrote no rows" : "exited non-zero");
+    }
     snprintf(tb->note[l], sizeof tb->note[l], "%s: %s (%.0f s)%s", exe, tb->label[l][0] ? tb->label[l] : "layout not printed",
-             sib_now_s() - t0, bad != 0 ? "; some figures missing (a child failed)" : "");
+             sib_now_s() - t0, why);
     return drv_stop ? 130 : 0;
 }
 
