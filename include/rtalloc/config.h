@@ -77,10 +77,11 @@
  * equals it on Arm EABI (Cortex-M).
  * What it saves: block sizes round to 8 instead of 16 bytes, 4 bytes a block on average where
  * request sizes are spread evenly. Measured on TLSF (issue 15; `rtbench run layout --scale
- * quick`, rtbench and rtbench-align8, 2026-11-26, gcc 12 -O3): Masmano 2006 Tests 1-3, F 6.43 /
- * 17.48 / 8.93 % at 16 and 6.43 / 15.43 / 8.62 % at 8 (32-bit words: 6.30 / 13.48 / 7.92 %);
- * the heap the recorded programs need over their live peak, 16 -> 8: sqlite3 1.059 -> 1.059,
- * lua5.4 1.201 -> 1.143, python3 1.103 -> 1.103. */
+ * standard`: rtbench beside rtbench-align8 and rtbench-m32, 2026-11-26, gcc 12 -O3): Masmano
+ * 2006 Tests 1-3 (10 seeds of 300,000 mallocs), F 10.37 / 16.30 / 9.63 % at 16 and 10.37 /
+ * 14.86 / 9.77 % at 8 (32-bit words: 9.40 / 11.88 / 9.21 %); the heap the recorded programs need
+ * over their live peak, 16 -> 8: sqlite3 1.059 -> 1.059, lua5.4 1.201 -> 1.143, python3 1.103 ->
+ * 1.103. */
 #ifndef RT_HEAP_ALIGN
 #define RT_HEAP_ALIGN (2u * sizeof(void *))
 #endif
