@@ -57,7 +57,7 @@ static const bench_experiment_t experiments[] = {
      exp_trace, true},
     {"layout", "fragmentation per block layout (64-bit A=16, 64-bit A=8, 32-bit A=8): Masmano Tests 1-3 F and the "
                "programs' heap needed / live peak (runs rtbench-align8, rtbench-m32 beside rtbench)",
-     exp_layout, false},
+     exp_layout, true},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 

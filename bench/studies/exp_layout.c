@@ -27,7 +27,9 @@
  * Output: a table per measure (layouts side by side), issue 15's verdicts for tlsf (shown, never
  * asserted) and layout.csv (measure, allocator, layout, word_bits, heap_align, workload, value,
  * n, heap_needed, live_peak). Scale: that of masmano's fragmentation runs (quick: 3 seeds of
- * 100,000 mallocs per test; standard: 10 of 300,000); the traces are whole at every scale.
+ * 100,000 mallocs per test; standard: 10 of 300,000); the traces are whole at every scale. At
+ * quick scale without --alloc only the heaps with an O(1) malloc (tlsf, tlsf32, halffit), so the
+ * experiment is part of `run all` there (about 15 s; every boundary-tag heap: about 2.5 min).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,13 +251,17 @@ static int run_layout(bench_ctx_t *ctx, ly_table_t *tb, int l, const char *exe, 
     return drv_stop ? 130 : 0;
 }
 
-/* The library's boundary-tag heaps among those selected. */
+/* The library's boundary-tag heaps among those selected; at quick scale without --alloc only
+ * those whose malloc is O(1) (tlsf, tlsf32, halffit: about 15 s for the three layouts; the list
+ * heaps' fragmentation runs and sizings take about 90 s more). */
 static void select_heaps(const bench_ctx_t *ctx, ly_table_t *tb)
 {
+    bool bounded_only = ctx->scale == BENCH_QUICK && !ctx->allocs_explicit;
     tb->alloc_list[0] = '\0';
     for (size_t i = 0; i < ctx->nallocs && tb->nallocs < LY_MAX_ALLOCS; i++) {
         const rt_allocator_t *a = ctx->allocs[i];
-        if (a->family != RT_FAMILY_HEAP || rt_registry_find(a->name) != a) {
+        if (a->family != RT_FAMILY_HEAP || rt_registry_find(a->name) != a ||
+            (bounded_only && (a->malloc_bound == NULL || strcmp(a->malloc_bound, "O(1)") != 0))) {
             continue;
         }
         tb->allocs[tb->nallocs++] = a;
