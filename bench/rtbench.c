@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|paths|stellwag|fma|trace|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|paths|stellwag|fma|trace|layout|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *   rtbench trace record [-o FILE] -- CMD ARGS... | trace replay FILE ... | trace size FILE ...
@@ -58,6 +58,9 @@ static const bench_experiment_t experiments[] = {
     {"trace", "real programs (sqlite3, lua5.4, python3) recorded, replayed and sized: heap needed vs live peak, "
               "bound, instructions and ns per call, F",
      exp_trace, true},
+    {"layout", "fragmentation per block layout (64-bit A=16, 64-bit A=8, 32-bit A=8): Masmano Tests 1-3 F and the "
+               "programs' heap needed / live peak (runs rtbench-align8, rtbench-m32 beside rtbench)",
+     exp_layout, true},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
@@ -69,7 +72,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
             "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
-            "                         masmano, worst, paths, stellwag, fma, trace, or all\n"
+            "                         masmano, worst, paths, stellwag, fma, trace, layout, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"

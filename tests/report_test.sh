@@ -6,7 +6,7 @@
 #     headline tables), then every section's heading with its scale, and in every section the
 #     fixture's rows with a figure from the CSV (clock, churn, small, mem_frag, mem_stress,
 #     instructions per call, hardening, Masmano, worst cases, per-path instructions and issue 15's
-#     targets, Stellwag, FMA, real programs, on target, footprint);
+#     targets, Stellwag, FMA, real programs, block layouts, on target, footprint);
 #   - unmeasured cells show an em dash: no "n/a", no empty cell, no 0.0 in the fixture's report;
 #   - a run with plan.csv / experiments.csv: a planned experiment that did not complete says
 #     "interrupted -- not measured in this run" and the report is marked partial; one not planned
@@ -78,7 +78,8 @@ check "summary first" test "$(grep -m1 '^## ' "$REPORT")" = "## Summary"
 check "summary before the details" bash -c "grep -n '^## Headlines\|^# Details' '$REPORT' | head -2 | tr '\n' ' ' | grep -q 'Headlines.*Details'"
 for heading in "# rtalloc benchmark report" "## Targets" "## Headlines" "# Details" "## Clock verification" "## churn" \
     "## small" "## mem_frag" "## mem_stress" "## Instructions per call" "## Cost of hardening" "## Masmano" \
-    "## Worst cases" "## Per-path instructions" "## Stellwag 2010" "## FMA 1998" "## Real programs" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
+    "## Worst cases" "## Per-path instructions" "## Stellwag 2010" "## FMA 1998" "## Real programs" \
+    "## Block layouts" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
 # Without plan.csv every section is complete at scale "unknown", and its heading says so.
@@ -182,7 +183,7 @@ check "runs that differ: that port's figures left out" bash -c "! grep -q '^\*\*
 mkdir "$TMP/without"
 cp "$FIXTURE"/*.csv "$TMP/without"/
 rm -f "$TMP/without"/target_*.csv "$TMP/without"/stellwag*.csv "$TMP/without"/fma*.csv "$TMP/without"/hardening.csv \
-    "$TMP/without"/footprint*.csv "$TMP/without"/trace*.csv
+    "$TMP/without"/footprint*.csv "$TMP/without"/trace*.csv "$TMP/without"/layout.csv
 check "report.py exits 0 without the optional CSVs" env MPLBACKEND=Agg "$PY" "$REPORT_PY" --no-plots "$TMP/without"
 check "no On target section without its CSVs" bash -c "! grep -q '^## On target' '$TMP/without/REPORT.md'"
 check "no Stellwag section without its CSVs" bash -c "! grep -q '^## Stellwag' '$TMP/without/REPORT.md'"
@@ -318,6 +319,18 @@ check "trace: headline marks the program not run" \
     grep -q '^| python3 | not run: /usr/bin/python3 not installed | — | — | — | — |' "$REPORT"
 check "no Real programs section without its CSVs" bash -c "! grep -q '^## Real programs' '$TMP/without/REPORT.md'"
 # --- end issue 14 replay ---
+
+# The block-layouts section (layout.csv, a quick `rtbench run layout --alloc tlsf,bestfit`: 64-bit
+# A=16, 64-bit A=8, 32-bit A=8, sqlite3 "no fit" on 32-bit): F and heap / live peak per heap and
+# layout, and issue 15's TLSF targets computed from the CSV.
+ly=$(sed -n '/^## Block layouts/,/^## /p' "$REPORT")
+check "layout: tlsf 32-bit row, no fit marked" grep -q '^| tlsf | 32-bit A=8 | 6.30 | 13.48 | 7.92 | no fit | 1.143 | 1.099 |' <<<"$ly"
+check "layout: bestfit 64-bit A=16 row" grep -q '^| bestfit | 64-bit A=16 | 3.60 | 17.48 | 6.95 | 1.011 | 1.179 | 1.068 |' <<<"$ly"
+check "layout: Masmano 32-bit target from the CSV" \
+    grep -q '^| Masmano Test 2, 32-bit layout: tlsf F | <= 14.86 % | 13.48 % (mean of 3 seeds) | met |' "$REPORT"
+check "layout: A=8 trace target from the CSV" \
+    grep -q '^| trace lua5.4, 64-bit A=8: tlsf heap needed / live peak | <= 1.24 (common C TLSF, 8-byte alignment) | 1.143 | met |' "$REPORT"
+check "no Block layouts section without its CSV" bash -c "! grep -q '^## Block layouts' '$TMP/without/REPORT.md'"
 
 if [ "$FIGURES" = 1 ]; then
     # One plot rendered (the others are the same code path); mem_frag's cycles on a log axis.

@@ -20,7 +20,7 @@ set -euo pipefail
 #   gcc g++ clang                   the host compilers (C++: the adapters' tests, tests/*.cpp)
 #   libclang-rt-14-dev              clang 14's ASan/UBSan/TSan and libFuzzer runtimes (clang-asan,
 #                                   clang-tsan; only recommended by clang-14)
-#   gcc-multilib g++-multilib       gcc-m32
+#   gcc-multilib g++-multilib       gcc-m32 (and, for bench.sh, rtbench-m32 of the layout experiment)
 #   valgrind                        inscount_test compares the ptrace counter with callgrind
 #   python3 python3-matplotlib      the report test (bench/report.py and its figures)
 #   pkg-config                      the package test's plain-compile consumer (cmake/PackageTest.cmake)
@@ -38,8 +38,10 @@ TEST_PACKAGES=(cmake make gcc g++ clang libclang-rt-14-dev gcc-multilib g++-mult
 # records (python3, the third, is here already).
 BENCH_PACKAGES=(cmake gcc make valgrind python3 python3-matplotlib libjemalloc-dev libmimalloc-dev
                 sqlite3 lua5.4)
-# optional for bench.sh: footprint section (arm), aomalloc (libatomic-ops-dev), on-target study
-BENCH_OPTIONAL=(gcc-arm-none-eabi libatomic-ops-dev gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc)
+# optional for bench.sh: footprint section (arm), aomalloc (libatomic-ops-dev), on-target study,
+# rtbench-m32 for the layout experiment (gcc-multilib)
+BENCH_OPTIONAL=(gcc-arm-none-eabi libatomic-ops-dev gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc
+                gcc-multilib)
 M32_PACKAGES=(qemu-user)
 
 usage() {

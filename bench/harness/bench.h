@@ -77,6 +77,14 @@ int exp_paths(bench_ctx_t *ctx);
 int exp_stellwag(bench_ctx_t *ctx);
 int exp_fma(bench_ctx_t *ctx);
 int exp_trace(bench_ctx_t *ctx);
+int exp_layout(bench_ctx_t *ctx);
+
+/* exp_trace.c's programs, for exp_layout.c: how many, the name of the i-th, and its recording
+ * into *file (beside the CSVs as trace_<name>.rtt, else a temporary file the caller removes);
+ * why says why it was not recorded (empty when it was). */
+size_t trace_programs(void);
+const char *trace_program_name(size_t i);
+void trace_program_record(const bench_ctx_t *ctx, size_t i, char *file, size_t file_len, char *why, size_t len);
 
 /* --- output.c -------------------------------------------------------------------------------- */
 

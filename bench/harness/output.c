@@ -97,6 +97,8 @@ void bench_print_header(FILE *f, const bench_ctx_t *ctx, const char *prefix)
     fprintf(f, "%scompiler: %s\n", prefix, ctx->meta.compiler);
     fprintf(f, "%sflags: %s\n", prefix, ctx->meta.flags);
     fprintf(f, "%shardening: RT_HARDENING=%d\n", prefix, (int)RT_HARDENING);
+    fprintf(f, "%slayout: %u-bit words, RT_HEAP_ALIGN=%u\n", prefix, (unsigned)(8u * sizeof(size_t)),
+            (unsigned)RT_HEAP_ALIGN);
     fprintf(f, "%sseed: %llu\n", prefix, (unsigned long long)ctx->seed);
     fprintf(f, "%sscale: %s\n", prefix, bench_scale_name(ctx->scale));
     fprintf(f, "%sload average at start (1/5/15 min): %s on %ld CPUs\n", prefix, ctx->meta.load,

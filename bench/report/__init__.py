@@ -5,7 +5,8 @@
 
 RESULTS_DIR defaults to results/latest (what ./bench.sh writes). One package: common.py (reading,
 number formatting, tables, run bookkeeping, plot styles -- shared by every section), core.py (the
-summary and the sections below), stellwag.py, fma.py, trace.py, target.py (one study each).
+summary and the sections below), stellwag.py, fma.py, trace.py, layout.py, target.py (one study
+each).
 
 The summary comes first: the status and scale of each experiment (plan.csv, experiments.csv), the
 targets with their verdicts, one headline table per study; the details follow, every heading with
@@ -21,7 +22,7 @@ masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, hardening.csv 
 RT_HARDENING level), stellwag.csv, stellwag_cdf.csv (the Stellwag
 section: bench/report_stellwag.py), fma.csv, fma_instr.csv, fma_cdf.csv (the FMA 1998 section:
 bench/report_fma.py), trace.csv, trace_programs.csv (real programs recorded and replayed, issue 14:
-trace.py), target_runs.csv, target_alloc.csv, target_memstress.csv, target_memstress_bins.csv,
+trace.py), layout.csv (fragmentation per block layout, issue 15: layout.py), target_runs.csv, target_alloc.csv, target_memstress.csv, target_memstress_bins.csv,
 target_memfrag.csv, target_worst.csv (the on-target section: bench/report_target.py, from
 tools/target-bench.sh), and what `tools/footprint.sh --csv` wrote:
 footprint.csv, footprint_alloc.csv, footprint_control.csv, footprint_config.csv. Missing files (without plan.csv) leave their section out (the

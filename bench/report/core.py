@@ -95,6 +95,7 @@ SECTIONS = [
      "Stellwag 2010: wait-free allocator vs TLSF under a lock, AO_malloc, system allocators"),
     ("fma", "fma", "fma.csv", "FMA 1998: FMA vs BSD 4.4, TLSF and glibc on the article's test program"),
     ("trace", "trace", "trace.csv", "Real programs: recorded traces replayed and sized (issue 14)"),
+    ("layout", "layout", "layout.csv", "Block layouts: fragmentation per alignment and word size (issue 15)"),
     ("target", "target", "target_runs.csv", "On target: Cortex-M4 and RV32 under QEMU (the VaiOS blog, sections 7-12)"),
     ("footprint", "footprint", "footprint_alloc.csv", "Footprint (Cortex-M4 and RV32IMAC, -Os)"),
 ]
@@ -1112,6 +1113,10 @@ class Report:
     def trace(self):
         from . import trace
         trace.section(self, self.m())
+
+    def layout(self):
+        from . import layout
+        layout.section(self, self.m())
 
     def target(self):
         from . import target

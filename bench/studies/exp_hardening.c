@@ -19,27 +19,18 @@
  * Each child runs in its own process group with stdin from /dev/null, its stdout in TMPDIR and
  * its stderr (progress lines) read here and shown as this experiment's progress. Ctrl-C (drv_stop)
  * is forwarded to the child's group as SIGINT; a group that has not exited 5 s later is killed.
- * The child dies with rtbench (PR_SET_PDEATHSIG). TMPDIR is removed at the end.
+ * The child dies with rtbench (PR_SET_PDEATHSIG): harness/sibling.h. TMPDIR is removed at the end.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
 
 #include "bench.h"
 #include "inscount.h"
 #include "metrics.h"
+#include "sibling.h"
 #include "rtalloc/config.h"
 #include "workload.h"
 
@@ -149,55 +140,6 @@ static void set_note(hb_table_t *tb, int level, const char *fmt, ...)
 
 /* --- the siblings ------------------------------------------------------------------------------ */
 
-/* The directory of /proc/self/exe, with a trailing '/'. */
-static bool self_dir(char *out, size_t size)
-{
-    char buf[1024];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) {
-        return false;
-    }
-    buf[n] = '\0';
-    char *slash = strrchr(buf, '/');
-    if (slash == NULL) {
-        return false;
-    }
-    slash[1] = '\0';
-    snprintf(out, size, "%s", buf);
-    return true;
-}
-
-/* Removes dir and the files in it (and in its subdirectories, one level deep is all we make). */
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d != NULL) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
-                continue;
-            }
-            char path[1400];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-                remove_tree(path);
-            } else {
-                unlink(path);
-            }
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* One progress line of the child ("[inscount] tlsf: churn") as this experiment's progress: the
  * fraction is the phases started so far over the phases expected (churn, small, memfrag for
  * each allocator). */
@@ -223,124 +165,23 @@ static void child_progress(int level, const char *line, size_t *phases, size_t n
     bench_progress("hardening", alloc, phase, (double)(*phases - 1u) / (double)(nphases ? nphases : 1u));
 }
 
-/* Forks and executes exe with argv in its own process group: stdin from /dev/null, stdout to
- * logpath, stderr to a pipe whose read end goes to *errfd. Returns the child's pid, or -1. */
-static pid_t spawn_child(const char *exe, const char *const *argv, const char *logpath, int *errfd)
-{
-    int err[2];
-    if (pipe(err) != 0) {
-        return -1;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(err[0]);
-        close(err[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-#if defined(__linux__)
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) {
-            _exit(127);
-        }
-#else
-        (void)parent;
-#endif
-        signal(SIGINT, SIG_DFL);
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0) {
-            _exit(127);
-        }
-        dup2(in, STDIN_FILENO);
-        dup2(out, STDOUT_FILENO);
-        dup2(err[1], STDERR_FILENO);
-        close(in);
-        close(out);
-        close(err[0]);
-        close(err[1]);
-        execv(exe, (char *const *)argv);
-        fprintf(stderr, "rtbench: cannot execute %s: %s\n", exe, strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid); /* either side may win the race; both ask for the same */
-    close(err[1]);
-    *errfd = err[0];
-    return pid;
-}
+/* What the relay of one child's stderr needs: its level and the progress phases seen. */
+typedef struct hb_relay {
+    int level;
+    size_t phases, nphases;
+} hb_relay_t;
 
-/* Handles each complete line in line[0..*used) (the child's stderr): its progress as ours, other
- * lines but "rtbench: wrote ..." passed on; keeps the unfinished rest at the start of line. */
-static void relay_lines(int level, char *line, size_t size, size_t *used, size_t *phases, size_t nphases)
+/* One line of the child's stderr: its progress as ours, other lines but "rtbench: wrote ..."
+ * passed on. */
+static void relay_line(void *context, const char *line)
 {
-    char *nl;
-    while ((nl = strchr(line, '\n')) != NULL) {
-        *nl = '\0';
-        if (strstr(line, "[inscount] ") != NULL) {
-            child_progress(level, line, phases, nphases);
-        } else if (strncmp(line, "rtbench: wrote ", 15) != 0 && line[0] != '\0') {
-            bench_progress_clear();
-            fprintf(stderr, "rtbench-hardening%d: %s\n", level, line);
-        }
-        size_t rest = *used - (size_t)(nl + 1 - line);
-        memmove(line, nl + 1, rest + 1u);
-        *used = rest;
+    hb_relay_t *r = context;
+    if (strstr(line, "[inscount] ") != NULL) {
+        child_progress(r->level, line, &r->phases, r->nphases);
+    } else if (strncmp(line, "rtbench: wrote ", 15) != 0 && line[0] != '\0') {
+        bench_progress_clear();
+        fprintf(stderr, "rtbench-hardening%d: %s\n", r->level, line);
     }
-    if (*used == size - 1u) {
-        *used = 0; /* an over-long line: dropped */
-    }
-}
-
-/* Relays the child's stderr (errfd) until the child exits, forwarding Ctrl-C (drv_stop) to its
- * group as SIGINT and killing the group 5 s later. Returns waitpid's result (<= 0: not reaped),
- * the wait status in *status. */
-static pid_t relay_child(int level, pid_t pid, int errfd, size_t nphases, int *status)
-{
-    size_t phases = 0;
-    char line[512];
-    size_t used = 0;
-    bool eof = false, forwarded = false;
-    double forwarded_at = 0.0;
-    pid_t done = 0;
-    while (done == 0) {
-        if (drv_stop && !forwarded) {
-            kill(-pid, SIGINT);
-            forwarded = true;
-            forwarded_at = now_s();
-        }
-        if (forwarded && now_s() - forwarded_at > 5.0) {
-            kill(-pid, SIGKILL);
-        }
-        if (!eof) {
-            struct pollfd pfd = {.fd = errfd, .events = POLLIN};
-            int pr = poll(&pfd, 1, 200);
-            if (pr > 0) {
-                ssize_t n = read(errfd, line + used, sizeof line - 1u - used);
-                if (n <= 0) {
-                    eof = n == 0 || (errno != EINTR && errno != EAGAIN);
-                } else {
-                    used += (size_t)n;
-                    line[used] = '\0';
-                    relay_lines(level, line, sizeof line, &used, &phases, nphases);
-                }
-            }
-        } else {
-            struct timespec ts = {0, 50000000};
-            nanosleep(&ts, NULL);
-        }
-        done = waitpid(pid, status, WNOHANG);
-        if (done < 0 && errno != EINTR) {
-            break;
-        }
-        if (done < 0) {
-            done = 0;
-        }
-    }
-    return done;
 }
 
 /* Runs `exe run inscount ...` with its CSVs in outdir; returns its exit status (-1: not run,
@@ -371,22 +212,10 @@ static int run_child(const bench_ctx_t *ctx, int level, const char *exe, const c
     argv[argc++] = alloc_list;
     argv[argc] = NULL;
 
-    int errfd = -1;
-    pid_t pid = spawn_child(exe, argv, logpath, &errfd);
-    if (pid < 0) {
-        return -1;
-    }
-    int status = 0;
-    pid_t done = relay_child(level, pid, errfd, 3u * nallocs, &status);
-    close(errfd);
+    hb_relay_t relay = {level, 0, 3u * nallocs};
+    int rc = sib_run(exe, argv, logpath, relay_line, &relay);
     bench_progress_clear();
-    if (done <= 0) {
-        return -1;
-    }
-    if (WIFEXITED(status)) {
-        return WEXITSTATUS(status);
-    }
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGINT ? 130 : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return rc;
 }
 
 static int find_alloc(const hb_table_t *tb, const char *name)
@@ -399,46 +228,37 @@ static int find_alloc(const hb_table_t *tb, const char *name)
     return -1;
 }
 
-/* Reads outdir/inscount.csv (exp_inscount.c's columns: workload, allocator, op, calls, mean, min,
- * median, p99, max, ..., error) into level `level` of the table. Returns the rows taken. */
+/* Where inscount.csv's rows of one sibling go: its level of the table. */
+typedef struct hb_reader {
+    hb_table_t *tb;
+    int level;
+} hb_reader_t;
+
+/* One row of inscount.csv (exp_inscount.c's columns: workload, allocator, op, calls, mean, min,
+ * median, p99, max, ..., error). */
+static bool inscount_row(void *context, char **field, size_t nf)
+{
+    hb_reader_t *rd = context;
+    int w = strcmp(field[0], "churn") == 0 ? 0 : strcmp(field[0], "small") == 0 ? 1 : -1;
+    int k = find_alloc(rd->tb, field[1]);
+    int op = strcmp(field[2], "malloc") == 0 ? 0 : strcmp(field[2], "free") == 0 ? 1 : -1;
+    bool failed = nf >= 15 && atoi(field[14]) != 0;
+    if (w < 0 || k < 0 || op < 0 || failed) {
+        return false;
+    }
+    hb_stat_t *st = &rd->tb->s[w][k][rd->level][op];
+    st->calls = (size_t)strtoull(field[3], NULL, 10);
+    st->mean = strtod(field[4], NULL);
+    st->max = strtoull(field[8], NULL, 10);
+    st->have = st->calls > 0;
+    return true;
+}
+
+/* Reads outdir/inscount.csv into level `level` of the table. Returns the rows taken. */
 static size_t read_inscount(hb_table_t *tb, int level, const char *outdir)
 {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/inscount.csv", outdir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return 0;
-    }
-    char line[1024];
-    size_t rows = 0;
-    while (fgets(line, sizeof line, f) != NULL) {
-        if (line[0] == '#' || strncmp(line, "workload,", 9) == 0) {
-            continue;
-        }
-        char *field[16];
-        size_t nf = 0;
-        for (char *p = line, *tok; nf < 16 && (tok = strsep(&p, ",")) != NULL;) {
-            field[nf++] = tok;
-        }
-        if (nf < 9) {
-            continue;
-        }
-        int w = strcmp(field[0], "churn") == 0 ? 0 : strcmp(field[0], "small") == 0 ? 1 : -1;
-        int k = find_alloc(tb, field[1]);
-        int op = strcmp(field[2], "malloc") == 0 ? 0 : strcmp(field[2], "free") == 0 ? 1 : -1;
-        bool failed = nf >= 15 && atoi(field[14]) != 0;
-        if (w < 0 || k < 0 || op < 0 || failed) {
-            continue;
-        }
-        hb_stat_t *st = &tb->s[w][k][level][op];
-        st->calls = (size_t)strtoull(field[3], NULL, 10);
-        st->mean = strtod(field[4], NULL);
-        st->max = strtoull(field[8], NULL, 10);
-        st->have = st->calls > 0;
-        rows++;
-    }
-    fclose(f);
-    return rows;
+    hb_reader_t rd = {tb, level};
+    return sib_read_csv(outdir, "inscount.csv", 9, inscount_row, &rd);
 }
 
 /* The sibling's "hardening: RT_HARDENING=N" header line (from its stdout), or "". */
@@ -479,7 +299,7 @@ static int run_sibling(bench_ctx_t *ctx, hb_table_t *tb, int level, const char *
         set_note(tb, level, "not measured: cannot create %s", outdir);
         return 0;
     }
-    double t0 = now_s();
+    double t0 = sib_now_s();
     int rc = run_child(ctx, level, exe, outdir, alloc_list, tb->nallocs);
     char own[128];
     child_level_line(outdir, own, sizeof own);
@@ -504,7 +324,7 @@ static int run_sibling(bench_ctx_t *ctx, hb_table_t *tb, int level, const char *
     }
     tb->measured[level] = true;
     set_note(tb, level, "%s: %s (%.0f s)", exe, own[0] ? own : "level not printed",
-             now_s() - t0);
+             sib_now_s() - t0);
     return 0;
 }
 
@@ -550,13 +370,11 @@ static int measure_levels(bench_ctx_t *ctx, hb_table_t *tb, const char *alloc_li
 {
     const int own = RT_HARDENING;
     char dir[1024];
-    if (!self_dir(dir, sizeof dir)) {
+    if (!sib_self_dir(dir, sizeof dir)) {
         dir[0] = '\0';
     }
     char tmpdir[1024];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/rtbench-hardening-XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    bool have_tmp = mkdtemp(tmpdir) != NULL;
+    bool have_tmp = sib_tmpdir(tmpdir, sizeof tmpdir, "hardening");
 
     int rc = 0;
     for (int level = 0; level < HB_LEVELS && rc == 0; level++) {
@@ -576,7 +394,7 @@ static int measure_levels(bench_ctx_t *ctx, hb_table_t *tb, const char *alloc_li
         }
     }
     if (have_tmp) {
-        remove_tree(tmpdir);
+        sib_remove_tree(tmpdir);
     }
     return rc;
 }

@@ -33,6 +33,9 @@
  *
  * Outputs: masmano_time.csv, masmano_frag.csv, masmano_test4.csv, masmano_fig4.csv,
  * masmano_instr.csv, masmano_fig3.csv.
+ *
+ * RTBENCH_MM_FRAG_ONLY=1 runs the fragmentation runs alone (Table 7, masmano_frag.csv and
+ * masmano_fig4.csv): experiment "layout" (exp_layout.c) asks the layout siblings for F that way.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -923,18 +926,24 @@ int exp_masmano(bench_ctx_t *ctx)
     bool table6 = ctx->scale != BENCH_QUICK;
     mm_csvs_open(ctx, &c, table6);
 
-    bool ok = mm_time(st, c.ct);
-    if (ok) {
-        mm_table5(st);
+    const char *only = getenv("RTBENCH_MM_FRAG_ONLY");
+    bool frag_only = only != NULL && strcmp(only, "1") == 0;
+    bool ok = true;
+    if (frag_only) {
+        printf("RTBENCH_MM_FRAG_ONLY=1: the fragmentation runs alone (no Tables 5 and 6, no Test 4)\n");
+    } else {
+        ok = mm_time(st, c.ct);
+        if (ok) {
+            mm_table5(st);
+        }
+        printf("The paper's rows: Pentium 4 cycles, interrupts off; ours: %s through the descriptor (the noop row is "
+               "the\nfloor). Columns: avg stdv max min.\n", ctx->clock.unit);
+        fflush(stdout);
+        if (!table6) {
+            printf("\nTable 6 (instructions): left out at quick scale (--scale standard counts a sample).\n");
+        }
     }
-    printf("The paper's rows: Pentium 4 cycles, interrupts off; ours: %s through the descriptor (the noop row is the\n"
-           "floor). Columns: avg stdv max min.\n", ctx->clock.unit);
-    fflush(stdout);
-
-    if (!table6) {
-        printf("\nTable 6 (instructions): left out at quick scale (--scale standard counts a sample).\n");
-    }
-    ok = ok && !drv_stop && (!table6 || mm_instr(st, c.ci, c.c3));
+    ok = ok && !drv_stop && (!table6 || frag_only || mm_instr(st, c.ci, c.c3));
     bench_csv_close(c.ci, c.p5);
     bench_csv_close(c.c3, c.p6);
 
@@ -942,7 +951,7 @@ int exp_masmano(bench_ctx_t *ctx)
     if (ok) {
         mm_table7_both(st);
     }
-    ok = ok && !drv_stop && mm_test4(st, c.c4);
+    ok = ok && !drv_stop && (frag_only || mm_test4(st, c.c4));
     fflush(stdout);
     bench_csv_close(c.ct, c.p1);
     bench_csv_close(c.cf, c.p2);

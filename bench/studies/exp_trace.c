@@ -331,8 +331,8 @@ static void trace_file_name(const bench_ctx_t *ctx, const tp_program_t *prog, ch
     }
 }
 
-/* Records prog into file and loads it into f; why says why it did not run (empty when it did). */
-static void record_and_load(const tp_program_t *prog, const char *file, tr_file_t *f, char *why, size_t len)
+/* Records prog into file; why says why it did not run (empty when it did). */
+static void record_program(const tp_program_t *prog, const char *file, char *why, size_t len)
 {
     char script[2048];
     snprintf(script, sizeof script, "%s/%s", RTBENCH_SOURCE_DIR, prog->script);
@@ -349,6 +349,12 @@ static void record_and_load(const tp_program_t *prog, const char *file, tr_file_
         }
         bench_progress_clear();
     }
+}
+
+/* Records prog into file and loads it into f; why says why it did not run (empty when it did). */
+static void record_and_load(const tp_program_t *prog, const char *file, tr_file_t *f, char *why, size_t len)
+{
+    record_program(prog, file, why, len);
     memset(f, 0, sizeof *f);
     char err[256];
     if (why[0] == '\0' && !tr_load(file, f, err, sizeof err)) {
@@ -433,4 +439,14 @@ int exp_trace(bench_ctx_t *ctx)
     bench_csv_close(csv, path);
     bench_csv_close(pcsv, ppath);
     return drv_stop ? 130 : rc;
+}
+
+/* The programs, for experiment "layout" (exp_layout.c), which sizes their recordings per layout. */
+size_t trace_programs(void) { return TP_NPROGRAMS; }
+const char *trace_program_name(size_t i) { return i < TP_NPROGRAMS ? programs[i].name : NULL; }
+
+void trace_program_record(const bench_ctx_t *ctx, size_t i, char *file, size_t file_len, char *why, size_t len)
+{
+    trace_file_name(ctx, &programs[i], file, file_len);
+    record_program(&programs[i], file, why, len);
 }
