@@ -137,7 +137,7 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
  * non-empty slot at or above need's slot rounded up, or NULL. */
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
-    (void)h; /* the facade checks the head it returns (heap_found_ok) */
+    (void)h; /* used by good fit only; the facade checks the head it returns (heap_found_ok) */
     size_t need = *size;
     /* The first list whose every block fits: the list after the one holding need - 1 (need at
      * its slot's start: need's own list; inside a slot: the next; the last slot of a row + 1 is
@@ -146,17 +146,19 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
      * same bound). */
     unsigned i = tlsf_list(need - 1u) + 1u;
 #if RT_TLSF_GOOD_FIT
-    /* Good fit within the slot: the first block of need's own slot (rounded down), when it is
-     * large enough -- or when its header is no free header at all: the facade then verifies it
-     * and reports the corruption, rather than this search passing it over in silence. */
-    {
-        unsigned j = tlsf_list(need);
-        rt_blk *b = x->heads[j];
-        if (j != i && b != NULL) {
+    /* Good fit within the slot: the first block of the list before i, when it is large enough
+     * -- or when its header is no free header at all: the facade then verifies it and reports
+     * the corruption, rather than this search passing it over in silence. That list is need's
+     * own slot when need is not its slot's start; when it is, every block there is smaller
+     * than need and none is taken. Below TLSF_SMALL every size is its slot's start: skipped. */
+    if (need >= TLSF_SMALL) {
+        rt_blk **own = &x->heads[i - 1u];
+        rt_blk *b = *own;
+        if (b != NULL) {
             size_t d = blk_decode(idx_key(h), b->head);
             if ((d & BLK_FLAGS) != BLK_FREE || d > BLK_DATA_MASK || blk_head_size(d) >= need) {
                 *probes = 1;
-                return &x->heads[j];
+                return own;
             }
         }
     }
