@@ -113,6 +113,21 @@
 #define RT_TLSF_SL_LOG2 4
 #endif
 
+/* TLSF placement (issue 15, "better fit"; both measured by experiments masmano and trace).
+ * RT_TLSF_GOOD_FIT 1 (default): before rounding a request up to the next slot, the search
+ * takes the first block of the request's own slot when it is large enough (one load and one
+ * header check more per malloc above row 0; Masmano F 4.5 -> 4.1 % (Test 1), 7.1 -> 6.4 %
+ * (Test 3) on 64-bit). 0: Masmano's search only.
+ * RT_TLSF_CUT_AT_SLOT 0 (default): the found block is cut at the request. 1: at the start of
+ * the rounded slot, as Masmano's TLSF (up to 1/16 of a block kept as slack: realloc growth within
+ * the slot is then in place, but F is about 2 points higher). Same time bound either way. */
+#ifndef RT_TLSF_GOOD_FIT
+#define RT_TLSF_GOOD_FIT 1
+#endif
+#ifndef RT_TLSF_CUT_AT_SLOT
+#define RT_TLSF_CUT_AT_SLOT 0
+#endif
+
 /* How many pools one heap can hold (the first plus rt_heap_add_pool's). Validating a pointer
  * scans this many ranges, so it is part of free's constant. */
 #ifndef RT_HEAP_MAX_POOLS

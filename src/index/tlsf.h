@@ -33,15 +33,6 @@ _Static_assert(TLSF_SL_LOG2 == 4 || TLSF_SL_LOG2 == 5, "TLSF second level: 16 or
 
 #define TLSF_SL_COUNT (1u << TLSF_SL_LOG2)
 
-/* Split policy (issue 15, "better fit"): 0 (default) cuts a found block at the request, 1 at
- * the start of the request's rounded-up slot as Masmano's TLSF does (bench/README.md, "fit
- * policy", compares both). */
-#ifndef RT_TLSF_CUT_AT_SLOT
-#define RT_TLSF_CUT_AT_SLOT 0
-#endif
-#ifndef RT_TLSF_GOOD_FIT
-#define RT_TLSF_GOOD_FIT 1
-#endif
 #define TLSF_A_LOG2 ((unsigned)__builtin_ctz((unsigned)RT_HEAP_ALIGN))
 #define TLSF_FL_SHIFT (TLSF_SL_LOG2 + TLSF_A_LOG2)
 #define TLSF_SMALL ((size_t)1 << TLSF_FL_SHIFT)
