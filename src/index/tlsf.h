@@ -12,12 +12,16 @@
  *   insert: a block goes to the slot containing its size (rounds down);
  *   search: a request is rounded UP to the next slot boundary first, so every block in that
  *           slot or above fits and the head is taken without looking at its size (no walk).
- * Unlike Masmano's TLSF, which cuts the block at the rounded size, the facade cuts it at the
- * request: the rounding decides only which list is searched, and the rest of the block (less than
- * a slot's width larger) goes back to the index (issue 15: fragmentation measured both ways).
+ * Two placement refinements (issue 15; rtalloc/config.h, both measured by the benchmark):
+ *   good fit (RT_TLSF_GOOD_FIT, default on): before rounding up, the first block of the
+ *           request's own slot is taken when it is large enough -- one more look, no walk;
+ *   the cut: Masmano's TLSF cuts the block at the rounded size; by default the facade cuts it at
+ *           the request (RT_TLSF_CUT_AT_SLOT 1 restores the rounded cut): the rounding decides
+ *           only which list is searched, and the rest goes back to the index.
  *
- * Bounds: find = one mapping, at most two find-first-set operations (probes: 1 when the rounded
- * slot's row has a fitting slot, 2 when it climbs to a higher row): O(1). insert and remove: one
+ * Bounds: find = one mapping, at most one look at a list's first block (good fit), at most two
+ * find-first-set operations (probes: 1 when good fit or the rounded slot's row has a fitting
+ * slot, 2 when it climbs to a higher row): O(1). insert and remove: one
  * mapping, O(1) list and bitmap updates. Control: FL_COUNT * SL list heads + FL_COUNT SL-bit
  * bitmaps + one word, where FL_COUNT = RT_HEAP_MAX_BLOCK_LOG2 - TLSF_FL_SHIFT + 1.
  */
@@ -124,8 +128,9 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
     }
 }
 
-/* *size: the block size needed (left as it is). Returns the list head (the slot) of the first
- * non-empty slot at or above need's slot rounded up, or NULL. */
+/* *size: the block size needed (left as it is, but set to the rounded size under
+ * RT_TLSF_CUT_AT_SLOT). Returns the list head (the slot) of the first non-empty slot at or above
+ * need's slot rounded up, or good fit's slot, or NULL. */
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     (void)h; /* used by good fit only; the facade checks the head it returns (heap_found_ok) */
