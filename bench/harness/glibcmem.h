@@ -36,7 +36,7 @@
 typedef struct gm_result {
     bool ok;            /* measured (glibc, the thread ran) */
     bool fresh;         /* the run's arena was new: footprint is glibc's whole cost */
-    size_t failures;    /* allocating calls that returned NULL, those flagged WL_OP_FAILED left out */
+    size_t failures;    /* allocating calls that returned NULL (ops flagged WL_OP_FAILED not replayed) */
     uint64_t span;      /* lowest chunk to highest chunk end in the run's first heap */
     uint64_t peak_used; /* most bytes in live chunks */
     uint64_t end_used;  /* bytes in live chunks when the replay ended */
@@ -58,7 +58,8 @@ void gm_view(const rt_allocator_t *glibc, rt_allocator_t *view);
  * not start or glibc is not the malloc here. */
 bool gm_run(void (*body)(void *arg), void *arg, bool footprint, gm_result_t *out);
 
-/* t replayed (every kind, driver.h's drv_apply) on the view by gm_run, its live blocks freed at
+/* t replayed (every kind, driver.h's drv_apply; the ops flagged WL_OP_FAILED, NULL when recorded,
+ * left out) on the view by gm_run, its live blocks freed at
  * the end; slots (t->slots entries, NULL: allocated here) is left all NULL. own_process: in a
  * forked child (a process of its own; see the top), with the footprint sampled (out->fresh says
  * whether its arena was new); else span and used only. driver.h's drv_stop interrupts the replay (out->ok false). */
