@@ -31,7 +31,7 @@
  *       the managed memory) rounded up to 4 KiB pages, and the peak of the bytes in live blocks
  *       (rt_stats_t.peak_used) in pages -- a floor, not pages actually occupied; and the pages in use
  *       when the run ends (fma, bsd44: rt_fma_pages used; others: bytes in live blocks); glibc: as
- *       exp_masmano.c measures its F -- the run replayed in a thread of its own on an arena of its
+ *       harness/glibcmem.h measures it -- the run replayed in a thread of its own on an arena of its
  *       own, from its lowest chunk to its highest chunk end, rounded up to pages, and the peak of
  *       live chunk bytes in pages; noop: none;
  *   (4) the table's overflows (the generator's count; the same trace for every allocator).
