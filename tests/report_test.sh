@@ -300,6 +300,8 @@ check "without allocators.csv (tgtdiff): no variant guessed from its name" bash 
 # "not installed"): heap needed beside the live peak, the buddy's bound, dashes for what a system
 # peer has not (heap, bound, F), instructions and the ratio to glibc, the winners' line, the TLSF
 # targets computed from the CSV, and the not-run program marked in its section and the headline.
+# Issue 15: glibc's footprint (glibc_footprint* columns, from a later quick run of the same traces)
+# said per program, in the headline, and the target tlsf heap needed <= glibc's footprint (A=16).
 tr=$(sed -n '/^## Real programs/,/^## /p' "$REPORT")
 check "trace: sqlite3 tlsf heap row" grep -q '^| tlsf | 1,294,409 | 1.076 | — | — | 5.8 | 0 | — |' <<<"$tr"
 check "trace: sqlite3 buddy row with its bound" grep -q '^| buddy | 2,291,436 | 1.904 | 29,229,056 | 24.29 | 84.6 | 0 | — |' <<<"$tr"
@@ -315,8 +317,13 @@ check "trace: tlsf ns target from the CSV" \
     grep -q '^| trace sqlite3: tlsf ns per call vs glibc (same run) | <= 1.00x | 0.92x (first 100,000 ops) | met |' "$REPORT"
 check "trace: tlsf heap target from the CSV" \
     grep -q '^| trace lua5.4: tlsf heap needed / live peak | <= 1.25 | 1.214 (first 100,000 ops) | met |' "$REPORT"
+check "trace: glibc footprint said" grep -q "^glibc's footprint: 1,232,896 bytes, \*\*1.025 x the live peak\*\* (stream 0, a new arena)." <<<"$tr"
+check "trace: glibc footprint target from the CSV (not met)" \
+    grep -q "^| trace lua5.4: tlsf heap needed / live peak vs glibc's footprint (A=16) | <= 1.179 (glibc footprint / live peak) | 1.214 (first 100,000 ops) | \*\*not met\*\* |" "$REPORT"
+check "trace: headline glibc footprint column" \
+    grep -q '^| sqlite3 | complete (prefix) | 1,203,337 | 1.076 | 1.025 | 0.92 | firstfit |' "$REPORT"
 check "trace: headline marks the program not run" \
-    grep -q '^| python3 | not run: /usr/bin/python3 not installed | — | — | — | — |' "$REPORT"
+    grep -q '^| python3 | not run: /usr/bin/python3 not installed | — | — | — | — | — |' "$REPORT"
 check "no Real programs section without its CSVs" bash -c "! grep -q '^## Real programs' '$TMP/without/REPORT.md'"
 # --- end issue 14 replay ---
 

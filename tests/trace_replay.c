@@ -12,16 +12,24 @@
  *     the found size fits (twice: verified) and one byte less does not -- the bisection's
  *     answer is exactly the boundary -- for tlsf, buddy and a first-fit list; a heap half that
  *     size fails (the replay reports failures); and, where trace files are supported (the
- *     recorder's trace.c), the file written by tr_save and read by tr_load replays the same.
+ *     recorder's trace.c), the file written by tr_save and read by tr_load replays the same;
+ *   - glibc's memory on the synthetic trace (bench/harness/glibcmem.h, where glibc >= 2.33 is
+ *     the malloc): in a process of its own its arena is new, no call fails, the footprint and
+ *     the peak of live chunk bytes are at least the live peak, even after an in-process replay
+ *     left an arena for the child to inherit, and a second child reads the same footprint; in
+ *     this process, the same peak of live chunk bytes and no footprint sampled.
  * `trace_replay --write FILE` writes the synthetic trace as a file (a fixture generator).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "driver.h"
+#include "glibcmem.h"
 #include "inscount.h"
+#include "peers.h"
 #include "replay.h"
 #include "testlib.h"
 
@@ -135,6 +143,36 @@ static void check_size(void *buf, const wl_trace_t *t, const char *name)
     }
 }
 
+static void check_glibc(const wl_trace_t *t)
+{
+    if (!gm_available()) {
+        tl_skip("glibcmem: glibc >= 2.33 is not the malloc here");
+        return;
+    }
+    uint64_t peak = rp_peak_live(t);
+    gm_result_t g, h, g2;
+    /* in process first: its thread leaves an arena on glibc's free list, which the children
+     * inherit -- their replay must still get a new arena (glibcmem parks a thread on it) */
+    TL_CHECK(gm_replay(&bench_glibc, t, NULL, false, &h) && h.failures == 0u && h.footprint == 0u,
+             "glibcmem: in-process replay (failures %zu, footprint %llu: not sampled)", h.failures,
+             (unsigned long long)h.footprint);
+    TL_CHECK(gm_replay(&bench_glibc, t, NULL, true, &g), "glibcmem: the child's replay failed");
+    TL_CHECK(g.fresh, "glibcmem: the child's replay did not get a new arena");
+    TL_CHECK(g.failures == 0u, "glibcmem: %zu failures", g.failures);
+    TL_CHECK(g.footprint >= peak && g.peak_used >= peak && g.span >= peak,
+             "glibcmem: footprint %llu, peak used %llu, span %llu under the live peak %llu",
+             (unsigned long long)g.footprint, (unsigned long long)g.peak_used, (unsigned long long)g.span,
+             (unsigned long long)peak);
+    TL_CHECK(h.peak_used == g.peak_used, "glibcmem: in process, peak used %llu (child %llu)",
+             (unsigned long long)h.peak_used, (unsigned long long)g.peak_used);
+    TL_CHECK(gm_replay(&bench_glibc, t, NULL, true, &g2) && g2.fresh && g2.footprint == g.footprint,
+             "glibcmem: a second child, footprint %llu (first %llu)", (unsigned long long)g2.footprint,
+             (unsigned long long)g.footprint);
+    printf("glibc    footprint %llu bytes for a live peak of %llu (%.3f), live chunks' peak %llu, span %llu\n",
+           (unsigned long long)g.footprint, (unsigned long long)peak, peak ? (double)g.footprint / (double)peak : 0.0,
+           (unsigned long long)g.peak_used, (unsigned long long)g.span);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--write") == 0) {
@@ -168,6 +206,7 @@ int main(int argc, char **argv)
     check_size(buf, t, "tlsf");
     check_size(buf, t, "buddy");
     check_size(buf, t, "firstfit");
+    check_glibc(t);
 
     char path[] = "/tmp/rtalloc-trace-test-XXXXXX";
     int fd = mkstemp(path);

@@ -4,8 +4,11 @@ Reads trace.csv (one row per program, stream and allocator) and trace_programs.c
 streams, ops, live_peak, command) written by `rtbench run trace` (bench/studies/exp_trace.c): per
 program the heap each allocator needs beside the live peak (and the bound where one is defended),
 F at the peak, instructions per call (mean / p99 / max of a ptrace sample), ns per call as a ratio
-to glibc's in the same run, the worst counted call; a line naming the allocator that fits the trace
-in the smallest heap and the one with the lowest worst case; issue 14's targets for TLSF; plots
+to glibc's in the same run, the worst counted call; glibc's footprint over the live peak (columns
+glibc_footprint, glibc_footprint_ratio, glibc_fresh: the peak of mallinfo2 arena + hblkhd over a
+replay in a process of its own, on a new arena); a line naming the allocator that fits the trace
+in the smallest heap and the one with the lowest worst case; issue 14's targets for TLSF and issue
+15's (tlsf's heap needed <= glibc's footprint, with this binary's alignment); plots
 trace_heap.png (heap needed / live peak per allocator per program) and trace_instructions.png
 (instructions per call: mean and max). A program that was not run shows its reason.
 A program with several streams: each stream sized and replayed on its own; the tables show, per
@@ -15,6 +18,33 @@ allocator, the stream with the largest heap needed (the others are in the CSV).
 TLSF = "tlsf"
 TARGET_NS = 1.00     # issue 14: TLSF's ns per call <= glibc's in the same run
 TARGET_HEAP = 1.25   # issue 14: TLSF's heap needed <= 1.25 x the live peak
+# issue 15: TLSF's heap needed <= glibc's footprint on the same stream (16-byte alignment)
+
+
+def _align(meta):
+    """RT_HEAP_ALIGN from the CSV's "# layout:" line ("64-bit words, RT_HEAP_ALIGN=16"), else None."""
+    for line in meta or []:
+        if line.startswith("layout:") and "RT_HEAP_ALIGN=" in line:
+            return line.split("RT_HEAP_ALIGN=", 1)[1].split()[0].rstrip(",")
+    return None
+
+
+def _glibc_target(rep, m, prog, tl, where, align):
+    """Issue 15: tlsf's heap needed / live peak <= glibc's footprint / live peak, same stream. The
+    heap needed is the upper end of the bisection's last step: when it is above the footprint but
+    its lower end is not, the verdict says so."""
+    num = m.num
+    hn, gf, lp = num(tl.get("heap_needed")), num(tl.get("glibc_footprint")), num(tl.get("live_peak"))
+    if hn is None or hn <= 0 or gf is None or gf <= 0 or not lp:
+        return
+    res = num(tl.get("resolution")) or 0
+    note = "" if tl.get("glibc_fresh") in (None, "", "1") else "; glibc's arena reused: footprint a floor"
+    if hn > gf and hn - res <= gf:
+        note += f"; within the bisection's resolution ({res:,.0f} B)"
+    layout = f"A={align}" if align else "layout not recorded"
+    rep.targets.append([f"trace {prog}: tlsf heap needed / live peak vs glibc's footprint ({layout})",
+                        f"<= {gf / lp:.3f} (glibc footprint / live peak)", f"{hn / lp:.3f}{where}{note}",
+                        m.verdict(hn <= gf)])
 
 
 def _worst_stream(rows, num):
@@ -32,7 +62,7 @@ def _worst_stream(rows, num):
 
 
 def section(rep, m):
-    _, rows = m.read_csv(rep.path("trace.csv"))
+    meta, rows = m.read_csv(rep.path("trace.csv"))
     _, progs = m.read_csv(rep.path("trace_programs.csv"))
     if rows is None:
         return
@@ -52,7 +82,12 @@ def section(rep, m):
       "not included); TLSF, the fit lists, FMA and BSD 4.4: no bound defended. **F**: (watermark on the "
       "heap needed / live peak - 1) x 100 % (not measured for system peers). **Instructions**: exact, a "
       "ptrace sample (its stride in the CSV). **x glibc**: median ns per call of untimed replays over glibc's, "
-      "interleaved in the same run (the machine may be loaded).")
+      "interleaved in the same run (the machine may be loaded). **glibc's footprint**: the peak, over a replay "
+      "of the stream, of the bytes glibc holds from the system for its blocks (`mallinfo2()` arena + hblkhd: "
+      "arena bytes obtained, free chunks and top included, plus mmapped chunks), sampled after every call that "
+      "can grow it, the replay in a process of its own on a new arena (bench/harness/glibcmem.h) so that "
+      "rtbench's own allocations do not count; over the live peak, it is the figure to set beside the heap "
+      "needed / live peak.")
     w()
     by_prog = {}
     for r in rows:
@@ -72,7 +107,8 @@ def section(rep, m):
             w()
             w(f"**{status if status.startswith('not run') else 'not run: no rows'}**")
             w()
-            headline.append([prog, status if status.startswith("not run") else "not run", None, None, None, None])
+            headline.append([prog, status if status.startswith("not run") else "not run", None, None, None, None,
+                             None])
             continue
         prs = by_prog[prog]
         best = _worst_stream(prs, num)
@@ -141,6 +177,17 @@ def section(rep, m):
             w("; ".join(line) + ".")
             w()
         tl = best.get(TLSF)
+        fp_row = tl if tl is not None and num(tl.get("glibc_footprint")) else next(
+            (r for r in prs if num(r.get("glibc_footprint"))), None)
+        gratio = None
+        if fp_row is not None:
+            gf = num(fp_row.get("glibc_footprint"))
+            gratio = num(fp_row.get("glibc_footprint_ratio"))
+            fresh = "a new arena" if fp_row.get("glibc_fresh") in ("", "1", None) else \
+                "an arena reused (a floor)"
+            w(f"glibc's footprint: {gf:,.0f} bytes, **{fmt(gratio, 3)} x the live peak** (stream "
+              f"{fp_row.get('stream', '0')}, {fresh}).")
+            w()
         plot_data[prog] = best
         if tl is not None:
             ns = num(tl.get("ns_ratio_glibc"))
@@ -152,12 +199,15 @@ def section(rep, m):
             if hr is not None and hr > 0:
                 rep.targets.append([f"trace {prog}: tlsf heap needed / live peak", f"<= {TARGET_HEAP:.2f}",
                                     f"{hr:.3f}{where}", m.verdict(hr <= TARGET_HEAP)])
+            _glibc_target(rep, m, prog, tl, where, _align(meta))
             headline.append([prog, "complete" + (" (prefix)" if prefix else ""), f"{peak:,.0f}", fmt(hr, 3),
-                             fmt(ns, 2), min(sized)[1] if sized else None])
+                             fmt(gratio, 3), fmt(ns, 2), min(sized)[1] if sized else None])
         else:
-            headline.append([prog, "complete", f"{peak:,.0f}", None, None, min(sized)[1] if sized else None])
+            headline.append([prog, "complete", f"{peak:,.0f}", None, fmt(gratio, 3), None,
+                             min(sized)[1] if sized else None])
     rep.headlines.append(("Real programs (issue 14): TLSF on recorded traces", table(
-        ["program", "status", "live peak (B)", "tlsf heap / live peak", "tlsf x glibc", "smallest heap"], headline)))
+        ["program", "status", "live peak (B)", "tlsf heap / live peak", "glibc footprint / live peak", "tlsf x glibc",
+         "smallest heap"], headline)))
     if plot_data and rep.want("trace_heap.png"):
         _bars(rep, m, plot_data, "ratio", "heap needed / live peak", "trace_heap.png",
               "Heap needed per allocator over the live peak (1 = no overhead at all)", log=False, ref=1.0)

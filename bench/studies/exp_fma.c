@@ -31,7 +31,7 @@
  *       the managed memory) rounded up to 4 KiB pages, and the peak of the bytes in live blocks
  *       (rt_stats_t.peak_used) in pages -- a floor, not pages actually occupied; and the pages in use
  *       when the run ends (fma, bsd44: rt_fma_pages used; others: bytes in live blocks); glibc: as
- *       exp_masmano.c measures its F -- the run replayed in a thread of its own on an arena of its
+ *       harness/glibcmem.h measures it -- the run replayed in a thread of its own on an arena of its
  *       own, from its lowest chunk to its highest chunk end, rounded up to pages, and the peak of
  *       live chunk bytes in pages; noop: none;
  *   (4) the table's overflows (the generator's count; the same trace for every allocator).
@@ -58,13 +58,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#include <pthread.h>
-#endif
-
 #include "bench.h"
 #include "driver.h"
+#include "glibcmem.h"
 #include "inscount.h"
 #include "metrics.h"
 #include "peers.h"
@@ -274,67 +270,6 @@ static unsigned loop_repeats(const bench_ctx_t *ctx, size_t nops)
 
 /* --- (3) memory ---------------------------------------------------------------------------------- */
 
-/* glibc, as exp_masmano.c measures its F: the process heap has no watermark of one run, so the
- * run replays in a thread of its own, which glibc gives a non-main arena, a heap mmapped at a
- * multiple of HEAP_MAX_SIZE (64 MiB on 64-bit); its span is from the lowest chunk the run got to
- * the highest chunk end (pointer + malloc_usable_size) in that heap. The thread frees its blocks
- * before it exits and malloc_trim(0) runs before the next, so every run reuses the emptied arena. */
-#if defined(__GLIBC__)
-#define FG_HEAP_MAX ((uintptr_t)2 * 4 * 1024 * 1024 * sizeof(long))
-typedef struct fg_job {
-    const rt_allocator_t *a;
-    const wl_trace_t *t;
-    void **slots;
-    uintptr_t heap, base, end;
-    size_t used, peak_used, end_used, failures;
-} fg_job_t;
-
-static void *fg_thread(void *arg)
-{
-    fg_job_t *j = arg;
-    for (size_t i = 0; i < j->t->nops; i++) {
-        const wl_op_t *op = &j->t->ops[i];
-        if (op->kind == WL_MALLOC) {
-            void *p = j->a->malloc(NULL, op->size);
-            j->slots[op->slot] = p;
-            if (p == NULL) {
-                j->failures++;
-                continue;
-            }
-            *(volatile unsigned char *)p = (unsigned char)i;
-            size_t u = malloc_usable_size(p);
-            uintptr_t heap = (uintptr_t)p & ~(FG_HEAP_MAX - 1u);
-            if (j->heap == 0) {
-                j->heap = heap;
-            }
-            if (heap == j->heap) {
-                uintptr_t b = (uintptr_t)p - 2u * sizeof(size_t),
-                          e = (uintptr_t)p + u; /* the chunk */
-                j->base = b < j->base ? b : j->base;
-                j->end = e > j->end ? e : j->end;
-            }
-            j->used += u + sizeof(size_t);
-            j->peak_used = j->used > j->peak_used ? j->used : j->peak_used;
-        } else {
-            void *p = j->slots[op->slot];
-            j->slots[op->slot] = NULL;
-            if (p != NULL) {
-                j->used -= malloc_usable_size(p) + sizeof(size_t);
-                j->a->free(NULL, p);
-            }
-        }
-    }
-    j->end_used = j->used;
-    for (uint32_t s = 0; s < j->t->slots; s++) {
-        if (j->slots[s] != NULL) {
-            j->a->free(NULL, j->slots[s]);
-            j->slots[s] = NULL;
-        }
-    }
-    return NULL;
-}
-#endif
-
 /* The memory of a heap over the arena (a->create): replays t untimed on a reset instance, then
  * reads its pages (the page allocators) or its statistics' watermark into row. */
 static void fma_memory_heap(drv_instance_t *in, const wl_trace_t *t, fma_row_t *row)
@@ -378,27 +313,19 @@ static void fma_memory_heap(drv_instance_t *in, const wl_trace_t *t, fma_row_t *
 }
 
 #if defined(__GLIBC__)
-/* glibc's memory: t replayed in a thread of its own (a non-main arena), from the lowest chunk it got to
- * the highest chunk end (fg_thread). */
+/* glibc's memory: t replayed in a thread of its own, on an arena of its own (glibcmem.h), from the
+ * lowest chunk it got to the highest chunk end. */
 static void fma_memory_glibc(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t *t, fma_row_t *row)
 {
-    fg_job_t job;
-    memset(&job, 0, sizeof job);
-    job.a = a;
-    job.t = t;
-    job.slots = st->dry_slots;
-    job.base = UINTPTR_MAX;
-    malloc_trim(0);
-    pthread_t th;
-    if (pthread_create(&th, NULL, fg_thread, &job) != 0) {
+    gm_result_t g;
+    if (!gm_replay(a, t, st->dry_slots, false, &g)) {
         return;
     }
-    pthread_join(th, NULL);
-    row->watermark = job.end > job.base ? (uint64_t)(job.end - job.base) : 0u;
-    row->peak_used = job.peak_used;
+    row->watermark = g.span;
+    row->peak_used = g.peak_used;
     row->touched = pages_of(row->watermark);
     row->peak = pages_of(row->peak_used);
-    row->end = pages_of(job.end_used);
+    row->end = pages_of(g.end_used);
     row->mem_known = true;
     row->mem_method = "glibc-span";
 }

@@ -41,14 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#include <pthread.h>
-#endif
-
 #include "bench.h"
 #include "driver.h"
 #include "frag.h"
+#include "glibcmem.h"
 #include "inscount.h"
 #include "metrics.h"
 #include "peers.h"
@@ -149,60 +145,12 @@ static uint64_t mm_seed(uint64_t base, unsigned test, unsigned index, unsigned w
     return z != 0 ? z : 1u;
 }
 
-/* glibc's F. The process heap has no watermark of one run, and glibc's statistics count the blocks
- * in its thread cache as in use, so neither mallinfo2's span nor its in-use bytes give the run's
- * peak. Instead each glibc fragmentation run replays in a thread of its own: glibc gives it a
- * non-main arena, a heap of its own mmapped at a multiple of HEAP_MAX_SIZE (64 MiB on 64-bit); the
- * watermark is the highest chunk end (pointer + malloc_usable_size) handed out in that heap, from
- * the lowest chunk the run was given (the arena's header, the thread cache's and fr_replay's size
- * table lie below it). The thread frees its live blocks before it exits (its thread cache goes
- * back to the arena) and malloc_trim(0) runs before the next, so every run reuses the same, emptied
- * arena. peak_used: the most bytes of live chunks (usable size + one size word each). */
+/* glibc's F: each glibc fragmentation run replays in a thread of its own, on an arena of its own,
+ * through glibcmem.h's counting view: the watermark is the span from the lowest chunk the run was
+ * given to the highest chunk end, peak_used the most bytes of live chunks (usable size + one size
+ * word each). The thread frees its live blocks before it exits and malloc_trim(0) runs before the
+ * next, so every run reuses the same, emptied arena. */
 #if defined(__GLIBC__)
-#define GW_HEAP_MAX ((uintptr_t)2 * 4 * 1024 * 1024 * sizeof(long))
-static uintptr_t gw_heap, gw_base, gw_end;
-static size_t gw_used, gw_peak_used;
-static const rt_allocator_t *gw_real;
-
-static void *gw_create(void *mem, size_t size)
-{
-    (void)mem, (void)size;
-    return NULL;
-}
-static void *gw_malloc(void *h, size_t n)
-{
-    void *p = gw_real->malloc(h, n);
-    if (p != NULL) {
-        size_t u = malloc_usable_size(p);
-        uintptr_t heap = (uintptr_t)p & ~(GW_HEAP_MAX - 1u);
-        if (gw_heap == 0) {
-            gw_heap = heap;
-        }
-        uintptr_t b = (uintptr_t)p - 2u * sizeof(size_t), e = (uintptr_t)p + u; /* the chunk */
-        if (heap == gw_heap) {
-            gw_end = e > gw_end ? e : gw_end;
-            gw_base = b < gw_base ? b : gw_base;
-        }
-        gw_used += u + sizeof(size_t);
-        gw_peak_used = gw_used > gw_peak_used ? gw_used : gw_peak_used;
-    }
-    return p;
-}
-static void gw_free(void *h, void *p)
-{
-    if (p != NULL) {
-        gw_used -= malloc_usable_size(p) + sizeof(size_t);
-    }
-    gw_real->free(h, p);
-}
-static void gw_stats(void *h, rt_stats_t *s)
-{
-    (void)h;
-    memset(s, 0, sizeof *s);
-    s->watermark = gw_end > gw_base ? (size_t)(gw_end - gw_base) : 0u;
-    s->peak_used = gw_peak_used;
-}
-
 typedef struct gw_job {
     const rt_allocator_t *view;
     drv_instance_t *in;
@@ -212,17 +160,16 @@ typedef struct gw_job {
     fr_result_t *r;
 } gw_job_t;
 
-static void *gw_thread(void *arg)
+static void gw_body(void *arg)
 {
     gw_job_t *j = arg;
     fr_replay(j->view, NULL, j->in->slots, j->t, j->series, j->series_len, &drv_stop, j->r);
     for (uint32_t s = 0; s < j->in->nslots; s++) {
         if (j->in->slots[s] != NULL) {
-            gw_real->free(NULL, j->in->slots[s]);
+            j->view->free(NULL, j->in->slots[s]);
             j->in->slots[s] = NULL;
         }
     }
-    return NULL;
 }
 #endif
 
@@ -237,7 +184,7 @@ static bool mm_has_frag(const rt_allocator_t *a)
         return true;
     }
 #if defined(__GLIBC__)
-    return strcmp(a->name, "glibc") == 0;
+    return strcmp(a->name, "glibc") == 0 && gm_available();
 #else
     return false;
 #endif
@@ -267,23 +214,14 @@ static void mm_replay(drv_instance_t *in, const wl_trace_t *t, uint64_t *series,
     }
 #if defined(__GLIBC__)
     if (a->create == NULL && strcmp(a->name, "glibc") == 0) {
-        rt_allocator_t view = *a;
-        view.create = gw_create; /* never called: marks the view as one with a watermark */
-        view.malloc = gw_malloc;
-        view.free = gw_free;
-        view.stats = gw_stats;
-        gw_real = a;
-        malloc_trim(0);
-        gw_heap = gw_end = 0;
-        gw_base = UINTPTR_MAX;
-        gw_used = gw_peak_used = 0;
+        rt_allocator_t view;
+        gm_view(a, &view);
         gw_job_t job = {&view, in, t, series, series_len, r};
-        pthread_t th;
-        if (pthread_create(&th, NULL, gw_thread, &job) != 0) {
+        gm_result_t g;
+        if (!gm_run(gw_body, &job, false, &g)) {
             memset(r, 0, sizeof *r);
             return;
         }
-        pthread_join(th, NULL);
         r->approximated = true;
         return;
     }

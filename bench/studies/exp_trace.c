@@ -11,7 +11,12 @@
  * replayed (bench/trace/replay.h): heap needed by bisection (library allocators), the bound
  * where one is defended, instructions per call (a ptrace sample), ns per call (median of untimed
  * replays, allocators interleaved, glibc always among them so that the ratio to glibc is of
- * the same run), F at the peak, the worst counted call. A program that is not installed, or
+ * the same run), F at the peak, the worst counted call, and glibc's footprint: the peak, over a
+ * replay of the stream, of the bytes glibc holds from the system (mallinfo2 arena + hblkhd: arena
+ * bytes obtained, free chunks and top included, plus mmapped chunks), the replay in a forked
+ * child of its own, on a new arena (harness/glibcmem.h), so that rtbench's own allocations do
+ * not count; over the live peak, it stands beside the heap-needed ratios (issue 15's target:
+ * tlsf's heap needed <= glibc's footprint). A program that is not installed, or
  * whose recording fails, is "not run" with the reason, in the table and in trace_programs.csv.
  *
  * Scale: quick replays the first 100,000 ops of each stream (the recording is whole), counts
@@ -21,7 +26,9 @@
  * every 100th op within 200,000 steps, 7 repetitions, max(4 KiB, 0.5 %), three sizes above,
  * with wf and wf_hint (the other tree variants only when named with --alloc).
  *
- * Outputs: trace.csv (one row per program, stream and allocator), trace_programs.csv (program,
+ * Outputs: trace.csv (one row per program, stream and allocator; glibc_footprint,
+ * glibc_footprint_ratio and glibc_fresh -- the arena was new -- are the stream's, on every row of
+ * it), trace_programs.csv (program,
  * status, streams, ops, live peak, command), the trace files themselves (trace_<program>.rtt)
  * beside the CSVs.
  */
@@ -37,6 +44,7 @@
 
 #include "bench.h"
 #include "driver.h"
+#include "glibcmem.h"
 #include "peers.h"
 #include "replay.h"
 #include "trace.h"
@@ -156,7 +164,7 @@ static void tp_progress(void *context, double done)
 
 static void write_row(FILE *csv, const char *prog, size_t si, const rt_allocator_t *a, const wl_trace_t *t,
                       uint64_t peak, const rp_size_t *s, bool hb, double bound, const char *formula,
-                      const rp_replay_t *r, double ns, double glibc_ns)
+                      const gm_result_t *g, const rp_replay_t *r, double ns, double glibc_ns)
 {
     fprintf(csv, "%s,%zu,%s,%zu,%llu,%zu,", prog, si, a->name, t->nops, (unsigned long long)peak, r->failures);
     if (s->found) {
@@ -174,6 +182,12 @@ static void write_row(FILE *csv, const char *prog, size_t si, const rt_allocator
     }
     bench_csv_field(csv, formula);
     fprintf(csv, ",");
+    if (g->ok && peak != 0u) {
+        fprintf(csv, "%llu,%.4f,%d,", (unsigned long long)g->footprint, (double)g->footprint / (double)peak,
+                g->fresh ? 1 : 0);
+    } else {
+        fprintf(csv, ",,,");
+    }
     rp_csv_measures(csv, r, ns, glibc_ns, 4);
 }
 
@@ -222,8 +236,22 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
             glibc_ns = ns[k];
         }
     }
-    printf("%-10s %6s %11s %7s %8s %9s %7s %7s %s\n", "allocator", "fail", "heap needed", "/peak", "ins mean",
-           "p99/max", "ns/glibc", "F %", "worst call");
+    /* glibc's footprint: the stream in a process of its own, on a new arena (glibcmem.h) */
+    gm_result_t g;
+    bench_progress("trace", who, "glibc footprint", 0.0);
+    gm_replay(&bench_glibc, t, NULL, true, &g);
+    bench_progress_clear();
+    char gfp[16] = "-";
+    if (g.ok && peak != 0u) {
+        snprintf(gfp, sizeof gfp, "%.3f", (double)g.footprint / (double)peak);
+        printf("glibc footprint: %llu bytes, %s x the live peak (peak of mallinfo2 arena + hblkhd, own process, "
+               "%s arena)\n",
+               (unsigned long long)g.footprint, gfp, g.fresh ? "new" : "REUSED");
+    } else {
+        printf("glibc footprint: not measured (not glibc >= 2.33, or the child failed)\n");
+    }
+    printf("%-10s %6s %11s %7s %8s %8s %9s %7s %7s %s\n", "allocator", "fail", "heap needed", "/peak", "glibc fp",
+           "ins mean", "p99/max", "ns/glibc", "F %", "worst call");
     for (size_t k = 0; k < nt && !drv_stop; k++) {
         const rt_allocator_t *a = timed[k];
         if (!have_glibc && k == nt - 1u) {
@@ -269,10 +297,11 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
         if (r.f_known) {
             snprintf(fv, sizeof fv, r.f_approx ? "~%.1f" : "%.1f", r.f);
         }
-        printf("%-10s %6zu %11s %7s %8s %9s %7s %7s %s%s%s\n", a->name, r.failures, hv, rv, im, px, nr, fv, wc,
+        printf("%-10s %6zu %11s %7s %8s %8s %9s %7s %7s %s%s%s\n", a->name, r.failures, hv, rv, gfp, im, px, nr, fv,
+               wc,
                s.found && s.nonmono ? " [size non-monotone]" : "", s.found && !s.verified ? " [NOT verified]" : "");
         if (csv != NULL) {
-            write_row(csv, prog, si, a, t, peak, &s, hb, bound, formula, &r, ns[k], glibc_ns);
+            write_row(csv, prog, si, a, t, peak, &s, hb, bound, formula, &g, &r, ns[k], glibc_ns);
         }
     }
     munmap(buf, cap);
@@ -300,7 +329,9 @@ static void print_intro(const tp_params_t *pp)
            "again\n(bisection to max(%zu B, %.1f %%), verified, %u size(s) above checked); bound: buddy and trees "
            "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: every %zu-th op within %llu single steps; ns: median of %u "
            "untimed\nreplays, interleaved with glibc (this machine may be loaded); F: watermark / live peak - 1 on "
-           "the heap needed\n",
+           "the heap needed;\nglibc fp: glibc's footprint / live peak -- the peak of mallinfo2 arena + hblkhd "
+           "(bytes held from the system,\nfree chunks and top included) over a replay in a process of its own, "
+           "on a new arena\n",
            pp->size.res_abs, pp->size.res_rel * 100.0, pp->size.checks, pp->stride, (unsigned long long)pp->budget,
            pp->reps);
 }
@@ -312,7 +343,7 @@ static void open_csvs(const bench_ctx_t *ctx, FILE **csv, char *path, FILE **pcs
     *pcsv = bench_csv_open(ctx, "trace_programs.csv", false, ppath, len);
     if (*csv != NULL) {
         fprintf(*csv, "program,stream,allocator,ops,live_peak,failures,heap_needed,ratio,resolution,verified,"
-                      "nonmonotone,bound,bound_formula,ic_stride,ins_mean,ins_p99,ins_max,%s,ns_per_call,"
+                      "nonmonotone,bound,bound_formula,glibc_footprint,glibc_footprint_ratio,glibc_fresh,ic_stride,ins_mean,ins_p99,ins_max,%s,ns_per_call,"
                       "ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
                 rp_kinds_header);
     }

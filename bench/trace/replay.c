@@ -46,6 +46,7 @@
 #include "bench.h"
 #include "driver.h"
 #include "frag.h"
+#include "glibcmem.h"
 #include "inscount.h"
 #include "metrics.h"
 #include "peers.h"
@@ -947,6 +948,12 @@ static bool size_stream(const rp_session_t *s, size_t si, rp_size_opts_t *opts, 
         return false;
     }
     printf("\nstream %zu: %zu ops, live peak %llu bytes\n", si, t->nops, (unsigned long long)peak);
+    gm_result_t g;
+    if (gm_replay(&bench_glibc, t, NULL, true, &g) && peak != 0u) {
+        printf("glibc footprint %llu bytes, %.3f x the live peak (peak of mallinfo2 arena + hblkhd, a process of "
+               "its own, %s arena)\n",
+               (unsigned long long)g.footprint, (double)g.footprint / (double)peak, g.fresh ? "new" : "REUSED");
+    }
     printf("%-10s %12s %7s %10s %s\n", "allocator", "heap needed", "ratio", "bound", "notes");
     for (size_t k = 0; k < s->na && !drv_stop; k++) {
         size_row_t row;
