@@ -87,8 +87,10 @@
  *   - each pool is fenced by RT_HEAP_POOL_GUARD bytes on both sides (checked by rt_heap_check).
  * A corruption met by free or realloc is reported (RT_ERR_CORRUPTED for a neighbour, BAD_POINTER
  * for the block's own header) and the call refused; met by malloc/memalign, reported and NULL
- * (the damaged block stays in its list, never handed out: requests that reach it keep failing
- * until the application stops). The cost: a tag check per header read (on x86-64 with the default
+ * (the damaged block is never handed out: for TLSF and half-fit it stays the head of its list,
+ * and requests that reach that list keep failing; the walking indexes cut it off, with the block
+ * whose link led to it and the rest of that list, and serve later requests from what is left --
+ * the memory cut off is lost to the damage). The cost: a tag check per header read (on x86-64 with the default
  * layout a subtract, a multiply and one compare, which also tests the FREE bit), a multiply per
  * header written (a flag set or cleared: one add), four compares per unlink; figures in README. Level 2
  * adds the boundary tags to every free block a call acts on (its footer equals its size, its

@@ -33,17 +33,21 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
 }
 
 /* Every block is checked before its size is read or its next followed (idx_member:
- * IDX_CORRUPT if one fails). */
+ * IDX_CORRUPT if one fails). The block that fails, and the block whose next led to it (its link
+ * may be what was damaged), are cut off with the rest of the list (list_quarantine): never
+ * followed or handed out again, so the next walk serves from the blocks before them instead of
+ * failing too. */
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     size_t need = *size;
     rt_blk **best = NULL;
     size_t best_size = SIZE_MAX;
     unsigned n = 0;
-    rt_blk **slot = &x->head;
-    for (rt_blk *b = *slot; b != NULL; slot = &b->next, b = b->next) {
+    rt_blk **slot = &x->head, **before = NULL;
+    for (rt_blk *b = *slot; b != NULL; before = slot, slot = &b->next, b = b->next) {
         n++;
         if (!idx_member(h, b, slot)) {
+            (void)list_quarantine(slot, before);
             *probes = n;
             return IDX_CORRUPT;
         }

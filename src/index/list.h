@@ -64,6 +64,20 @@ static inline size_t list_head_index(rt_blk *const *heads, size_t count, rt_blk 
     return i < count ? i : count;
 }
 
+/* A walk met a block that fails idx_member through `slot` (a list head, or the next of the
+ * checked block before it, whose own slot is `before`; NULL when slot is the head). Cuts the list
+ * so that neither that block nor the one whose link led to it (the link may be the damage) is
+ * followed or handed out again: the slot before both is cleared (only checked blocks' fields and
+ * the head are written). Returns the slot cleared. The blocks cut off stay marked free; their
+ * physical neighbours' frees then refuse to merge with them (membership fails): memory lost to
+ * the damage, never corruption. */
+static inline rt_blk **list_quarantine(rt_blk **slot, rt_blk **before)
+{
+    rt_blk **cut = before != NULL ? before : slot;
+    *cut = NULL;
+    return cut;
+}
+
 /* Visits a list for the integrity check: every block plausible (visit), back links symmetric,
  * and `fits(state, size)` true for each block (it belongs on this list). */
 static inline bool list_check(rt_blk **head, rt_idx_visit_fn visit, void *context,

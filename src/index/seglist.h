@@ -63,16 +63,21 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
 }
 
 /* Walks the class's list; every block is checked before its size is read or its next followed
- * (idx_member: IDX_CORRUPT if one fails). The head of a higher class is checked by the facade. */
+ * (idx_member: IDX_CORRUPT if one fails; that block and the one whose next led to it are cut
+ * off with the rest of the list, list_quarantine). The head of a higher class is checked by the
+ * facade. */
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     size_t need = *size;
     unsigned c = seg_class(need - BLK_W);
     unsigned n = 0;
-    rt_blk **slot = &x->heads[c];
-    for (rt_blk *b = *slot; b != NULL; slot = &b->next, b = b->next) {
+    rt_blk **slot = &x->heads[c], **before = NULL;
+    for (rt_blk *b = *slot; b != NULL; before = slot, slot = &b->next, b = b->next) {
         n++;
         if (!idx_member(h, b, slot)) {
+            if (list_quarantine(slot, before) == &x->heads[c]) {
+                x->map = (uint8_t)(x->map & ~(1u << c)); /* the class's list is now empty */
+            }
             *probes = n;
             return IDX_CORRUPT;
         }
