@@ -93,236 +93,8 @@
 
 #include "front/front.h"
 #include "rtalloc/waitfree.h"
+#include "waitfree/wf_tree.h"
 
-#ifndef RT_WF_STEP
-#define RT_WF_STEP(wf, step, node) ((void)(wf), (void)(node))
-#endif
-
-#define WF_STEP_DECR 1
-#define WF_STEP_UNDO 2
-#define WF_STEP_INCR 3
-#define WF_STEP_READ 4
-
-/* --- layout assumptions ----------------------------------------------------------------------- */
-
-_Static_assert(sizeof(int) == 4 && sizeof(unsigned) == 4, "counters are 32-bit atomic_uint words");
-_Static_assert(sizeof(atomic_uint) == sizeof(unsigned),
-               "an atomic counter must have the size of the node word it lives in");
-_Static_assert(RT_WF_MAX_HEIGHT >= 2 && RT_WF_MAX_HEIGHT <= 28, "RT_WF_MAX_HEIGHT out of range");
-_Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have the same width");
-#if ATOMIC_INT_LOCK_FREE != 2
-#error "rtalloc/waitfree: 32-bit atomics must be lock-free on this target"
-#endif
-#if SIZE_MAX == UINT_MAX
-#if ATOMIC_INT_LOCK_FREE != 2
-#error "rtalloc/waitfree: size_t atomics must be lock-free on this target"
-#endif
-#elif SIZE_MAX == ULONG_MAX
-#if ATOMIC_LONG_LOCK_FREE != 2
-#error "rtalloc/waitfree: size_t atomics must be lock-free on this target"
-#endif
-#else
-#if ATOMIC_LLONG_LOCK_FREE != 2
-#error "rtalloc/waitfree: size_t atomics must be lock-free on this target"
-#endif
-#endif
-
-#define WF_NONE SIZE_MAX
-#define WF_MIN_NODE 16u
-#define WF_MAX_NODE 4096u
-
-/* Length-word states. 0 is none of them, so a zeroed word never validates. ALIGNED: allocated by
- * memalign, the returned pointer is not the data start (its offset is recorded there). */
-#define WF_ST_ALLOC 1u
-#define WF_ST_FREED 2u
-#define WF_ST_CTRL 3u
-#define WF_ST_ALIGNED 4u
-
-/* Padding word of a free node, its payload in bits 0-15: hint per side (1 + height of the largest
- * wholly free subtree on that side, 0: none; at most 29) and the pristine flag. RT_HARDENING >= 1
- * keeps a keyed copy of the payload in bits 16-31 (wf_pad_enc). */
-#define WF_HINT_L(p) ((unsigned)((p) & 0x7Fu))
-#define WF_HINT_R(p) ((unsigned)(((p) >> 8) & 0x7Fu))
-#define WF_PRISTINE 0x80u
-#define WF_PAD_PAYLOAD 0xFFFFu
-
-/* The counter code (header comment): word = WF_CB + c * WF_CK, c = (word - WF_CB) * WF_CKINV
- * (mod 2^32; WF_CK * WF_CKINV = 1). WF_CKINV: every one-byte change of a word moves c by at least
- * 12,789,504 (> 2^23) in either direction (found by search over odd multipliers: for every byte
- * position k and every byte difference d, |d 2^(8k) WF_CKINV| mod 2^32, signed). WF_CB: the 256
- * words of one repeated byte decode beyond +-2^25. */
-#if RT_HARDENING >= 1
-#define WF_CK 0xB85434BDu
-#define WF_CKINV 0x0A826695u
-#define WF_CB 0x21636369u
-#else
-#define WF_CK 1u
-#define WF_CKINV 1u
-#define WF_CB 0u
-#endif
-_Static_assert((uint32_t)(WF_CK * WF_CKINV) == 1u, "WF_CKINV is the inverse of WF_CK");
-
-struct rt_wf {
-    uintptr_t base;          /* node 0 (aligned to min(B, 64)) */
-    size_t nodes;            /* N = 2^(H+1) - 1 */
-    size_t node_size;        /* B */
-    size_t max_request;      /* usable bytes of the largest chunk that can ever be allocated */
-    size_t ctrl_root;        /* index of the control chunk's root; WF_NONE when split */
-    size_t ctrl_nodes;       /* nodes of the control chunk (0 when split) */
-    size_t first_block;      /* bytes from node 0 to the first node that can hold a user chunk */
-    unsigned node_log2;
-    unsigned height;         /* H */
-    unsigned max_height;     /* height of the largest chunk that can ever be allocated */
-    unsigned flags;
-    uint32_t seed;           /* keys the length tags and canaries to this instance */
-    rt_error_handler_t handler;
-    void *handler_context;
-    atomic_size_t mallocs, frees, failures, errors, reallocs, reallocs_in_place;
-    atomic_size_t used_nodes, peak_nodes, watermark;
-    atomic_uint last_nodes;
-};
-
-#define WF_CTRL_ALIGN ((size_t)_Alignof(struct rt_wf))
-
-/* --- small helpers ------------------------------------------------------------------------------ */
-
-static inline size_t wf_pow2(unsigned k) { return (size_t)1 << (k & (8u * sizeof(size_t) - 1u)); }
-static inline int wf_leaves(unsigned h) { return (int)(1u << (h & 31u)); } /* h <= 28 */
-static inline unsigned wf_log2_floor(size_t x) { return 8u * (unsigned)sizeof(size_t) - 1u - RT_CLZ(x); }
-static inline size_t wf_subtree(unsigned h) { return wf_pow2(h + 1u) - 1u; } /* nodes below and at (h) */
-
-/* Two's complement reading of a 32-bit word (no implementation-defined conversion). */
-static inline int wf_s32(uint32_t x) { return x <= (uint32_t)INT_MAX ? (int)x : -(int)(~x) - 1; }
-/* The counter code: the word of value c, the value of a word, the word-delta of an amount. */
-static inline uint32_t wf_enc(int c) { return WF_CB + (uint32_t)c * WF_CK; }
-static inline int wf_dec(uint32_t word) { return wf_s32((uint32_t)((word - WF_CB) * WF_CKINV)); }
-static inline uint32_t wf_delta(int amount) { return (uint32_t)amount * WF_CK; }
-
-/* The range a counter of height h can hold (eq. 3): at most its leaves; below 0 only while failed
- * decrements pass (each of at most 2^h), bounded at 2^(h+10) -- up to 1024 calls failing at one
- * node at once. Always true at RT_HARDENING 0. */
-static inline bool wf_ctr_ok(int c, unsigned h)
-{
-    if (RT_HARDENING < 1) {
-        return true;
-    }
-    return c <= (int)(1u << (h & 31u)) && (h + 10u >= 31u || c >= -(int)(1u << (h + 10u)));
-}
-
-static inline uint32_t wf_mix(uint32_t x) /* murmur3's finaliser: every input bit moves every output bit */
-{
-    x ^= x >> 16;
-    x *= 0x85EBCA6Bu;
-    x ^= x >> 13;
-    x *= 0xC2B2AE35u;
-    x ^= x >> 16;
-    return x;
-}
-
-/* Length word: bits 0-2 = 001 (so setting a low bit never leaves a valid word valid), 3-7 the
- * height, 8-10 the state, 11-31 check bits. */
-#define WF_LEN_FIXED 1u
-#define WF_LEN_HEIGHT(len) (((len) >> 3) & 31u)
-#define WF_LEN_STATE(len) (((len) >> 8) & 7u)
-
-static inline uint32_t wf_tag(const rt_wf_t *w, size_t i, unsigned h, unsigned state)
-{
-    uint32_t x = wf_mix(((uint32_t)i * 0x9E3779B1u) ^ w->seed ^ ((uint32_t)h << 24) ^ ((uint32_t)state << 29));
-    return (x & ~(uint32_t)0x7FFu) | ((uint32_t)state << 8) | ((uint32_t)h << 3) | WF_LEN_FIXED;
-}
-
-/* Padding word of a free node (RT_HARDENING >= 1): the payload and, in bits 16-31, the payload
- * xor a key of the node's index -- a change confined to either half never validates. */
-static inline uint32_t wf_pad_key(const rt_wf_t *w, size_t i)
-{
-    return (((uint32_t)i * 0x9E3779B1u) ^ w->seed) >> 16;
-}
-static inline uint32_t wf_pad_enc(const rt_wf_t *w, size_t i, uint32_t payload)
-{
-    if (RT_HARDENING < 1) {
-        return payload;
-    }
-    return payload | ((payload ^ wf_pad_key(w, i)) << 16);
-}
-static inline bool wf_pad_valid(const rt_wf_t *w, size_t i, uint32_t pad)
-{
-    return RT_HARDENING < 1 || (pad >> 16) == ((pad ^ wf_pad_key(w, i)) & WF_PAD_PAYLOAD);
-}
-
-/* Canary of a live chunk's root: keyed, and never a valid free padding (a live root is never
- * taken for a free node, even with a damaged counter). */
-static inline uint32_t wf_canary(const rt_wf_t *w, size_t i)
-{
-    uint32_t c = wf_mix(((uint32_t)i * 0x2545F491u) ^ w->seed ^ 0xA5C3E1F7u);
-    if (RT_HARDENING >= 1 && wf_pad_valid(w, i, c)) {
-        c ^= 0x10000u;
-    }
-    return c;
-}
-
-/* Key of the offset word memalign leaves before an aligned pointer at byte offset `off`. */
-static inline uint32_t wf_offset_key(const rt_wf_t *w, size_t off)
-{
-    return wf_mix((uint32_t)(off >> 2) ^ w->seed ^ 0x6A09E667u);
-}
-
-/* Padding payload of a free internal node of height h >= 1 whose subtree is wholly free. */
-static inline uint32_t wf_allfree(unsigned h) { return h == 0u ? 0u : (uint32_t)h | ((uint32_t)h << 8); }
-static inline unsigned wf_hint_max(uint32_t pad)
-{
-    unsigned l = WF_HINT_L(pad), r = WF_HINT_R(pad);
-    return l > r ? l : r;
-}
-/* The side to try first for a request of height s: the left one if its hint promises a wholly
- * free subtree of height >= s, else the right one if its does, else the left (the paper's order).
- * So the chunk found is the one the paper's depth-first search finds -- the leftmost free one --
- * and with exact hints it is reached along the direct path. */
-static inline unsigned wf_hint_side(uint32_t pad, unsigned s)
-{
-    return WF_HINT_L(pad) < s + 1u && WF_HINT_R(pad) >= s + 1u ? 1u : 0u;
-}
-
-static inline uint32_t wf_hint_set(uint32_t pad, unsigned side, unsigned f)
-{
-    return side == 0u ? (pad & ~(uint32_t)0x7Fu) | f : (pad & ~(uint32_t)0x7F00u) | ((uint32_t)f << 8);
-}
-
-/* --- node access: the only code that computes node addresses ------------------------------------ */
-
-static inline unsigned char *wf_node(const rt_wf_t *w, size_t i) { return (unsigned char *)(w->base + (i << w->node_log2)); }
-static inline atomic_uint *wf_counter(const rt_wf_t *w, size_t i)
-{
-    return (atomic_uint *)(void *)(wf_node(w, i) + w->node_size - 4u);
-}
-/* Value of node i's counter (relaxed; for inspection and quiescent walks). */
-static inline int wf_ctr_peek(const rt_wf_t *w, size_t i)
-{
-    return wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
-}
-static inline void wf_ctr_set(const rt_wf_t *w, size_t i, int value)
-{
-    atomic_store_explicit(wf_counter(w, i), wf_enc(value), memory_order_relaxed);
-}
-static inline atomic_uint *wf_pad(const rt_wf_t *w, size_t i)
-{
-    return (atomic_uint *)(void *)(wf_node(w, i) + w->node_size - 8u);
-}
-static inline uint32_t *wf_length(const rt_wf_t *w, size_t i) { return (uint32_t *)(void *)wf_node(w, i); }
-
-/* Acquire: pairs with the release store that clears the pristine flag (lazy). */
-static inline uint32_t wf_pad_load(const rt_wf_t *w, size_t i)
-{
-    RT_WF_STEP(w, WF_STEP_READ, i);
-    return atomic_load_explicit(wf_pad(w, i), memory_order_acquire);
-}
-/* Stores the padding of a free node: its payload, coded (wf_pad_enc). */
-static inline void wf_pad_store(const rt_wf_t *w, size_t i, uint32_t payload)
-{
-    atomic_store_explicit(wf_pad(w, i), wf_pad_enc(w, i, payload), memory_order_relaxed);
-}
-
-/* Index of the first node (leftmost leaf) of the subtree rooted at i of height h. */
-static inline size_t wf_first(size_t i, unsigned h) { return i - (wf_subtree(h) - 1u); }
 
 size_t rt_wf_index(const rt_wf_t *w, unsigned h, size_t k)
 {
@@ -457,7 +229,7 @@ static void wf_stat_raise(rt_wf_trace_t *t, atomic_size_t *m, size_t v)
     }
 }
 
-static void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
+void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
                       size_t size)
 {
     atomic_fetch_add_explicit(&w->errors, 1u, memory_order_relaxed);
@@ -759,7 +531,7 @@ size_t rt_wf_usable(size_t node_size, unsigned height)
     return wf_subtree(height) * node_size - RT_WF_OVERHEAD;
 }
 
-static unsigned wf_height_for(const rt_wf_t *w, size_t size)
+unsigned wf_height_for(const rt_wf_t *w, size_t size)
 {
     /* k nodes hold size bytes iff k B - 12 >= size; the chunk has 2^(s+1) - 1 >= k nodes */
     size_t k = (size + RT_WF_OVERHEAD + w->node_size - 1u) >> w->node_log2;
@@ -838,13 +610,6 @@ void *rt_wf_malloc(rt_wf_t *w, size_t size) { return rt_wf_malloc_ex(w, size, NU
 
 /* --- validation and release --------------------------------------------------------------------- */
 
-typedef struct wf_chunk {
-    size_t first; /* index of the first node */
-    size_t root;  /* index of the root (last node) */
-    size_t k;     /* position of the root at its height */
-    size_t offset; /* bytes from the chunk's data start to the pointer (memalign) */
-    unsigned h;
-} wf_chunk_t;
 
 /* The word at byte offset `off` from node 0 (4-aligned, inside the tree). */
 static inline uint32_t *wf_word(const rt_wf_t *w, size_t off) { return (uint32_t *)(void *)(w->base + off); }
@@ -861,7 +626,7 @@ static inline uint32_t wf_record(const rt_wf_t *w, size_t data)
 /* RT_ERR_NONE iff ptr is the pointer malloc or memalign returned for a live chunk. O(H)
  * arithmetic; reads of the length word, the record and offset word (memalign), the root's
  * counter and its canary. */
-static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t *ch)
+rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t *ch)
 {
     uintptr_t p = (uintptr_t)ptr;
     uintptr_t end = w->base + (w->nodes << w->node_log2);
@@ -891,7 +656,7 @@ static rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t
     if (h > w->height || state == 0u || len != wf_tag(w, first, h, state)) {
         return RT_ERR_BAD_POINTER;
     }
-    if (state == WF_ST_FREED) {
+    if (state == WF_ST_FREED || state == WF_ST_CACHED) { /* cached: freed into a cache (wfcache.c) */
         return RT_ERR_DOUBLE_FREE;
     }
     /* the chunk start of a memalign block, a memalign pointer into a malloc block, the control
@@ -1030,6 +795,95 @@ void rt_wf_free_ex(rt_wf_t *w, void *ptr, rt_wf_trace_t *trace)
 
 void rt_wf_free(rt_wf_t *w, void *ptr) { rt_wf_free_ex(w, ptr, NULL); }
 
+/* --- entry points of the cache front (wf_tree.h) ------------------------------------------------ */
+
+void wf_count_failure(rt_wf_t *w) { atomic_fetch_add_explicit(&w->failures, 1u, memory_order_relaxed); }
+
+/* Post-order index, inside a subtree whose first node is `first`, of the root of its m-th subtree
+ * of height h (rt_wf_index within the subtree). */
+static inline size_t wf_inner_root(size_t first, unsigned h, size_t m)
+{
+    size_t j = m << h;
+    return first + 2u * j - (size_t)__builtin_popcountll((unsigned long long)j) + wf_subtree(h) - 1u;
+}
+
+size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_t *firsts, rt_wf_trace_t *t)
+{
+    unsigned hb = s + j;
+    if (hb > w->max_height) {
+        return 0u;
+    }
+    wf_call_t c = {w, hb, wf_leaves(hb), t, false};
+    size_t r;
+    if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
+        r = wf_find(&c);
+    } else {
+        unsigned f = 0;
+        r = wf_try(&c, w->height, w->nodes - 1u, &f);
+    }
+    atomic_store_explicit(&w->last_nodes, t->nodes, memory_order_relaxed);
+    if (RT_HARDENING >= 1 && c.bad) {
+        wf_report(w, false, RT_ERR_CORRUPTED, "malloc", NULL, 0u);
+    }
+    if (r == WF_NONE) {
+        return 0u;
+    }
+    if (RT_DEBUG >= 1) {
+        RT_ASSERT(wf_ctr_peek(w, r) <= 0);
+    }
+    /* Nobody else can be inside r (our decrement found all its leaves free and left 0), so its
+     * nodes are ours to write; r's own counter stays as the claim left it. Inner nodes above
+     * the pieces: counter 0 (every leaf below is in a piece), padding "no free subtree". */
+    size_t n = wf_pow2(j), first = wf_first(r, hb);
+    for (unsigned h = s + 1u; h <= hb; h++) { /* 2^j - 1 nodes */
+        for (size_t m = 0; m < wf_pow2(hb - h); m++) {
+            size_t i = wf_inner_root(first, h, m);
+            if (i != r) {
+                wf_ctr_set(w, i, 0);
+            }
+            wf_pad_store(w, i, 0u);
+        }
+    }
+    for (size_t m = 0; m < n; m++) { /* 2^j pieces: length word, canary, counter 0 */
+        size_t root = wf_inner_root(first, s, m), f = wf_first(root, s);
+        if (root != r) {
+            wf_ctr_set(w, root, 0);
+        }
+        *wf_length(w, f) = wf_tag(w, f, s, state);
+        atomic_store_explicit(wf_pad(w, root), wf_canary(w, root), memory_order_relaxed);
+        firsts[m] = f;
+    }
+    t->nodes += (uint32_t)(2u * n - 2u); /* the claimed root was counted by the descent */
+    if (state != WF_ST_RECORD) {
+        size_t k = n * wf_subtree(s);
+        wf_stat_add(t, &w->mallocs, n);
+        size_t used = atomic_fetch_add_explicit(&w->used_nodes, k, memory_order_relaxed) + k;
+        t->stat_rmw++;
+        wf_stat_raise(t, &w->peak_nodes, used);
+        wf_stat_raise(t, &w->watermark, ((r + 1u) << w->node_log2) - w->first_block);
+    }
+    return n;
+}
+
+bool wf_release_held(rt_wf_t *w, size_t first, unsigned h, rt_wf_trace_t *t)
+{
+    wf_chunk_t ch = {first, first + wf_subtree(h) - 1u, 0u, 0u, h};
+    unsigned rh = 0;
+    bool ok = wf_locate(w, ch.root, &rh, &ch.k) && rh == h;
+    if (ok) {
+        int x = wf_ctr_peek(w, ch.root);
+        ok = x <= 0 && wf_ctr_ok(x, h) &&
+             atomic_load_explicit(wf_pad(w, ch.root), memory_order_relaxed) == wf_canary(w, ch.root) &&
+             wf_path_intact(w, &ch);
+    }
+    if (!ok) {
+        wf_report(w, false, RT_ERR_CORRUPTED, "free", wf_node(w, first) + 4u, 0u);
+        return false;
+    }
+    wf_release(w, &ch, t);
+    return true;
+}
+
 /* --- realloc, calloc, memalign, usable_size ----------------------------------------------------- */
 
 void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
@@ -1124,9 +978,12 @@ static size_t wf_node_align(size_t node_size) { return node_size < 64u ? node_si
 
 /* Height of the control chunk for node size B: the smallest whose data holds the control block
  * at an aligned offset. */
-static unsigned wf_ctrl_height(size_t node_size)
+static unsigned wf_ctrl_height(size_t node_size, size_t extra)
 {
     size_t need = ((4u + WF_CTRL_ALIGN - 1u) & ~(WF_CTRL_ALIGN - 1u)) - 4u + sizeof(struct rt_wf);
+    if (extra != 0u) { /* the reserve, 64-aligned after the control block (at most 63 bytes apart) */
+        need += 63u + extra;
+    }
     unsigned h = 0;
     while (rt_wf_usable(node_size, h) < need) { /* at most log2(sizeof) iterations */
         h++;
@@ -1139,15 +996,17 @@ size_t rt_wf_control_align(void) { return WF_CTRL_ALIGN; }
 
 /* The smallest tree of rt_wf_create has the control chunk and its free sibling: height hc + 1,
  * 2^(hc+2) - 1 nodes; add the worst alignment slack of the buffer's start. */
-size_t rt_wf_min_buffer(const rt_wf_config_t *config)
+size_t wf_min_buffer_reserve(const rt_wf_config_t *config, size_t extra)
 {
     size_t b = 0;
     unsigned f = 0;
     if (!wf_config(config, &b, &f)) {
         return SIZE_MAX;
     }
-    return wf_subtree(wf_ctrl_height(b) + 1u) * b + wf_node_align(b) - 1u;
+    return wf_subtree(wf_ctrl_height(b, extra) + 1u) * b + wf_node_align(b) - 1u;
 }
+
+size_t rt_wf_min_buffer(const rt_wf_config_t *config) { return wf_min_buffer_reserve(config, 0u); }
 
 /* Every counter to its leaves, every length word to 0, padding per variant. */
 static void wf_init_tree(rt_wf_t *w, unsigned h, size_t i)
@@ -1211,14 +1070,15 @@ static void wf_publish(rt_wf_t *dst, const rt_wf_t *src)
                                                   synchronising hand-over sees a built tree */
 }
 
-rt_wf_t *rt_wf_create(void *mem, size_t size, const rt_wf_config_t *config)
+rt_wf_t *wf_create_reserve(void *mem, size_t size, const rt_wf_config_t *config, size_t extra, void **extra_out,
+                           size_t *room_out)
 {
     size_t b = 0;
     unsigned flags = 0;
     if (mem == NULL || !wf_config(config, &b, &flags)) {
         return NULL;
     }
-    unsigned hc = wf_ctrl_height(b);
+    unsigned hc = wf_ctrl_height(b, extra);
     rt_wf_t tmp;
     if (!wf_setup(&tmp, (uintptr_t)mem, size, b, flags, hc + 1u)) {
         return NULL;
@@ -1250,8 +1110,21 @@ rt_wf_t *rt_wf_create(void *mem, size_t size, const rt_wf_config_t *config)
     uintptr_t at = (tmp.base + 4u + WF_CTRL_ALIGN - 1u) & ~(uintptr_t)(WF_CTRL_ALIGN - 1u);
     rt_wf_t *w = (rt_wf_t *)(void *)at;
     RT_ASSERT(at + sizeof *w <= tmp.base + ((rc + 1u) << tmp.node_log2) - 8u);
+    if (extra != 0u) {
+        uintptr_t x = (at + sizeof *w + 63u) & ~(uintptr_t)63u;
+        uintptr_t end = tmp.base + ((rc + 1u) << tmp.node_log2) - 8u; /* the root's padding, counter */
+        RT_ASSERT(x + extra <= end);
+        __builtin_memset((void *)x, 0, (size_t)(end - x));
+        *extra_out = (void *)x;
+        *room_out = (size_t)(end - x);
+    }
     wf_publish(w, &tmp);
     return w;
+}
+
+rt_wf_t *rt_wf_create(void *mem, size_t size, const rt_wf_config_t *config)
+{
+    return wf_create_reserve(mem, size, config, 0u, NULL, NULL);
 }
 
 rt_wf_t *rt_wf_create_split(void *control, void *tree, size_t tree_size, const rt_wf_config_t *config)
@@ -1296,8 +1169,9 @@ static bool wf_is_chunk_root(const rt_wf_t *w, size_t i, unsigned h, bool *ctrl)
     }
     size_t first = wf_first(i, h);
     uint32_t len = *wf_length(w, first);
-    *ctrl = i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL);
-    return *ctrl || len == wf_tag(w, first, h, WF_ST_ALLOC) || len == wf_tag(w, first, h, WF_ST_ALIGNED);
+    *ctrl = (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL)) || len == wf_tag(w, first, h, WF_ST_RECORD);
+    return *ctrl || len == wf_tag(w, first, h, WF_ST_ALLOC) || len == wf_tag(w, first, h, WF_ST_ALIGNED) ||
+           len == wf_tag(w, first, h, WF_ST_CACHED);
 }
 
 /* Offset of the pointer memalign returned for the live chunk at `first` (height h), from its
@@ -1375,8 +1249,8 @@ static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
         size_t first = wf_first(i, h);
         uint32_t len = *wf_length(w, first);
         bool aligned = len == wf_tag(w, first, h, WF_ST_ALIGNED);
-        if (aligned || len == wf_tag(w, first, h, WF_ST_ALLOC) ||
-            (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL))) {
+        if (aligned || len == wf_tag(w, first, h, WF_ST_ALLOC) || len == wf_tag(w, first, h, WF_ST_CACHED) ||
+            len == wf_tag(w, first, h, WF_ST_RECORD) || (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL))) {
             if (x != 0 || atomic_load_explicit(wf_pad(w, i), memory_order_relaxed) != wf_canary(w, i) ||
                 (aligned && wf_aligned_offset(w, first, h) == 0u)) {
                 ck->ok = false;
@@ -1485,9 +1359,12 @@ static void wf_walk_node(wf_walker_t *wk, unsigned h, size_t i)
     }
     if (wf_is_chunk_root(w, i, h, &ctrl)) {
         if (!ctrl) {
-            /* a memalign block is reported at the pointer memalign returned */
-            wf_emit(wk, wf_first(i, h), wf_subtree(h), rt_wf_usable(w->node_size, h), true,
-                    wf_aligned_offset(w, wf_first(i, h), h));
+            /* a memalign block is reported at the pointer memalign returned; a cached chunk
+             * (wfcache.c) is free for the application */
+            size_t first = wf_first(i, h);
+            bool cached = *wf_length(w, first) == wf_tag(w, first, h, WF_ST_CACHED);
+            wf_emit(wk, first, wf_subtree(h), rt_wf_usable(w->node_size, h), !cached,
+                    wf_aligned_offset(w, first, h));
         }
         return;
     }
