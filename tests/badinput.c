@@ -85,7 +85,10 @@ static bool silent(tl_inst_t *x, const rt_stats_t *b, const char *what)
 }
 
 static bool is_buddy(const rt_allocator_t *d) { return d->family == RT_FAMILY_BUDDY; }
-static bool is_tree(const rt_allocator_t *d) { return d->family == RT_FAMILY_TREE; }
+static bool is_tree(const rt_allocator_t *d)
+{
+    return d->family == RT_FAMILY_TREE || d->family == RT_FAMILY_TREE_CACHED;
+}
 
 static char static_area[256];
 

@@ -248,6 +248,7 @@ static bool fit_rule(const rt_allocator_t *d, size_t n, size_t alignment, fit_t 
         f->need = pow2_at_least(max3(n + d->block_overhead, d->min_block, alignment));
         return true;
     case RT_FAMILY_TREE:
+    case RT_FAMILY_TREE_CACHED:
         if (alignment > d->alignment) {
             return false;
         }

@@ -344,6 +344,8 @@ static const char *family_word(rt_family_t family)
         return "tree";
     case RT_FAMILY_PAGES:
         return "pages";
+    case RT_FAMILY_TREE_CACHED:
+        return "tree-cached";
     }
     return "unknown";
 }

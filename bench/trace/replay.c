@@ -233,7 +233,7 @@ static uint64_t pow2ceil(uint64_t v)
 
 bool rp_bound(const rt_allocator_t *a, const wl_trace_t *t, double *bytes, char *formula, size_t len)
 {
-    if (a->family != RT_FAMILY_BUDDY && a->family != RT_FAMILY_TREE) {
+    if (a->family != RT_FAMILY_BUDDY && a->family != RT_FAMILY_TREE && a->family != RT_FAMILY_TREE_CACHED) {
         snprintf(formula, len, "no bound");
         return false;
     }

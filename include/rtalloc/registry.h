@@ -22,8 +22,20 @@ typedef enum rt_family {
     RT_FAMILY_HEAP,       /* boundary-tag heap over a free-block index (rtalloc/heap.h) */
     RT_FAMILY_BUDDY,      /* binary buddy, out-of-band metadata (rtalloc/buddy.h) */
     RT_FAMILY_TREE,       /* wait-free buddy tree, post-order subtrees (rtalloc/waitfree.h) */
-    RT_FAMILY_PAGES       /* power-of-two blocks cut from pages: FMA, BSD 4.4 (rtalloc/fma.h) */
+    RT_FAMILY_PAGES,      /* power-of-two blocks cut from pages: FMA, BSD 4.4 (rtalloc/fma.h) */
+    RT_FAMILY_TREE_CACHED /* the wait-free tree behind per-thread caches (rtalloc/wfcache.h): the
+                             tree's geometry; a freed block may wait in the freeing thread's cache */
 } rt_family_t;
+
+/* Work of one call, counted (no clock): what an allocator that reports it did, and its stated
+ * worst case for that call (0: none stated). */
+typedef struct rt_work {
+    uint32_t nodes;       /* nodes (or blocks) visited */
+    uint32_t rmw;         /* atomic read-modify-writes on shared allocator state */
+    uint32_t cache_ops;   /* chunks moved onto or off a per-thread cache */
+    uint32_t nodes_bound; /* the stated worst case of nodes for this call */
+    uint32_t rmw_bound;
+} rt_work_t;
 
 typedef struct rt_allocator {
     const char *name;        /* short, unique: "tlsf", "seglist", "buddy", "glibc", ... */
@@ -70,6 +82,10 @@ typedef struct rt_allocator {
     /* Safe to call from several threads at once with no lock set (the wait-free trees, the system
      * peers); the others are safe once set_lock has installed a lock. */
     bool thread_safe;
+    /* Optional: malloc and free that also report the call's work and its stated bound (the
+     * wait-free trees). */
+    void *(*malloc_work)(void *handle, size_t size, rt_work_t *work);
+    void (*free_work)(void *handle, void *ptr, rt_work_t *work);
 } rt_allocator_t;
 
 /* The library's own allocators: the six heap indexes, the binary buddy, the variants of the

@@ -10,6 +10,7 @@
 #include "rtalloc/fma.h"
 #include "rtalloc/registry.h"
 #include "rtalloc/waitfree.h"
+#include "rtalloc/wfcache.h"
 
 /* --- the boundary-tag heaps, one descriptor per index --------------------------------------- */
 
@@ -122,6 +123,36 @@ static bool wf_d_check(void *h) { return rt_wf_check(h); }
 static void wf_d_walk(void *h, rt_walk_fn fn, void *c) { rt_wf_walk(h, fn, c); }
 static void wf_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_wf_set_handler(h, fn, c); }
 static size_t wf_d_max_request(void *h) { return rt_wf_max_request(h); }
+static uint32_t clip32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+/* rt_wf_malloc_ex / rt_wf_free_ex with each call's stated bound (rt_wf_bound): tree-counter RMWs
+ * only (the statistics add 2 to 4 per call, rt_wf_trace_t.stat_rmw). */
+static void *wf_d_malloc_work(void *h, size_t n, rt_work_t *w)
+{
+    rt_wf_trace_t t;
+    void *p = rt_wf_malloc_ex(h, n, &t);
+    rt_wf_bound_t b;
+    *w = (rt_work_t){t.nodes, t.rmw, 0u, 0u, 0u};
+    if (rt_wf_bound(h, n, &b)) {
+        w->nodes_bound = clip32(b.malloc_nodes);
+        w->rmw_bound = clip32(b.malloc_rmw);
+    }
+    return p;
+}
+
+static void wf_d_free_work(void *h, void *p, rt_work_t *w)
+{
+    rt_wf_trace_t t;
+    rt_wf_free_ex(h, p, &t);
+    rt_wf_bound_t b;
+    *w = (rt_work_t){t.nodes, t.rmw, 0u, 0u, 0u};
+    if (t.height != 0u || t.nodes != 0u) {
+        if (rt_wf_bound(h, rt_wf_usable(rt_wf_node_size(h), t.height), &b)) {
+            w->nodes_bound = clip32(b.free_nodes);
+            w->rmw_bound = clip32(b.free_rmw);
+        }
+    }
+}
 
 #define WF_DESCRIPTOR(NAME, NODE, FLAGS, MALLOC_BOUND, FREE_BOUND, TEXT)                            \
     static const rt_wf_config_t NAME##_config = {(NODE), (FLAGS)};                                 \
@@ -154,6 +185,8 @@ static size_t wf_d_max_request(void *h) { return rt_wf_max_request(h); }
         .max_request = wf_d_max_request,                                                           \
         .family = RT_FAMILY_TREE,                                                                  \
         .thread_safe = true,                                                                       \
+        .malloc_work = wf_d_malloc_work,                                                           \
+        .free_work = wf_d_free_work,                                                               \
     }
 
 #define WF_PAPER_MALLOC "O(2^(H-s+1)): <= 2^(H-s+1)-1 nodes, each of height >= s at most once"
@@ -179,6 +212,110 @@ WF_DESCRIPTOR(wf_lazy, 64u, RT_WF_LAZY_REINIT, "O(2^(H-s+1)): <= 3 (2^(H-s+1)-1)
 WF_DESCRIPTOR(wf_hint, 64u, RT_WF_HINTS | RT_WF_LAZY_REINIT,
               "O(2^(H-s+1)) as the paper; H-s+1 nodes when the hints on the path are exact", WF_LAZY_FREE,
               "wait-free buddy tree, per-node hints of the largest free subtree per side (the direct path) + lazy re-init");
+
+
+/* --- the tree behind per-thread caches (rtalloc/wfcache.h) -----------------------------------------
+ * The library's defaults; on a freestanding build (no threads to tell apart) the descriptor gives
+ * every call one token, so the caches work for the single context a bare-metal test runs in --
+ * a system with threads or interrupts that allocate creates its instance with its own hook. */
+
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
+#define WFC_D_SELF NULL /* the library's default: one cache per thread */
+#else
+static uintptr_t wfc_d_one_context(void *context)
+{
+    (void)context;
+    return 1u;
+}
+#define WFC_D_SELF wfc_d_one_context
+#endif
+
+static void wfc_d_config(rt_wfc_config_t *cfg)
+{
+    rt_wfc_default_config(cfg);
+    if (WFC_D_SELF != NULL) {
+        cfg->self = WFC_D_SELF;
+    }
+}
+static void *wfc_d_create(void *mem, size_t size)
+{
+    rt_wfc_config_t cfg;
+    wfc_d_config(&cfg);
+    return rt_wfc_create(mem, size, &cfg);
+}
+static size_t wfc_d_min_buffer(void)
+{
+    rt_wfc_config_t cfg;
+    wfc_d_config(&cfg);
+    return rt_wfc_min_buffer(&cfg);
+}
+static void *wfc_d_malloc(void *h, size_t n) { return rt_wfc_malloc(h, n); }
+static void wfc_d_free(void *h, void *p) { rt_wfc_free(h, p); }
+static void *wfc_d_realloc(void *h, void *p, size_t n) { return rt_wfc_realloc(h, p, n); }
+static void *wfc_d_calloc(void *h, size_t c, size_t n) { return rt_wfc_calloc(h, c, n); }
+static void *wfc_d_memalign(void *h, size_t a, size_t n) { return rt_wfc_memalign(h, a, n); }
+static size_t wfc_d_usable(void *h, void *p) { return rt_wfc_usable_size(h, p); }
+static void wfc_d_stats(void *h, rt_stats_t *s) { rt_wfc_stats(h, s); }
+static unsigned wfc_d_probes(const void *h) { return rt_wfc_last_probes(h); }
+static bool wfc_d_check(void *h) { return rt_wfc_check(h); }
+static void wfc_d_walk(void *h, rt_walk_fn fn, void *c) { rt_wfc_walk(h, fn, c); }
+static void wfc_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_wfc_set_handler(h, fn, c); }
+static size_t wfc_d_max_request(void *h) { return rt_wfc_max_request(h); }
+
+static void *wfc_d_malloc_work(void *h, size_t n, rt_work_t *w)
+{
+    rt_wfc_trace_t t;
+    void *p = rt_wfc_malloc_ex(h, n, &t);
+    rt_wfc_bound_t b;
+    *w = (rt_work_t){t.nodes, t.rmw, t.cache_ops, 0u, 0u};
+    if (rt_wfc_bound(h, n, &b)) {
+        w->nodes_bound = clip32(b.malloc_nodes);
+        w->rmw_bound = clip32(b.malloc_rmw);
+    }
+    return p;
+}
+
+static void wfc_d_free_work(void *h, void *p, rt_work_t *w)
+{
+    rt_wfc_trace_t t;
+    rt_wfc_free_ex(h, p, &t);
+    rt_wfc_bound_t b;
+    *w = (rt_work_t){t.nodes, t.rmw, t.cache_ops, 0u, 0u};
+    if ((t.height != 0u || t.nodes != 0u) &&
+        rt_wfc_bound(h, rt_wf_usable(rt_wf_node_size(rt_wfc_tree(h)), t.height), &b)) {
+        w->nodes_bound = clip32(b.free_nodes);
+        w->rmw_bound = clip32(b.free_rmw);
+    }
+}
+
+static const rt_allocator_t wfc_descriptor = {
+    .name = "wfc",
+    .description = "wait-free buddy tree (hints + lazy) behind per-thread caches: batches of 4, 8 chunks per size",
+    .malloc_bound = "O(1) from the cache (1 node, no RMW); a miss: <= 3 descents + flush (rt_wfc_bound)",
+    .free_bound = "O(1) into the cache (1 node, no RMW); full: 4 releases of H-s+2 nodes",
+    .alignment = RT_WF_ALIGN,
+    .create = wfc_d_create,
+    .min_buffer = wfc_d_min_buffer,
+    .malloc = wfc_d_malloc,
+    .free = wfc_d_free,
+    .realloc = wfc_d_realloc,
+    .calloc = wfc_d_calloc,
+    .memalign = wfc_d_memalign,
+    .usable_size = wfc_d_usable,
+    .stats = wfc_d_stats,
+    .last_probes = wfc_d_probes,
+    .check = wfc_d_check,
+    .walk = wfc_d_walk,
+    .set_handler = wfc_d_handler,
+    .set_lock = NULL,
+    .block_overhead = RT_WF_OVERHEAD,
+    .min_block = RT_WF_NODE_SIZE,
+    .max_request = wfc_d_max_request,
+    .family = RT_FAMILY_TREE_CACHED,
+    .thread_safe = true,
+    .malloc_work = wfc_d_malloc_work,
+    .free_work = wfc_d_free_work,
+};
 
 /* --- the FMA page allocator and the BSD 4.4 baseline (rtalloc/fma.h), 4 KiB pages ----------------- */
 
@@ -243,6 +380,7 @@ static const rt_allocator_t *const registry[] = {
     &bestfit_descriptor, &halffit_descriptor, &buddy_descriptor,   &wf_descriptor,
     &wf32_descriptor,    &wf128_descriptor,   &wf256_descriptor,   &wf_ro_descriptor,
     &wf_lazy_descriptor, &wf_hint_descriptor, &fma_descriptor,    &bsd44_descriptor,
+    &wfc_descriptor,
 };
 
 const rt_allocator_t *const *rt_registry(size_t *count)
