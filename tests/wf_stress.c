@@ -17,6 +17,14 @@
  * Failures (NULL) are allowed: the tree can be full, and the weak guarantee lets overlapping
  * calls fail; they are counted and printed.
  *
+ * The tree behind per-thread caches (rtalloc/wfcache.h) runs the same operations through its own
+ * API, in the registry's configuration and in three that stress its edges (a capacity of 1 so
+ * that nearly every free flushes, batches of 8, and 2 slots for many threads so most threads run
+ * without a cache beside those with one), and at 2 and 64 threads; its threads also pass blocks
+ * to each other through a mailbox (remote frees: the receiver verifies and frees what another
+ * thread allocated). At the end every cache is flushed (rt_wfc_flush_all) and nothing may stay
+ * used.
+ *
  * Runs in every configuration of test.sh, ThreadSanitizer and ASan/UBSan included.
  *
  * Usage: wf_stress [threads] [ops per thread] [seed]   (default 4, 20000, 1; printed on failure)
@@ -29,8 +37,10 @@
 #include "testlib.h"
 
 #include "rtalloc/waitfree.h"
+#include "rtalloc/wfcache.h"
 
-#define MAX_THREADS 16u
+#define MAX_THREADS 64u
+#define MAILBOX 8u
 #define LIVE 64u
 #define TREE_BYTES ((size_t)1 << 20)
 #define QUIESCE 2000u
@@ -38,6 +48,8 @@
 typedef struct shared {
     const char *name;
     rt_wf_t *w;
+    rt_wfc_t *c;                   /* not NULL: every call goes through the caches */
+    _Atomic(struct block *) mailbox[MAILBOX]; /* blocks in transit between threads */
     unsigned char *tree; /* node 0 (the buffer is 64-aligned, so nothing is skipped) */
     size_t node;
     atomic_uint *owner; /* per node: 0 free, else thread id + 1 */
@@ -65,6 +77,30 @@ typedef struct thread {
     size_t nlive;
     uint64_t next_id;
 } thread_t;
+
+static void *s_malloc(shared_t *sh, size_t n) { return sh->c ? rt_wfc_malloc(sh->c, n) : rt_wf_malloc(sh->w, n); }
+static void *s_calloc(shared_t *sh, size_t n) { return sh->c ? rt_wfc_calloc(sh->c, 1, n) : rt_wf_calloc(sh->w, 1, n); }
+static void s_free(shared_t *sh, void *p)
+{
+    if (sh->c != NULL) {
+        rt_wfc_free(sh->c, p);
+    } else {
+        rt_wf_free(sh->w, p);
+    }
+}
+static void *s_realloc(shared_t *sh, void *p, size_t n)
+{
+    return sh->c ? rt_wfc_realloc(sh->c, p, n) : rt_wf_realloc(sh->w, p, n);
+}
+static void s_stats(shared_t *sh, rt_stats_t *s)
+{
+    if (sh->c != NULL) {
+        rt_wfc_stats(sh->c, s);
+    } else {
+        rt_wf_stats(sh->w, s);
+    }
+}
+static bool s_check(shared_t *sh) { return sh->c ? rt_wfc_check(sh->c) : rt_wf_check(sh->w); }
 
 static void count_report(void *context, const rt_error_t *error)
 {
@@ -156,6 +192,22 @@ static bool add(thread_t *t, unsigned char *p, size_t n, bool zeroed)
     return true;
 }
 
+/* Leaves block m in a random mailbox slot and frees whatever was there: a block another thread
+ * allocated, verified first (its shadow is claimed again: an overlap shows). */
+static bool post(thread_t *t, block_t *m)
+{
+    shared_t *sh = t->sh;
+    block_t *got = atomic_exchange(&sh->mailbox[tl_range(&t->rng, 0, MAILBOX - 1u)], m);
+    if (got == NULL) {
+        return true;
+    }
+    bool ok = shadow_claim(t, got->p) && verify(t, got);
+    shadow_release(t, got->p);
+    s_free(sh, got->p);
+    free(got);
+    return ok;
+}
+
 static bool op(thread_t *t)
 {
     shared_t *sh = t->sh;
@@ -169,7 +221,7 @@ static bool op(thread_t *t)
         if (k < 10u) { /* realloc: the shadow is released first (the old chunk goes back inside) */
             size_t n = draw_size(t);
             shadow_release(t, b->p);
-            unsigned char *q = rt_wf_realloc(sh->w, b->p, n);
+            unsigned char *q = s_realloc(sh, b->p, n);
             if (q == NULL) {
                 atomic_fetch_add(&sh->failures, 1ul);
                 return shadow_claim(t, b->p) && verify(t, b);
@@ -188,14 +240,23 @@ static bool op(thread_t *t)
             tl_fill(q, n, b->id);
             return true;
         }
+        if (sh->c != NULL && k >= 40u) { /* to the mailbox: another thread frees it */
+            block_t *m = malloc(sizeof *m);
+            if (m != NULL) {
+                *m = *b;
+                shadow_release(t, b->p);
+                t->live[i] = t->live[--t->nlive];
+                return post(t, m);
+            }
+        }
         shadow_release(t, b->p);
-        rt_wf_free(sh->w, b->p);
+        s_free(sh, b->p);
         t->live[i] = t->live[--t->nlive];
         return true;
     }
     size_t n = draw_size(t);
     bool zeroed = k >= 90u;
-    unsigned char *p = zeroed ? rt_wf_calloc(sh->w, 1, n) : rt_wf_malloc(sh->w, n);
+    unsigned char *p = zeroed ? s_calloc(sh, n) : s_malloc(sh, n);
     if (p == NULL) {
         atomic_fetch_add(&sh->failures, 1ul);
         return true;
@@ -207,9 +268,12 @@ static bool op(thread_t *t)
 static void quiescent_check(shared_t *sh, const char *when)
 {
     rt_stats_t s;
-    rt_wf_stats(sh->w, &s);
+    s_stats(sh, &s);
     size_t held = atomic_load(&sh->live_total);
-    bool ok = TL_CHECK(rt_wf_check(sh->w), "%s: equation 3 %s", sh->name, when);
+    for (unsigned i = 0; i < MAILBOX; i++) {
+        held += atomic_load(&sh->mailbox[i]) != NULL ? 1u : 0u;
+    }
+    bool ok = TL_CHECK(s_check(sh), "%s: equation 3 %s", sh->name, when);
     ok = TL_CHECK(s.used_blocks == held, "%s: %s: stats.used_blocks %zu, threads hold %zu", sh->name, when,
                   s.used_blocks, held) && ok;
     if (!ok) {
@@ -239,12 +303,13 @@ static void *thread_main(void *arg)
         block_t *b = &t->live[--t->nlive];
         verify(t, b);
         shadow_release(t, b->p);
-        rt_wf_free(sh->w, b->p);
+        s_free(sh, b->p);
     }
     return NULL;
 }
 
-static void run(const char *name, const rt_wf_config_t *cfg, unsigned threads, unsigned ops, uint64_t seed)
+static void run(const char *name, const rt_wf_config_t *cfg, const rt_wfc_config_t *ccfg, unsigned threads,
+                unsigned ops, uint64_t seed)
 {
     static shared_t sh;
     memset(&sh, 0, sizeof sh);
@@ -256,7 +321,12 @@ static void run(const char *name, const rt_wf_config_t *cfg, unsigned threads, u
     if (!TL_CHECK(buf != NULL, "out of memory")) {
         return;
     }
-    sh.w = rt_wf_create(buf, TREE_BYTES, cfg);
+    if (ccfg != NULL) {
+        sh.c = rt_wfc_create(buf, TREE_BYTES, ccfg);
+        sh.w = sh.c != NULL ? rt_wfc_tree(sh.c) : NULL;
+    } else {
+        sh.w = rt_wf_create(buf, TREE_BYTES, cfg);
+    }
     if (!TL_CHECK(sh.w != NULL, "%s: create", name)) {
         free(buf);
         return;
@@ -285,14 +355,27 @@ static void run(const char *name, const rt_wf_config_t *cfg, unsigned threads, u
     }
     TL_CHECK(created == threads, "pthread_create");
     pthread_barrier_destroy(&sh.barrier);
-    /* quiescent, everything freed */
+    /* quiescent: the mailbox emptied, every cache flushed, everything freed */
+    for (unsigned i = 0; i < MAILBOX; i++) {
+        block_t *m = atomic_exchange(&sh.mailbox[i], NULL);
+        if (m != NULL) {
+            s_free(&sh, m->p);
+            free(m);
+        }
+    }
+    if (sh.c != NULL) {
+        TL_CHECK(rt_wfc_check(sh.c), "%s: caches after the run", name);
+        rt_wfc_flush_all(sh.c);
+        TL_CHECK(rt_wfc_cached_bytes(sh.c) == 0u, "%s: %zu bytes still cached", name, rt_wfc_cached_bytes(sh.c));
+    }
     rt_stats_t s;
-    rt_wf_stats(sh.w, &s);
-    TL_CHECK(rt_wf_check(sh.w), "%s: equation 3 after the run", name);
+    s_stats(&sh, &s);
+    TL_CHECK(s_check(&sh), "%s: equation 3 after the run", name);
     TL_CHECK(s.used_blocks == 0u && s.used_bytes == 0u, "%s: %zu blocks / %zu bytes still used", name, s.used_blocks,
              s.used_bytes);
-    TL_CHECK(rt_wf_counter(sh.w, rt_wf_nodes(sh.w) - 1u) == root_before, "%s: root counter %d, fresh %d", name,
-             rt_wf_counter(sh.w, rt_wf_nodes(sh.w) - 1u), root_before);
+    /* the caches' records that are tree chunks stay (never freed): checked by equation 3 above */
+    TL_CHECK(sh.c != NULL || rt_wf_counter(sh.w, rt_wf_nodes(sh.w) - 1u) == root_before,
+             "%s: root counter %d, fresh %d", name, rt_wf_counter(sh.w, rt_wf_nodes(sh.w) - 1u), root_before);
     TL_CHECK(atomic_load(&sh.reports) == 0u && s.errors == 0u, "%s: %u error reports", name, atomic_load(&sh.reports));
     bool bad = atomic_load(&sh.overlaps) != 0u || atomic_load(&sh.corruptions) != 0u ||
                atomic_load(&sh.quiescent_failures) != 0u;
@@ -318,6 +401,12 @@ int main(int argc, char **argv)
     size_t n = 0;
     const rt_allocator_t *const *all = rt_registry(&n);
     for (size_t i = 0; i < n; i++) {
+        if (all[i]->family == RT_FAMILY_TREE_CACHED) {
+            rt_wfc_config_t ccfg;
+            rt_wfc_default_config(&ccfg);
+            run(all[i]->name, NULL, &ccfg, (unsigned)threads, (unsigned)ops, seed);
+            continue;
+        }
         if (all[i]->family != RT_FAMILY_TREE) {
             continue;
         }
@@ -328,11 +417,31 @@ int main(int argc, char **argv)
             continue;
         }
         rt_wf_config_t cfg = {rt_wf_node_size(w), rt_wf_flags(w)};
-        run(all[i]->name, &cfg, (unsigned)threads, (unsigned)ops, seed);
+        run(all[i]->name, &cfg, NULL, (unsigned)threads, (unsigned)ops, seed);
     }
     rt_wf_config_t ro_hints = {64, RT_WF_READONLY_DESCENT | RT_WF_HINTS};
-    run("hints+read-only", &ro_hints, (unsigned)threads, (unsigned)ops, seed);
+    run("hints+read-only", &ro_hints, NULL, (unsigned)threads, (unsigned)ops, seed);
     rt_wf_config_t all_three = {64, RT_WF_READONLY_DESCENT | RT_WF_HINTS | RT_WF_LAZY_REINIT};
-    run("hints+read-only+lazy", &all_three, (unsigned)threads, (unsigned)ops, seed);
+    run("hints+read-only+lazy", &all_three, NULL, (unsigned)threads, (unsigned)ops, seed);
+    /* the caches at their edges, and at 2 and 64 threads */
+    rt_wfc_config_t c1;
+    rt_wfc_default_config(&c1);
+    c1.capacity = 1u;
+    c1.batch_log2 = 1u;
+    run("wfc capacity 1", NULL, &c1, (unsigned)threads, (unsigned)ops, seed);
+    rt_wfc_config_t c8;
+    rt_wfc_default_config(&c8);
+    c8.batch_log2 = 3u;
+    c8.capacity = 9u;
+    c8.tree_flags = RT_WF_READONLY_DESCENT | RT_WF_HINTS;
+    run("wfc batch 8, read-only", NULL, &c8, (unsigned)threads, (unsigned)ops, seed);
+    rt_wfc_config_t c2;
+    rt_wfc_default_config(&c2);
+    c2.caches = 2u;
+    run("wfc 2 slots", NULL, &c2, 8u, (unsigned)ops / 2u, seed);
+    rt_wfc_config_t cd;
+    rt_wfc_default_config(&cd);
+    run("wfc", NULL, &cd, 2u, (unsigned)ops, seed + 1u);
+    run("wfc", NULL, &cd, 64u, (unsigned)ops / 16u, seed + 2u);
     return tl_summary("wf_stress");
 }

@@ -45,13 +45,9 @@
 #include "driver.h"
 #include "rtalloc/registry.h"
 
-/* Work of one call, as an allocator with counters reports it. */
-typedef struct mt_work {
-    uint32_t nodes;       /* nodes (or blocks, or list entries) visited */
-    uint32_t rmw;         /* atomic read-modify-write operations */
-    uint32_t nodes_bound; /* the allocator's stated worst case of nodes for this call (0: none) */
-    uint32_t rmw_bound;
-} mt_work_t;
+/* Work of one call, as an allocator with counters reports it (the descriptor's malloc_work and
+ * free_work, rtalloc/registry.h). */
+typedef rt_work_t mt_work_t;
 
 typedef void *(*mt_malloc_work_fn)(void *handle, size_t size, mt_work_t *work);
 typedef void (*mt_free_work_fn)(void *handle, void *ptr, mt_work_t *work);
@@ -163,7 +159,7 @@ static inline void *mt_malloc(mt_thread_t *th, size_t size, bool keep)
     }
     void *p;
     uint64_t t0, t1;
-    mt_work_t w = {0, 0, 0, 0};
+    mt_work_t w = {0};
     if (cfg->malloc_work != NULL) {
         t0 = clk_start();
         p = cfg->malloc_work(cfg->handle, size, &w);
@@ -214,7 +210,7 @@ static inline void mt_free(mt_thread_t *th, void *p, size_t size)
         return;
     }
     uint64_t t0, t1;
-    mt_work_t w = {0, 0, 0, 0};
+    mt_work_t w = {0};
     if (cfg->free_work != NULL) {
         t0 = clk_start();
         cfg->free_work(cfg->handle, p, &w);

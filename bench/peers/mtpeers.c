@@ -199,7 +199,7 @@ const rt_allocator_t *bench_mt_find(const char *name)
 
 bool bench_mt_is_waitfree(const rt_allocator_t *a)
 {
-    return a != NULL && a->family == RT_FAMILY_TREE;
+    return a != NULL && (a->family == RT_FAMILY_TREE || a->family == RT_FAMILY_TREE_CACHED);
 }
 
 bool bench_mt_thread_safe(const rt_allocator_t *a)

@@ -139,58 +139,13 @@ static void (*const bodies[SW_NTESTS])(mt_thread_t *, void *) = {body_i, body_ii
 
 /* --- work counters --------------------------------------------------------------------------- */
 
-/* The per-call work functions of an allocator that reports them (the wait-free variants, once
- * rtalloc/waitfree.h offers a counting API); false otherwise. */
-#ifdef RTALLOC_WAITFREE_H
-static uint32_t clip64(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
-
-/* rt_wf_malloc_ex / rt_wf_free_ex, with each call's stated bound (rt_wf_bound: the header's
- * table for this instance and request). Tree-counter RMWs only; the statistics counters add 2
- * to 4 per call (trace.stat_rmw), the same for every call. */
-static void *wf_malloc_work(void *h, size_t n, mt_work_t *w)
-{
-    rt_wf_trace_t t;
-    memset(&t, 0, sizeof t);
-    void *p = rt_wf_malloc_ex(h, n, &t);
-    w->nodes = t.nodes;
-    w->rmw = t.rmw;
-    rt_wf_bound_t b;
-    if (rt_wf_bound(h, n, &b)) {
-        w->nodes_bound = clip64(b.malloc_nodes);
-        w->rmw_bound = clip64(b.malloc_rmw);
-    }
-    return p;
-}
-
-static void wf_free_work(void *h, void *p, mt_work_t *w)
-{
-    rt_wf_trace_t t;
-    memset(&t, 0, sizeof t);
-    rt_wf_free_ex(h, p, &t);
-    w->nodes = t.nodes;
-    w->rmw = t.rmw;
-    rt_wf_bound_t b;
-    if (rt_wf_bound(h, rt_wf_usable(rt_wf_node_size(h), t.height), &b)) {
-        w->nodes_bound = clip64(b.free_nodes);
-        w->rmw_bound = clip64(b.free_rmw);
-    }
-}
-#endif
-
+/* The per-call work functions of an allocator that reports them (the descriptor's malloc_work and
+ * free_work: the wait-free trees, with each call's stated bound); false otherwise. */
 static bool work_fns(const rt_allocator_t *a, mt_malloc_work_fn *m, mt_free_work_fn *f)
 {
-    *m = NULL;
-    *f = NULL;
-#ifdef RTALLOC_WAITFREE_H
-    if (bench_mt_is_waitfree(a)) { /* their handle is an rt_wf_t (registry.c) */
-        *m = wf_malloc_work;
-        *f = wf_free_work;
-        return true;
-    }
-#else
-    (void)a;
-#endif
-    return false;
+    *m = a->malloc_work;
+    *f = a->free_work;
+    return *m != NULL && *f != NULL;
 }
 
 /* --- summaries ------------------------------------------------------------------------------- */
@@ -772,7 +727,7 @@ static int study(bench_ctx_t *ctx, bool rt, const sw_entry_t *allocs, size_t nal
             for (size_t t = 0; t < ctx->nthreads && rc == 0; t++) {
                 sw_stats_t st[2];
                 memset(st, 0, sizeof st);
-                mt_work_t fail = {0, 0, 0, 0};
+                mt_work_t fail = {0};
                 if (!run_one(ctx, &allocs[k], test, ctx->threads[t], rt, mode, &buf, csv, cdf, st, &fail)) {
                     rc = drv_stop ? 130 : 1;
                 }
