@@ -219,23 +219,20 @@ WF_DESCRIPTOR(wf_hint, 64u, RT_WF_HINTS | RT_WF_LAZY_REINIT,
  * every call one token, so the caches work for the single context a bare-metal test runs in --
  * a system with threads or interrupts that allocate creates its instance with its own hook. */
 
-#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1
-#define WFC_D_SELF NULL /* the library's default: one cache per thread */
-#else
+#if !(defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1)
 static uintptr_t wfc_d_one_context(void *context)
 {
     (void)context;
     return 1u;
 }
-#define WFC_D_SELF wfc_d_one_context
 #endif
 
 static void wfc_d_config(rt_wfc_config_t *cfg)
 {
-    rt_wfc_default_config(cfg);
-    if (WFC_D_SELF != NULL) {
-        cfg->self = WFC_D_SELF;
-    }
+    rt_wfc_default_config(cfg); /* hosted: one cache per thread */
+#if !(defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1)
+    cfg->self = wfc_d_one_context;
+#endif
 }
 static void *wfc_d_create(void *mem, size_t size)
 {

@@ -587,7 +587,11 @@ bool rt_wfc_bound(const rt_wfc_t *c, size_t size, rt_wfc_bound_t *b)
     b->probes = c->caches;
     /* the tree's bounds per height */
     rt_wf_bound_t bh[RT_WFC_MAX_HEIGHTS + RT_WFC_MAX_BATCH + 1u];
-    unsigned top = s + c->batch;
+    /* the heights whose bounds are needed: the flush's (< heights) and a cached refill's (s .. s + j) */
+    unsigned top = c->heights > 0u ? c->heights - 1u : 0u;
+    if (s < c->heights && s + c->batch > top) {
+        top = s + c->batch;
+    }
     for (unsigned h = 0; h <= top && h < sizeof bh / sizeof bh[0]; h++) {
         if (!rt_wf_bound(c->w, rt_wf_usable(c->node_size, h), &bh[h])) {
             bh[h] = bh[h > 0u ? h - 1u : 0u]; /* a height the tree never serves: its claims fail fast */
@@ -600,6 +604,7 @@ bool rt_wfc_bound(const rt_wfc_t *c, size_t size, rt_wfc_bound_t *b)
         flush_nodes += (uint64_t)c->capacity * bh[h].free_nodes;
         flush_rmw += (uint64_t)c->capacity * bh[h].free_rmw;
     }
+    RT_ASSERT(top < sizeof bh / sizeof bh[0]);
     if (!b->cached) {
         b->malloc_nodes = 2u * tb.malloc_nodes + flush_nodes;
         b->malloc_rmw = 2u * tb.malloc_rmw + flush_rmw;
