@@ -156,6 +156,8 @@ typedef struct sw_stats {
     double nodes_mean, rmw_mean;
     uint32_t nodes_bound_max, rmw_bound_max; /* the largest stated bound among the calls */
     size_t over_bound;                       /* calls above their own stated bound (nodes or RMW) */
+    uint32_t cache_max;                      /* chunks moved onto or off a per-thread cache */
+    double cache_mean;
     bool has_work;
 } sw_stats_t;
 
@@ -186,6 +188,12 @@ static void summarize_work(const mt_work_t *w, size_t n, sw_stats_t *st, uint32_
     }
     st->nodes_mean = n ? sn / (double)n : 0;
     st->rmw_mean = n ? sr / (double)n : 0;
+    double sc = 0;
+    for (size_t i = 0; i < n; i++) {
+        st->cache_max = w[i].cache_ops > st->cache_max ? w[i].cache_ops : st->cache_max;
+        sc += w[i].cache_ops;
+    }
+    st->cache_mean = n ? sc / (double)n : 0;
     st->has_work = true;
 }
 
@@ -591,7 +599,15 @@ static void write_row(FILE *csv, const char *mode, const rt_allocator_t *a, int 
     for (const char *c = a->malloc_bound != NULL ? a->malloc_bound : ""; *c != '\0'; c++) {
         fputc(*c == '"' ? '\'' : *c, csv);
     }
-    fprintf(csv, "\",%d\n", r->interrupted || wr->interrupted ? 1 : 0);
+    fprintf(csv, "\",%d,", r->interrupted || wr->interrupted ? 1 : 0);
+    for (int j = 0; j < 2; j++) {
+        const sw_stats_t *w = j == 0 ? &wr->ms : &wr->fs;
+        if (w->has_work) {
+            fprintf(csv, "%u,%.3f%s", w->cache_max, w->cache_mean, j == 0 ? "," : "\n");
+        } else {
+            fprintf(csv, ",%s", j == 0 ? "," : "\n");
+        }
+    }
 }
 
 /* One table row and CSV row: the timed run, and for allocators with work counters a second,
@@ -719,8 +735,8 @@ static int study(bench_ctx_t *ctx, bool rt, const sw_entry_t *allocs, size_t nal
     size_t nw = 0;
     int rc = 0;
     for (int test = 0; test < SW_NTESTS && rc == 0; test++) {
-        if (ctx->scale == BENCH_QUICK && test != 1) {
-            continue; /* quick: test II, the paper's timing test; I, III, IV fill the heap */
+        if (ctx->scale == BENCH_QUICK && test == 3) {
+            continue; /* quick: I-III (II the paper's timing test; I and III its utilisation) */
         }
         print_table_head(test);
         for (size_t k = 0; k < nallocs && rc == 0; k++) {
@@ -759,8 +775,7 @@ int exp_stellwag(bench_ctx_t *ctx)
     }
     static const unsigned default_threads[] = {1, 2, 16};
     if (ctx->nthreads == 0) {
-        /* quick: 1 and 2 threads (uncontended, then contended on this 2-CPU class of machine) */
-        size_t n = ctx->scale == BENCH_QUICK ? 2u : sizeof default_threads / sizeof default_threads[0];
+        size_t n = sizeof default_threads / sizeof default_threads[0];
         for (size_t i = 0; i < n; i++) {
             ctx->threads[ctx->nthreads++] = default_threads[i];
         }
@@ -795,7 +810,8 @@ int exp_stellwag(bench_ctx_t *ctx)
                      "malloc_rmw_mean,malloc_nodes_bound,malloc_rmw_bound,malloc_over_bound,"
                      "free_nodes_max,free_nodes_p99,free_nodes_mean,free_rmw_max,free_rmw_p99,"
                      "free_rmw_mean,free_nodes_bound,free_rmw_bound,free_over_bound,"
-                     "work_failures,fail_nodes_max,fail_rmw_max,malloc_bound,interrupted\n");
+                     "work_failures,fail_nodes_max,fail_rmw_max,malloc_bound,interrupted,"
+                     "malloc_cache_max,malloc_cache_mean,free_cache_max,free_cache_mean\n");
     }
     if (cdf != NULL) {
         fprintf(cdf, "mode,test,allocator,threads,op,percentile,%s\n", ctx->clock.unit);
