@@ -23,6 +23,13 @@
 #include "rtalloc/wfcache.h"
 #include "waitfree/wf_tree.h"
 
+/* RT_WF_STEP (wf_tree.h) codes of the cache's own shared steps, after the tree's 1-4: a slot read
+ * of the probe, the compare-and-swap claiming a slot, the fetch-and-add taking an inline record
+ * (node: the slot index). Nothing by default; tests/wf_interleave.c schedules them. */
+#define WFC_STEP_SLOT_READ 5
+#define WFC_STEP_SLOT_CAS 6
+#define WFC_STEP_INLINE 7
+
 #define WFC_BUSY UINT32_MAX
 #define WFC_INLINE 0x80000000u /* slot value of a record in the control chunk: WFC_INLINE | k */
 #define WFC_LINE 64u           /* records are this far apart: one cache line each */
@@ -122,25 +129,34 @@ static inline unsigned wfc_hash(const rt_wfc_t *c, uintptr_t token)
     return (unsigned)((x * 0x9E3779B1u) >> 16) & (c->caches - 1u);
 }
 
+/* The next inline record's number (may be past the last: then none is left). */
+static inline uint32_t wfc_inline_take(rt_wfc_t *c, unsigned at)
+{
+    RT_WF_STEP(c->w, WFC_STEP_INLINE, at);
+    return atomic_fetch_add_explicit(&c->inline_next, 1u, memory_order_relaxed);
+}
+
 /* The slow part of wfc_self: probing on from slot `at`, and claiming a slot and a record. */
 static __attribute__((noinline)) wfc_rec_t *wfc_self_slow(rt_wfc_t *c, uintptr_t token, unsigned at, bool create,
                                                           rt_wfc_trace_t *tr)
 {
     for (unsigned n = 0; n < c->caches; n++, at = (at + 1u) & (c->caches - 1u)) {
         tr->probes++;
+        RT_WF_STEP(c->w, WFC_STEP_SLOT_READ, at);
         uint32_t v = atomic_load_explicit(&c->slot[at], memory_order_acquire);
         if (v == 0u) {
             if (!create) {
                 return NULL;
             }
             uint32_t expected = 0u;
+            RT_WF_STEP(c->w, WFC_STEP_SLOT_CAS, at);
             if (!atomic_compare_exchange_strong_explicit(&c->slot[at], &expected, WFC_BUSY, memory_order_relaxed,
                                                          memory_order_relaxed)) {
                 continue; /* another context took it just now: not ours */
             }
             uint32_t value;
             if (atomic_load_explicit(&c->inline_next, memory_order_relaxed) < c->inline_count &&
-                (value = atomic_fetch_add_explicit(&c->inline_next, 1u, memory_order_relaxed)) < c->inline_count) {
+                (value = wfc_inline_take(c, at)) < c->inline_count) {
                 value |= WFC_INLINE; /* a line of the control chunk */
             } else {
                 rt_wf_trace_t t = {0, 0, 0, 0, 0, 0};
@@ -318,8 +334,10 @@ void *rt_wfc_malloc_ex(rt_wfc_t *c, size_t size, rt_wfc_trace_t *trace)
     }
     size_t x = wfc_refill(c, r, s, tr);
     if (x == SIZE_MAX) {
-        /* the tree has none: give back what this context's cache holds, then once more */
-        if (r == NULL) {
+        /* the tree has none: give back what this context's cache holds, then once more (a cached
+         * height already looked for the cache: NULL stays NULL, and a second look would read up to
+         * `caches` slots again, beyond the bound) */
+        if (r == NULL && s >= c->heights) {
             r = wfc_self(c, false, tr);
         }
         if (r != NULL && atomic_load_explicit(&r->counts, memory_order_relaxed) != 0u) {
@@ -514,7 +532,8 @@ void rt_wfc_stats(rt_wfc_t *c, rt_stats_t *s)
 
 bool rt_wfc_check(rt_wfc_t *c)
 {
-    bool ok = rt_wf_check(c->w);
+    bool tree_ok = rt_wf_check(c->w); /* reports what it finds itself */
+    bool ok = tree_ok;
     for (unsigned i = 0; i < c->caches && ok; i++) {
         uint32_t v = atomic_load_explicit(&c->slot[i], memory_order_acquire);
         if (v == 0u || v == WFC_BUSY) {
@@ -545,7 +564,7 @@ bool rt_wfc_check(rt_wfc_t *c)
             /* the list ends after n: whatever the last link holds is never followed */
         }
     }
-    if (!ok) {
+    if (!ok && tree_ok) {
         wf_report(c->w, false, RT_ERR_CORRUPTED, "check", NULL, 0u);
     }
     return ok;
