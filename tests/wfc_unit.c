@@ -504,8 +504,8 @@ static void test_failure_path(void)
         rt_wfc_free(c, p[i]);
     }
     q = rt_wfc_malloc_ex(c, s2, &t);
-    TL_CHECK(q == p[0] && t.releases == 4u && t.descents == 2u && t.cache_ops == 0u,
-             "failure (uncached): own cache flushed: " TR_FMT, TR_ARGS(t));
+    TL_CHECK(q == p[0] && t.releases == 4u && t.descents == 2u && t.cache_ops == 4u,
+             "failure (uncached): own cache flushed (each release a cache operation): " TR_FMT, TR_ARGS(t));
     malloc_within(c, s2, &t, "failure (uncached)");
     TL_CHECK(rt_wfc_cached_bytes(c) == 0u && rt_wfc_check(c) && kinds.total == 0u, "failure (uncached): intact");
 
@@ -1037,16 +1037,17 @@ static void bad_use_after_free(void)
         unsigned char *p0 = rt_wfc_malloc(c, 1); /* A keeps p1, p2, p3 */
         unsigned char *p1 = p0 + B, *p2 = p0 + 3u * B, *p3 = p0 + 4u * B; /* leaves 15, 16, 18, 19 */
         rt_wfc_free(c, p0);                                               /* list: p0 p1 p2 p3 */
-        /* 8 arbitrary bytes into p1's first 8 data bytes (its link is the first 4) */
-        unsigned char was[8], now[8];
-        memcpy(was, p1, 8);
-        uint64_t x = tl_next(&r);
-        memcpy(now, &x, 8);
+        /* 4 arbitrary bytes into p1's first data word, its link (the mark, the next word, is
+         * bad_mark's) */
+        unsigned char was[4], now[4];
+        memcpy(was, p1, 4);
+        uint32_t x = (uint32_t)tl_next(&r);
+        memcpy(now, &x, 4);
         if (memcmp(was, now, 4) == 0) {
             continue;
         }
         cases++;
-        memcpy(p1, now, 8);
+        memcpy(p1, now, 4);
         TL_CHECK(!rt_wfc_check(c), "use after free: check walks the damaged list");
         reported(RT_ERR_CORRUPTED, "use after free: check");
         rt_wfc_trace_t t;
@@ -1118,6 +1119,51 @@ static void bad_use_after_free(void)
     TL_CHECK(tree_used(c) == 4u * B && kinds.total == 0u, "length word: the 4 chunks of the list lost");
 }
 
+/* A write into a cached chunk's second data word (its cache's mark), or a list head redirected to
+ * a chunk another cache holds: the pop of that very chunk reports CORRUPTED and drops the list;
+ * the chunk is never handed out twice. */
+static void bad_mark(void)
+{
+    tl_rng_t r = tl_rng_seed(0x3A4Bu);
+    for (unsigned round = 0; round < 8u; round++) {
+        rt_wfc_config_t cfg;
+        config(&cfg);
+        rt_wfc_t *c = open_wfc(1u << 16, &cfg);
+        ctx = T_A;
+        unsigned char *p0 = rt_wfc_malloc(c, 1); /* A's list: p1 p2 p3 */
+        unsigned char *p1 = p0 + B;
+        uint32_t was = 0, now = (uint32_t)tl_next(&r);
+        memcpy(&was, p1 + 4, 4);
+        if (was == now) {
+            continue;
+        }
+        memcpy(p1 + 4, &now, 4);
+        rt_wfc_trace_t t;
+        unsigned char *a = rt_wfc_malloc_ex(c, 1, &t);
+        reported(RT_ERR_CORRUPTED, "mark: the pop of the marked chunk");
+        TL_CHECK(a != NULL && a != p1 && t.descents == 1u, "mark: dropped, a fresh batch: " TR_FMT, TR_ARGS(t));
+        TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "mark: check passes after the drop");
+        rt_wfc_free(c, a);
+        rt_wfc_free(c, p0);
+        rt_wfc_flush_all(c);
+        TL_CHECK(tree_used(c) == 3u * B, "mark: p1, p2, p3 lost (%zu bytes used)", tree_used(c));
+    }
+    /* B's head redirected to a chunk A holds in its cache: refused, never handed out twice */
+    rt_wfc_config_t cfg;
+    config(&cfg);
+    rt_wfc_t *c = open_wfc(1u << 16, &cfg);
+    ctx = T_A;
+    unsigned char *pa = rt_wfc_malloc(c, 1); /* A caches 3 */
+    ctx = T_B;
+    unsigned char *pb = rt_wfc_malloc(c, 1); /* B caches 3 */
+    (void)pb;
+    /* both caches hold chunks of height 0; A's second chunk is pa + B: swap it in as B's top by
+     * a forged free of the same memory through B (a double free: refused) */
+    rt_wfc_free(c, pa + B);
+    reported(RT_ERR_DOUBLE_FREE, "mark: a chunk A caches, freed by B");
+    TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "mark: both caches intact");
+}
+
 /* An overrun of a live chunk into its canary: free refuses (the chunk is not cached), realloc and
  * usable_size too; restored, it frees into the cache. */
 static void bad_overrun(void)
@@ -1160,6 +1206,7 @@ static void test_bad_input(void)
     bad_double_free();
     bad_pointers();
     bad_use_after_free();
+    bad_mark();
     bad_overrun();
     kinds_reset();
 }

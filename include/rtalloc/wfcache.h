@@ -42,11 +42,13 @@
  * Bounds (nodes = tree node visits, RMW = atomic read-modify-writes on tree counters; M(h), F(h):
  * the tree's malloc and free bounds for height h, rtalloc/waitfree.h; P = caches; rt_wfc_bound
  * returns the numbers for an instance and a size):
- *   finding the cache             <= P slot reads (1 when the token's slot is its own)
+ *   finding the cache             1 slot read when the token's slot is its own; else <= P + 2
+ *                                 (the untraced fast path's read, then the probe: trace.probes <= P)
  *   malloc, hit                   1 node (the chunk's length word), 0 RMW
  *   free, cache not full          1 node (+ the chunk's root: canary, counter), 0 RMW
  *   free, cache full              + (capacity - capacity/2) x F(s)
- *   malloc, miss                  sum_{i=0..j} M(s+i) + 2^(j+1) - 2 nodes written; and if all fail:
+ *   malloc, miss                  sum_{i=0..j} (M(s+i) + 2^(i+1) - 2) (each descent and the cutting
+ *                                 of what it claimed, batch j first, then j - 1 ... 0); if all fail:
  *                                 + sum_{h < heights} capacity x F(h) (the flush) + M(s)
  *   first call of a context       + M(record height) (claiming its record)
  *   malloc, uncached height       M(s); if it fails: + the flush + M(s)
@@ -58,9 +60,10 @@
  * Bad input (SPEC 3): as rtalloc/waitfree.h -- every free is checked as the tree checks it
  * (length tag, canary and counter of the chunk) before the chunk enters a cache; a double free
  * of a cached chunk is DOUBLE_FREE. A list link is keyed and every popped chunk's length word
- * must say "cached, height s": a write into a cached chunk's first word (use after free) or into
- * a record is detected when the list reaches it (CORRUPTED; the rest of that list is dropped --
- * lost to the heap, never handed out twice).
+ * must say "cached, height s" and its second data word carry its cache's keyed mark: a write into
+ * a cached chunk's first words (use after free) or into a record (a list head redirected to a
+ * chunk another cache holds) is detected when the list reaches it (CORRUPTED; the rest of that
+ * list is dropped -- lost to the heap, never handed out twice).
  *
  * Not linearizable, like the tree: a malloc can fail while another context's cache holds the
  * memory (at most P x the per-cache amount above) or under the tree's overlap (waitfree.h).

@@ -39,7 +39,7 @@ typedef struct wfc_rec {
     uintptr_t owner;                     /* token */
     uint32_t head[RT_WFC_MAX_HEIGHTS];   /* first node + 1 of the list's top chunk; 0: empty */
     atomic_uint counts;                  /* 8 bits per height: chunks in each list */
-    uint32_t spare;
+    uint32_t key;                        /* this cache's mark in the second word of its chunks */
     atomic_size_t dm;                    /* mallocs served here - chunks the tree counted for us */
     atomic_size_t df;                    /* frees taken here - chunks released to the tree */
 } wfc_rec_t;
@@ -52,7 +52,9 @@ struct rt_wfc {
     size_t node_size;
     unsigned log2;      /* log2 B */
     unsigned heights, batch, capacity, caches;
+    unsigned first_cached; /* the smallest cached height: chunks need 8 data bytes (link, mark) */
     unsigned rec_height; /* height of a record's chunk */
+    size_t cached_min, cached_max; /* request sizes of the cached heights (1, 0: none) */
     uint32_t seed;
     uint32_t flip;       /* live tag ^ flip = cached tag (wf_cached_flip) */
     rt_wfc_self_fn self;
@@ -89,6 +91,7 @@ static uintptr_t wfc_thread_token(void *context)
 static inline unsigned char *wfc_node(const rt_wfc_t *c, size_t i) { return (unsigned char *)(c->base + (i << c->log2)); }
 static inline uint32_t *wfc_len(const rt_wfc_t *c, size_t i) { return (uint32_t *)(void *)wfc_node(c, i); }
 static inline uint32_t *wfc_link(const rt_wfc_t *c, size_t i) { return (uint32_t *)(void *)(wfc_node(c, i) + 4u); }
+static inline uint32_t *wfc_mark(const rt_wfc_t *c, size_t i) { return (uint32_t *)(void *)(wfc_node(c, i) + 8u); }
 static inline uint32_t wfc_key(const rt_wfc_t *c, size_t i) { return ((uint32_t)i * 0x9E3779B1u) ^ c->seed; }
 static inline wfc_rec_t *wfc_record(const rt_wfc_t *c, uint32_t slot)
 {
@@ -98,6 +101,7 @@ static inline wfc_rec_t *wfc_record(const rt_wfc_t *c, uint32_t slot)
     return (wfc_rec_t *)(void *)(wfc_node(c, slot - 1u) + 8u);
 }
 static inline unsigned wfc_count(unsigned counts, unsigned h) { return (counts >> (8u * h)) & 0xFFu; }
+static inline bool wfc_cached(const rt_wfc_t *c, unsigned h) { return h - c->first_cached < c->heights - c->first_cached; }
 
 static inline void wfc_add(atomic_size_t *a, size_t v) /* owner-only counter: load + store */
 {
@@ -173,6 +177,7 @@ static __attribute__((noinline)) wfc_rec_t *wfc_self_slow(rt_wfc_t *c, uintptr_t
             wfc_rec_t *r = wfc_record(c, value);
             __builtin_memset(r, 0, sizeof *r);
             r->owner = token;
+            r->key = wf_mix(c->seed ^ value ^ 0x7F4A7C15u);
             atomic_init(&r->counts, 0u);
             atomic_init(&r->dm, 0u);
             atomic_init(&r->df, 0u);
@@ -185,6 +190,22 @@ static __attribute__((noinline)) wfc_rec_t *wfc_self_slow(rt_wfc_t *c, uintptr_t
     }
     return NULL;
 }
+
+/* The caller's record when its token's own slot holds it (one slot read), else NULL. */
+static inline wfc_rec_t *wfc_self_quick(rt_wfc_t *c)
+{
+    if (c->self == NULL) {
+        return NULL;
+    }
+    uintptr_t token = c->self(c->self_context);
+    uint32_t v = atomic_load_explicit(&c->slot[wfc_hash(c, token)], memory_order_acquire);
+    if (token != 0u && v != 0u && v != WFC_BUSY && wfc_record(c, v)->owner == token) {
+        return wfc_record(c, v);
+    }
+    return NULL;
+}
+
+static inline unsigned wfc_log2(size_t k) { return 8u * (unsigned)sizeof(size_t) - 1u - RT_CLZ(k); }
 
 /* The caller's record, or NULL (no token, or none yet and `create` is false, or every slot taken,
  * or no memory for a record). At most `caches` slot reads; creating: one compare-and-swap and one
@@ -219,12 +240,19 @@ static void wfc_drop(rt_wfc_t *c, wfc_rec_t *r, unsigned h, const char *operatio
     wf_report(c->w, false, RT_ERR_CORRUPTED, operation, NULL, 0u);
 }
 
+/* The top chunk of list h is sound: a node of the tree whose tag says "cached, height h" and
+ * whose mark is this cache's (a head or link overwritten to name another cache's chunk fails). */
+static inline bool wfc_top_ok(const rt_wfc_t *c, const wfc_rec_t *r, unsigned h, size_t x)
+{
+    return x < c->nodes && *wfc_len(c, x) == (wf_tag(c->w, x, h, WF_ST_ALLOC) ^ c->flip) && *wfc_mark(c, x) == r->key;
+}
+
 /* Pops the top chunk of list h (count > 0): its first node, or SIZE_MAX when the list was
  * damaged (reported, dropped). The chunk's length word still says CACHED. */
 static size_t wfc_pop(rt_wfc_t *c, wfc_rec_t *r, unsigned h, unsigned counts, const char *operation)
 {
     size_t x = (size_t)r->head[h] - 1u;
-    if (r->head[h] == 0u || x >= c->nodes || *wfc_len(c, x) != (wf_tag(c->w, x, h, WF_ST_ALLOC) ^ c->flip)) {
+    if (r->head[h] == 0u || !wfc_top_ok(c, r, h, x)) {
         wfc_drop(c, r, h, operation);
         return SIZE_MAX;
     }
@@ -246,6 +274,7 @@ static void wfc_flush_list(rt_wfc_t *c, wfc_rec_t *r, unsigned h, unsigned n, rt
             return;
         }
         rt_wf_trace_t t = {0, 0, 0, 0, 0, 0};
+        tr->cache_ops++;
         tr->releases++;
         if (wf_release_held(c->w, x, h, &t)) {
             wfc_add(&r->df, (size_t)0 - 1u);
@@ -267,6 +296,7 @@ static void wfc_push(rt_wfc_t *c, wfc_rec_t *r, size_t first, unsigned h)
     unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
     *wfc_len(c, first) ^= c->flip;
     *wfc_link(c, first) = r->head[h] ^ wfc_key(c, first);
+    *wfc_mark(c, first) = r->key;
     r->head[h] = (uint32_t)first + 1u;
     atomic_store_explicit(&r->counts, counts + (1u << (8u * h)), memory_order_relaxed);
 }
@@ -316,7 +346,7 @@ void *rt_wfc_malloc_ex(rt_wfc_t *c, size_t size, rt_wfc_trace_t *trace)
     unsigned s = wf_height_for(c->w, size);
     tr->height = s;
     wfc_rec_t *r = NULL;
-    if (s < c->heights) {
+    if (wfc_cached(c, s)) {
         r = wfc_self(c, true, tr);
         if (r != NULL) {
             unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
@@ -337,7 +367,7 @@ void *rt_wfc_malloc_ex(rt_wfc_t *c, size_t size, rt_wfc_trace_t *trace)
         /* the tree has none: give back what this context's cache holds, then once more (a cached
          * height already looked for the cache: NULL stays NULL, and a second look would read up to
          * `caches` slots again, beyond the bound) */
-        if (r == NULL && s >= c->heights) {
+        if (r == NULL && !wfc_cached(c, s)) {
             r = wfc_self(c, false, tr);
         }
         if (r != NULL && atomic_load_explicit(&r->counts, memory_order_relaxed) != 0u) {
@@ -352,7 +382,27 @@ void *rt_wfc_malloc_ex(rt_wfc_t *c, size_t size, rt_wfc_trace_t *trace)
     return wfc_node(c, x) + 4u;
 }
 
-void *rt_wfc_malloc(rt_wfc_t *c, size_t size) { return rt_wfc_malloc_ex(c, size, NULL); }
+/* The common call without a trace: a hit on the token's own slot, else rt_wfc_malloc_ex (which
+ * looks again: one slot read more than the counted path, within the header's P + 1). */
+void *rt_wfc_malloc(rt_wfc_t *c, size_t size)
+{
+    if (size - c->cached_min < c->cached_max - c->cached_min + 1u) { /* 0 wraps around */
+        unsigned s = wfc_log2((size + RT_WF_OVERHEAD + c->node_size - 1u) >> c->log2);
+        wfc_rec_t *r = wfc_self_quick(c);
+        if (r != NULL) {
+            unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
+            size_t x = (size_t)r->head[s] - 1u;
+            if (wfc_count(counts, s) != 0u && r->head[s] != 0u && wfc_top_ok(c, r, s, x)) {
+                r->head[s] = *wfc_link(c, x) ^ wfc_key(c, x);
+                atomic_store_explicit(&r->counts, counts - (1u << (8u * s)), memory_order_relaxed);
+                *wfc_len(c, x) ^= c->flip;
+                wfc_add(&r->dm, 1u);
+                return wfc_node(c, x) + 4u;
+            }
+        }
+    }
+    return rt_wfc_malloc_ex(c, size, NULL);
+}
 
 /* --- free ---------------------------------------------------------------------------------------- */
 
@@ -372,7 +422,7 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
         uint32_t len = *wfc_len(c, first);
         unsigned h = WF_LEN_HEIGHT(len);
         size_t root = first + wf_subtree(h) - 1u;
-        if (h < c->heights && root < c->nodes && len == wf_tag(c->w, first, h, WF_ST_ALLOC)) {
+        if (wfc_cached(c, h) && root < c->nodes && len == wf_tag(c->w, first, h, WF_ST_ALLOC)) {
             int x = wf_ctr_peek(c->w, root);
             if (x <= 0 && wf_ctr_ok(x, h) &&
                 atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root)) {
@@ -401,7 +451,31 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
     wfc_take(tr, &t);
 }
 
-void rt_wfc_free(rt_wfc_t *c, void *ptr) { rt_wfc_free_ex(c, ptr, NULL); }
+/* The common call without a trace: a checked chunk of a cached height into the token's own cache
+ * when its list has room, else rt_wfc_free_ex (which checks again). */
+void rt_wfc_free(rt_wfc_t *c, void *ptr)
+{
+    size_t off = (size_t)((uintptr_t)ptr - c->base);
+    if (off < c->tree_bytes && (off & (c->node_size - 1u)) == 4u) {
+        size_t first = off >> c->log2;
+        uint32_t len = *wfc_len(c, first);
+        unsigned h = WF_LEN_HEIGHT(len);
+        size_t root = first + wf_subtree(h) - 1u;
+        if (wfc_cached(c, h) && root < c->nodes && len == wf_tag(c->w, first, h, WF_ST_ALLOC)) {
+            int x = wf_ctr_peek(c->w, root);
+            wfc_rec_t *r;
+            if (x <= 0 && wf_ctr_ok(x, h) &&
+                atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root) &&
+                (r = wfc_self_quick(c)) != NULL &&
+                wfc_count(atomic_load_explicit(&r->counts, memory_order_relaxed), h) < c->capacity) {
+                wfc_push(c, r, first, h);
+                wfc_add(&r->df, 1u);
+                return;
+            }
+        }
+    }
+    rt_wfc_free_ex(c, ptr, NULL);
+}
 
 /* --- realloc, calloc, memalign, usable_size -------------------------------------------------------- */
 
@@ -550,12 +624,12 @@ bool rt_wfc_check(rt_wfc_t *c)
         for (unsigned h = 0; h < RT_WFC_MAX_HEIGHTS && ok; h++) {
             unsigned n = wfc_count(counts, h);
             uint32_t at = r->head[h];
-            if (h >= c->heights && (n != 0u || at != 0u)) {
+            if (!wfc_cached(c, h) && (n != 0u || at != 0u)) {
                 ok = false;
             }
             for (unsigned k = 0; k < n && ok; k++) { /* n <= capacity */
                 size_t x = (size_t)at - 1u;
-                if (at == 0u || x >= c->nodes || *wfc_len(c, x) != wf_tag(c->w, x, h, WF_ST_CACHED)) {
+                if (at == 0u || !wfc_top_ok(c, r, h, x)) {
                     ok = false;
                     break;
                 }
@@ -601,14 +675,14 @@ bool rt_wfc_bound(const rt_wfc_t *c, size_t size, rt_wfc_bound_t *b)
     unsigned s = tb.height;
     __builtin_memset(b, 0, sizeof *b);
     b->height = s;
-    b->cached = s < c->heights;
+    b->cached = wfc_cached(c, s);
     b->hit_nodes = 1u;
     b->probes = c->caches;
     /* the tree's bounds per height */
     rt_wf_bound_t bh[RT_WFC_MAX_HEIGHTS + RT_WFC_MAX_BATCH + 1u];
     /* the heights whose bounds are needed: the flush's (< heights) and a cached refill's (s .. s + j) */
     unsigned top = c->heights > 0u ? c->heights - 1u : 0u;
-    if (s < c->heights && s + c->batch > top) {
+    if (b->cached && s + c->batch > top) {
         top = s + c->batch;
     }
     for (unsigned h = 0; h <= top && h < sizeof bh / sizeof bh[0]; h++) {
@@ -730,6 +804,17 @@ rt_wfc_t *rt_wfc_create(void *mem, size_t size, const rt_wfc_config_t *config)
     c->caches = cfg.caches;
     c->self = cfg.heights != 0u ? cfg.self : NULL;
     c->self_context = cfg.self_context;
+    c->first_cached = rt_wf_usable(c->node_size, 0u) >= 8u ? 0u : 1u;
+    c->cached_min = c->first_cached == 0u ? 1u : rt_wf_usable(c->node_size, c->first_cached - 1u) + 1u;
+    c->cached_max = cfg.heights != 0u ? rt_wf_usable(c->node_size, cfg.heights - 1u) : 0u;
+    if (c->cached_max > rt_wf_max_request(w)) {
+        c->cached_max = rt_wf_max_request(w);
+    }
+    if (cfg.heights <= c->first_cached) { /* nothing cached */
+        c->first_cached = cfg.heights;
+        c->cached_min = 1u;
+        c->cached_max = 0u;
+    }
     c->rec_height = 0;
     while (rt_wf_usable(c->node_size, c->rec_height) < 4u + sizeof(wfc_rec_t)) {
         c->rec_height++;
