@@ -30,7 +30,7 @@
 #define WFC_STEP_SLOT_CAS 6
 #define WFC_STEP_INLINE 7
 
-#define WFC_BUSY UINT32_MAX
+#define WFC_BUSY UINT32_MAX /* never stored since slots go from 0 to a record at once; readers skip it */
 #define WFC_INLINE 0x80000000u /* slot value of a record in the control chunk: WFC_INLINE | k */
 #define WFC_LINE 64u           /* records are this far apart: one cache line each */
 
@@ -144,6 +144,12 @@ static inline uint32_t wfc_inline_take(rt_wfc_t *c, unsigned at)
 static __attribute__((noinline)) wfc_rec_t *wfc_self_slow(rt_wfc_t *c, uintptr_t token, unsigned at, bool create,
                                                           rt_wfc_trace_t *tr)
 {
+    /* A record is taken (and initialised) before a slot is claimed, and a slot goes straight from
+     * 0 to the record: a lookup never meets a slot that is being set up, and a slot, once taken,
+     * is never given back (a lookup stops at the first 0; giving one back would hide the records
+     * of contexts that probed past it). A record whose claimant then finds no free slot is lost
+     * -- only when others filled the last slots meanwhile: at most one per context racing then. */
+    uint32_t value = 0u;
     for (unsigned n = 0; n < c->caches; n++, at = (at + 1u) & (c->caches - 1u)) {
         tr->probes++;
         RT_WF_STEP(c->w, WFC_STEP_SLOT_READ, at);
@@ -152,37 +158,37 @@ static __attribute__((noinline)) wfc_rec_t *wfc_self_slow(rt_wfc_t *c, uintptr_t
             if (!create) {
                 return NULL;
             }
+            if (value == 0u) {
+                uint32_t k;
+                if (atomic_load_explicit(&c->inline_next, memory_order_relaxed) < c->inline_count &&
+                    (k = wfc_inline_take(c, at)) < c->inline_count) {
+                    value = k | WFC_INLINE; /* a line of the control chunk */
+                } else {
+                    rt_wf_trace_t t = {0, 0, 0, 0, 0, 0};
+                    size_t first = 0;
+                    tr->descents++;
+                    size_t got = wf_claim_pieces(c->w, c->rec_height, 0u, WF_ST_RECORD, &first, &t);
+                    wfc_take(tr, &t);
+                    if (got == 0u) {
+                        return NULL; /* no memory for a record: no cache for now, nothing taken */
+                    }
+                    value = (uint32_t)first + 1u;
+                }
+                wfc_rec_t *r = wfc_record(c, value);
+                __builtin_memset(r, 0, sizeof *r);
+                r->owner = token;
+                r->key = wf_mix(c->seed ^ value ^ 0x7F4A7C15u);
+                atomic_init(&r->counts, 0u);
+                atomic_init(&r->dm, 0u);
+                atomic_init(&r->df, 0u);
+            }
             uint32_t expected = 0u;
             RT_WF_STEP(c->w, WFC_STEP_SLOT_CAS, at);
-            if (!atomic_compare_exchange_strong_explicit(&c->slot[at], &expected, WFC_BUSY, memory_order_relaxed,
-                                                         memory_order_relaxed)) {
-                continue; /* another context took it just now: not ours */
+            if (atomic_compare_exchange_strong_explicit(&c->slot[at], &expected, value, memory_order_release,
+                                                        memory_order_acquire)) {
+                return wfc_record(c, value);
             }
-            uint32_t value;
-            if (atomic_load_explicit(&c->inline_next, memory_order_relaxed) < c->inline_count &&
-                (value = wfc_inline_take(c, at)) < c->inline_count) {
-                value |= WFC_INLINE; /* a line of the control chunk */
-            } else {
-                rt_wf_trace_t t = {0, 0, 0, 0, 0, 0};
-                size_t first = 0;
-                tr->descents++;
-                size_t got = wf_claim_pieces(c->w, c->rec_height, 0u, WF_ST_RECORD, &first, &t);
-                wfc_take(tr, &t);
-                if (got == 0u) {
-                    atomic_store_explicit(&c->slot[at], 0u, memory_order_relaxed);
-                    return NULL;
-                }
-                value = (uint32_t)first + 1u;
-            }
-            wfc_rec_t *r = wfc_record(c, value);
-            __builtin_memset(r, 0, sizeof *r);
-            r->owner = token;
-            r->key = wf_mix(c->seed ^ value ^ 0x7F4A7C15u);
-            atomic_init(&r->counts, 0u);
-            atomic_init(&r->dm, 0u);
-            atomic_init(&r->df, 0u);
-            atomic_store_explicit(&c->slot[at], value, memory_order_release);
-            return r;
+            v = expected; /* another context took it just now: not ours (our token is unique) */
         }
         if (v != WFC_BUSY && wfc_record(c, v)->owner == token) {
             return wfc_record(c, v);
