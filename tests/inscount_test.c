@@ -347,11 +347,12 @@ static void test_against_callgrind(void)
     allocator_trace(&x, ICT_CHURN);
     printf("trace: %zu ops (%zu malloc, %zu free) per allocator\n", x.t.nops, x.t.nmalloc, x.t.nfree);
 
-    ict_means_t pt[16];
+    enum { ICT_MAX_ALLOCATORS = 32 };
+    ict_means_t pt[ICT_MAX_ALLOCATORS];
     memset(pt, 0, sizeof pt);
-    TL_CHECK(n <= 16, "registry of %zu allocators", n);
-    if (n > 16) {
-        n = 16;
+    TL_CHECK(n <= ICT_MAX_ALLOCATORS, "registry of %zu allocators", n);
+    if (n > ICT_MAX_ALLOCATORS) {
+        n = ICT_MAX_ALLOCATORS;
     }
     for (size_t i = 0; i < n; i++) {
         memset(arena, 0, ICT_ARENA_SIZE);
