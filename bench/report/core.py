@@ -1177,7 +1177,7 @@ class Report:
             self.w()
         if self.targets:
             met = sum(1 for t in self.targets if t[3] == "met")
-            self.w("## Targets (issues 2, 3, 4, 5 and 15; shown, never asserted)")
+            self.w("## Targets (issues 2, 3, 4, 5, 15 and 16; shown, never asserted)")
             self.w()
             self.w(f"{met} of {len(self.targets)} met. The bound and the measured figures of each: "
                    "\"Targets in detail\", first of the details.")
