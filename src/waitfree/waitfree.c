@@ -561,20 +561,29 @@ static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s)
     return wf_node(w, first) + 4u;
 }
 
+/* One descent of the instance's variant for the call's height: the claimed chunk's root or
+ * WF_NONE; the node visits published for rt_wf_last_probes. */
+static size_t wf_descend(wf_call_t *c)
+{
+    rt_wf_t *w = c->w;
+    size_t r;
+    if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
+        r = wf_find(c);
+    } else {
+        unsigned f = 0;
+        r = wf_try(c, w->height, w->nodes - 1u, &f);
+    }
+    atomic_store_explicit(&w->last_nodes, c->t->nodes, memory_order_relaxed);
+    return r;
+}
+
 /* The request of height s: NULL on failure (counted; refused and reported CORRUPTED when the
  * search met damaged metadata), else the chunk's data. */
 static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t, const char *operation, size_t size)
 {
     wf_call_t c = {w, s, wf_leaves(s), t, false};
     t->height = s;
-    size_t r;
-    if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
-        r = wf_find(&c);
-    } else {
-        unsigned f = 0;
-        r = wf_try(&c, w->height, w->nodes - 1u, &f);
-    }
-    atomic_store_explicit(&w->last_nodes, t->nodes, memory_order_relaxed);
+    size_t r = wf_descend(&c);
     if (r == WF_NONE) {
         if (RT_HARDENING >= 1 && c.bad) {
             return rt_front_refuse(&wf_front, w, RT_ERR_CORRUPTED, operation, NULL, size);
@@ -814,14 +823,7 @@ size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_
         return 0u;
     }
     wf_call_t c = {w, hb, wf_leaves(hb), t, false};
-    size_t r;
-    if ((w->flags & RT_WF_READONLY_DESCENT) != 0u) {
-        r = wf_find(&c);
-    } else {
-        unsigned f = 0;
-        r = wf_try(&c, w->height, w->nodes - 1u, &f);
-    }
-    atomic_store_explicit(&w->last_nodes, t->nodes, memory_order_relaxed);
+    size_t r = wf_descend(&c);
     if (RT_HARDENING >= 1 && c.bad) {
         wf_report(w, false, RT_ERR_CORRUPTED, "malloc", NULL, 0u);
     }

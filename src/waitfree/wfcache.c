@@ -412,6 +412,28 @@ void *rt_wfc_malloc(rt_wfc_t *c, size_t size)
 
 /* --- free ---------------------------------------------------------------------------------------- */
 
+/* The tree's own checks of a free (waitfree.c, wf_validate) before a chunk may be cached: ptr is a
+ * chunk's data start, its tag says live and of a cached height, its root's counter and canary are
+ * intact. Its first node and height in *first, *h. Anything else goes the tree's way (which
+ * reports the bad pointers). */
+static inline bool wfc_cacheable(const rt_wfc_t *c, const void *ptr, size_t *first, unsigned *h)
+{
+    size_t off = (size_t)((uintptr_t)ptr - c->base); /* wraps above the tree when below it */
+    if (off >= c->tree_bytes || (off & (c->node_size - 1u)) != 4u) {
+        return false;
+    }
+    *first = off >> c->log2;
+    uint32_t len = *wfc_len(c, *first);
+    *h = WF_LEN_HEIGHT(len);
+    size_t root = *first + wf_subtree(*h) - 1u;
+    if (!wfc_cached(c, *h) || root >= c->nodes || len != wf_tag(c->w, *first, *h, WF_ST_ALLOC)) {
+        return false;
+    }
+    int x = wf_ctr_peek(c->w, root);
+    return x <= 0 && wf_ctr_ok(x, *h) &&
+           atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root);
+}
+
 void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
 {
     rt_wfc_trace_t local;
@@ -420,32 +442,21 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
     if (ptr == NULL) {
         return;
     }
-    size_t off = (size_t)((uintptr_t)ptr - c->base); /* wraps above the tree when below it */
-    if (off < c->tree_bytes && (off & (c->node_size - 1u)) == 4u) {
-        /* the tree's own checks of a free (waitfree.c, wf_validate) before the chunk is kept:
-         * its tag says live and of a cached height, its root's counter and canary are intact */
-        size_t first = off >> c->log2;
-        uint32_t len = *wfc_len(c, first);
-        unsigned h = WF_LEN_HEIGHT(len);
-        size_t root = first + wf_subtree(h) - 1u;
-        if (wfc_cached(c, h) && root < c->nodes && len == wf_tag(c->w, first, h, WF_ST_ALLOC)) {
-            int x = wf_ctr_peek(c->w, root);
-            if (x <= 0 && wf_ctr_ok(x, h) &&
-                atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root)) {
-                wfc_rec_t *r = wfc_self(c, true, tr);
-                if (r != NULL) {
-                    tr->height = h;
-                    unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
-                    if (wfc_count(counts, h) >= c->capacity) {
-                        wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr);
-                    }
-                    wfc_push(c, r, first, h);
-                    wfc_add(&r->df, 1u);
-                    tr->cache_ops++;
-                    tr->nodes++;
-                    return;
-                }
+    size_t first = 0;
+    unsigned h = 0;
+    if (wfc_cacheable(c, ptr, &first, &h)) {
+        wfc_rec_t *r = wfc_self(c, true, tr);
+        if (r != NULL) {
+            tr->height = h;
+            unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
+            if (wfc_count(counts, h) >= c->capacity) {
+                wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr);
             }
+            wfc_push(c, r, first, h);
+            wfc_add(&r->df, 1u);
+            tr->cache_ops++;
+            tr->nodes++;
+            return;
         }
     }
     /* everything else -- uncached heights, memalign pointers, no cache, and every kind of bad
@@ -461,24 +472,14 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
  * when its list has room, else rt_wfc_free_ex (which checks again). */
 void rt_wfc_free(rt_wfc_t *c, void *ptr)
 {
-    size_t off = (size_t)((uintptr_t)ptr - c->base);
-    if (off < c->tree_bytes && (off & (c->node_size - 1u)) == 4u) {
-        size_t first = off >> c->log2;
-        uint32_t len = *wfc_len(c, first);
-        unsigned h = WF_LEN_HEIGHT(len);
-        size_t root = first + wf_subtree(h) - 1u;
-        if (wfc_cached(c, h) && root < c->nodes && len == wf_tag(c->w, first, h, WF_ST_ALLOC)) {
-            int x = wf_ctr_peek(c->w, root);
-            wfc_rec_t *r;
-            if (x <= 0 && wf_ctr_ok(x, h) &&
-                atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root) &&
-                (r = wfc_self_quick(c)) != NULL &&
-                wfc_count(atomic_load_explicit(&r->counts, memory_order_relaxed), h) < c->capacity) {
-                wfc_push(c, r, first, h);
-                wfc_add(&r->df, 1u);
-                return;
-            }
-        }
+    size_t first = 0;
+    unsigned h = 0;
+    wfc_rec_t *r;
+    if (wfc_cacheable(c, ptr, &first, &h) && (r = wfc_self_quick(c)) != NULL &&
+        wfc_count(atomic_load_explicit(&r->counts, memory_order_relaxed), h) < c->capacity) {
+        wfc_push(c, r, first, h);
+        wfc_add(&r->df, 1u);
+        return;
     }
     rt_wfc_free_ex(c, ptr, NULL);
 }
