@@ -11,6 +11,7 @@
 #include "heap.h"
 #include "registry.h"
 #include "waitfree.h"
+#include "wfcache.h"
 
 #define RTALLOC_VERSION_MAJOR 0
 #define RTALLOC_VERSION_MINOR 1
