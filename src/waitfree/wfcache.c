@@ -267,26 +267,31 @@ static size_t wfc_pop(rt_wfc_t *c, wfc_rec_t *r, unsigned h, unsigned counts, co
     return x;
 }
 
-/* Releases up to n chunks of list h to the tree. */
-static void wfc_flush_list(rt_wfc_t *c, wfc_rec_t *r, unsigned h, unsigned n, rt_wfc_trace_t *tr)
+/* Releases up to n chunks of list h to the tree. False when it met damage (reported: a dropped
+ * list, or a chunk kept out of the tree). */
+static bool wfc_flush_list(rt_wfc_t *c, wfc_rec_t *r, unsigned h, unsigned n, rt_wfc_trace_t *tr)
 {
+    bool clean = true;
     for (unsigned k = 0; k < n; k++) { /* at most capacity */
         unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
         if (wfc_count(counts, h) == 0u) {
-            return;
+            break;
         }
         size_t x = wfc_pop(c, r, h, counts, "free");
         if (x == SIZE_MAX) {
-            return;
+            return false;
         }
         rt_wf_trace_t t = {0, 0, 0, 0, 0, 0};
         tr->cache_ops++;
         tr->releases++;
         if (wf_release_held(c->w, x, h, &t)) {
             wfc_add(&r->df, (size_t)0 - 1u);
+        } else {
+            clean = false;
         }
         wfc_take(tr, &t);
     }
+    return clean;
 }
 
 static void wfc_flush_rec(rt_wfc_t *c, wfc_rec_t *r, rt_wfc_trace_t *tr)
@@ -449,8 +454,12 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
         if (r != NULL) {
             tr->height = h;
             unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
-            if (wfc_count(counts, h) >= c->capacity) {
-                wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr);
+            if (wfc_count(counts, h) >= c->capacity &&
+                !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
+                /* the flush met damage in other cached chunks and reported it: this free is
+                 * refused too, so that a free that reports has changed nothing of its block (SPEC
+                 * 3; on a damaged heap the block stays allocated) */
+                return;
             }
             wfc_push(c, r, first, h);
             wfc_add(&r->df, 1u);
