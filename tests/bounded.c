@@ -27,7 +27,7 @@
 /* flat: a boundary-tag heap whose malloc is O(1) (TLSF, tlsf32, half-fit): 1 or 2 probes */
 static bool is_flat(const rt_allocator_t *d)
 {
-    return d->family == RT_FAMILY_HEAP && d->malloc_bound != NULL && strcmp(d->malloc_bound, "O(1)") == 0;
+    return d->family == RT_FAMILY_HEAP && d->malloc_bound != NULL && strncmp(d->malloc_bound, "O(1)", 4) == 0;
 }
 
 /* walks: a heap whose malloc walks a free list, O(free blocks): probes = free blocks visited */

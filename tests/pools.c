@@ -30,7 +30,7 @@
 #include "rtalloc/registry.h"
 
 static const char *const index_names[RT_INDEX_COUNT] = {"tlsf", "tlsf32", "seglist", "firstfit", "bestfit",
-                                                        "halffit"};
+                                                        "halffit", "tlsfq"};
 
 static bool in_buffer(const void *p, const tl_buffer_t *b) { return tl_inside(p, 1, b); }
 
@@ -334,7 +334,8 @@ static void test_lock_hooks(rt_index_t idx)
         case RT_INDEX_SEGLIST: direct_malloc = rt_seglist_malloc; direct_free = rt_seglist_free; break;
         case RT_INDEX_FIRSTFIT: direct_malloc = rt_firstfit_malloc; direct_free = rt_firstfit_free; break;
         case RT_INDEX_BESTFIT: direct_malloc = rt_bestfit_malloc; direct_free = rt_bestfit_free; break;
-        default: direct_malloc = rt_halffit_malloc; direct_free = rt_halffit_free; break;
+        case RT_INDEX_HALFFIT: direct_malloc = rt_halffit_malloc; direct_free = rt_halffit_free; break;
+        default: direct_malloc = rt_tlsfq_malloc; direct_free = rt_tlsfq_free; break;
         }
         LOCKED(&l, name, "direct malloc", p = direct_malloc(h, 300));
         LOCKED(&l, name, "direct free", direct_free(h, p));
@@ -399,7 +400,8 @@ typedef struct direct {
 
 #define DIRECT(n) {rt_##n##_create, rt_##n##_malloc, rt_##n##_free, rt_##n##_realloc, rt_##n##_calloc, rt_##n##_memalign}
 static const direct_t directs[RT_INDEX_COUNT] = {DIRECT(tlsf),    DIRECT(tlsf32),  DIRECT(seglist),
-                                                 DIRECT(firstfit), DIRECT(bestfit), DIRECT(halffit)};
+                                                 DIRECT(firstfit), DIRECT(bestfit), DIRECT(halffit),
+                                                 DIRECT(tlsfq)};
 
 static void test_direct(rt_index_t idx)
 {

@@ -78,6 +78,10 @@ typedef struct rt_allocator {
      * size can fail although every byte is free. */
     size_t page_size;
     bool never_unites;
+    /* A freed block may wait, unmerged, on a bounded list of its size before it is merged (the
+     * heap's quick lists, rt_tlsfq): the physical state after a free is not the merged one until
+     * stats (which gives the cached blocks back first) or a malloc the index cannot serve. */
+    bool caches_frees;
     rt_family_t family;
     /* Safe to call from several threads at once with no lock set (the wait-free trees, the system
      * peers); the others are safe once set_lock has installed a lock. */
@@ -88,7 +92,7 @@ typedef struct rt_allocator {
     void (*free_work)(void *handle, void *ptr, rt_work_t *work);
 } rt_allocator_t;
 
-/* The library's own allocators: the six heap indexes, the binary buddy, the variants of the
+/* The library's own allocators: the seven heap indexes (six, and TLSF behind quick lists), the binary buddy, the variants of the
  * wait-free buddy tree, and the FMA page allocator with its BSD 4.4 baseline. Returns the array
  * and stores its length in *count. */
 const rt_allocator_t *const *rt_registry(size_t *count);

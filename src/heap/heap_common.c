@@ -100,6 +100,12 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
     if (!pool_add(h, base + ops->control_size, start + size)) {
         return NULL;
     }
+    if (ops->quick_offset != 0u) { /* one cached block at most per 4 KiB of capacity */
+        h->quick = (rt_quick_t *)(void *)((char *)h + ops->quick_offset);
+        size_t per_kib = h->capacity / 4096u;
+        h->quick->limit = per_kib < RT_HEAP_QUICK_BLOCKS ? (unsigned)per_kib : RT_HEAP_QUICK_BLOCKS;
+        h->quick->room = h->quick->limit;
+    }
     return h;
 }
 
@@ -136,6 +142,9 @@ rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p)
     if (!blk_head_ok(key, head)) { /* not a header: a bad pointer, or a header overwritten */
         return RT_ERR_BAD_POINTER;
     }
+    if ((head & (BLK_FREE | BLK_MARK)) == BLK_MARK && h->quick != NULL) {
+        return RT_ERR_DOUBLE_FREE; /* a block waiting on a quick list */
+    }
     if ((head & BLK_FREE) != 0u) {
         /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
          * stale mark a merge left; anything else with bit 0 set is not a header at all. */
@@ -155,7 +164,7 @@ rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p)
     if (!blk_head_ok(key, nhead)) {
         return RT_ERR_CORRUPTED;
     }
-    if ((RT_HARDENING < 1 && (nhead & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u) || nsize > room - size ||
+    if ((RT_HARDENING < 1 && (nhead & ((BLK_BAD_BITS & ~BLK_MARK) | BLK_PREV_FREE)) != 0u) || nsize > room - size ||
         (nsize < BLK_MIN && next != pool->end)) {
         return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
     }
@@ -220,16 +229,50 @@ void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *
     rt_hooks_set_lock(&h->hooks, lock, unlock, context);
 }
 
+/* --- quick lists ----------------------------------------------------------------------------- */
+
+unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
+{
+    if (h->quick == NULL) {
+        return 0;
+    }
+    uintptr_t token = heap_lock(h);
+    blocks = blocks < RT_HEAP_QUICK_MAX_LIMIT ? blocks : RT_HEAP_QUICK_MAX_LIMIT;
+    if (heap_quick_count(h->quick) > blocks) {
+        h->ops->quick_flush(h, "set_quick_limit");
+    }
+    h->quick->room = blocks - heap_quick_count(h->quick);
+    h->quick->limit = blocks;
+    heap_unlock(h, token);
+    return blocks;
+}
+
+void rt_heap_flush(rt_heap_t *h)
+{
+    if (h->quick == NULL) {
+        return;
+    }
+    uintptr_t token = heap_lock(h);
+    if (heap_quick_count(h->quick) != 0u) {
+        h->ops->quick_flush(h, "flush");
+    }
+    heap_unlock(h, token);
+}
+
 /* --- walk, statistics, check --------------------------------------------------------------- */
 
 void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 {
     uintptr_t token = heap_lock(h);
+    if (h->quick != NULL && heap_quick_count(h->quick) != 0u) { /* the merged state: the cached blocks back first */
+        h->ops->quick_flush(h, "walk");
+    }
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
         for (rt_blk *b = pool->first; b < pool->end; b = heap_walk_next(h, pool, b)) {
             size_t size = blk_size(b);
-            rt_block_info_t info = {blk_payload(b), size - BLK_W, size, !blk_is_free(b)};
+            /* a block on a quick list (MARK outside rt_heap_check) is not used */
+            rt_block_info_t info = {blk_payload(b), size - BLK_W, size, (b->head & (BLK_FREE | BLK_MARK)) == 0u};
             if (heap_walk_next(h, pool, b) == NULL || !fn(context, &info)) {
                 heap_unlock(h, token);
                 return;
@@ -242,6 +285,9 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
 {
     uintptr_t token = heap_lock(h);
+    if (h->quick != NULL && heap_quick_count(h->quick) != 0u) { /* exact figures: the cached blocks back first */
+        h->ops->quick_flush(h, "stats");
+    }
     rt_stats_t own = {
         .capacity = h->capacity,
         .used_bytes = h->used,
@@ -332,11 +378,33 @@ static bool guards_ok(const rt_pool_t *pool)
     return true;
 }
 
+/* The quick lists (rt_tlsfq): every block listed lies in a pool, is aligned, has a tagged
+ * cached header (MARK, not FREE) of its list's size; no more blocks than counted (which ends a
+ * cycle). Returns the blocks listed, or SIZE_MAX on a failure. */
+static size_t check_quick(const rt_heap_t *h)
+{
+    const rt_quick_t *q = h->quick;
+    size_t n = 0;
+    for (size_t c = 0; c < HEAP_QUICK_CLASSES; c++) {
+        size_t size = BLK_MIN + c * BLK_A;
+        for (rt_blk *b = q->head[c]; b != NULL; b = (rt_blk *)(*(uintptr_t *)blk_payload(b) ^ h->key)) {
+            uintptr_t a = (uintptr_t)blk_payload(b);
+            if (n >= heap_quick_count(q) || heap_pool_of(h, a) == NULL || (a & (BLK_A - 1u)) != 0u ||
+                !blk_head_ok(h->key, b->head) || (blk_data(b->head) | BLK_PREV_FREE) != (size | BLK_MARK | BLK_PREV_FREE)) {
+                return SIZE_MAX;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
 bool rt_heap_check(rt_heap_t *h)
 {
     uintptr_t token = heap_lock(h);
     check_ctx c = {h, 0};
-    bool ok = h->ops->check_index(h, check_visit, &c);
+    size_t listed = h->quick != NULL ? check_quick(h) : 0u, cached = 0;
+    bool ok = listed != SIZE_MAX && h->ops->check_index(h, check_visit, &c);
     size_t free_blocks = 0, used_blocks = 0, used = 0, capacity = 0;
     bool broken = false;
     /* The physical walk runs even after a failure so that it clears every mark. */
@@ -357,13 +425,15 @@ bool rt_heap_check(rt_heap_t *h)
                 broken = true;
                 break;
             }
-            if ((head & BLK_MARK) != 0u) {
+            if ((head & BLK_MARK) != 0u && is_free) { /* a used one with MARK waits on a quick list */
                 blk_clear_flag(h->key, b, BLK_MARK);
             }
             if (((head & BLK_PREV_FREE) != 0u) != prev_free) {
                 ok = false;
             }
-            if (is_free) {
+            if ((head & (BLK_FREE | BLK_MARK)) == BLK_MARK) {
+                cached++;
+            } else if (is_free) {
                 bool footer_ok = ((size_t *)(void *)((char *)b + size))[-1] == size;
                 if (prev_free || !footer_ok || (head & BLK_MARK) == 0u) {
                     ok = false; /* adjacent free blocks, bad tag, or not indexed */
@@ -385,7 +455,7 @@ bool rt_heap_check(rt_heap_t *h)
         (void)h->ops->check_index(h, unmark_visit, &c);
     }
     if (free_blocks != c.indexed || used != h->used || used_blocks != (size_t)(h->mallocs - h->frees) ||
-        capacity != h->capacity) {
+        capacity != h->capacity || cached != listed || (h->quick != NULL && listed != heap_quick_count(h->quick))) {
         ok = false;
     }
     heap_unlock(h, token);

@@ -31,6 +31,6 @@ RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
 }
 
 extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seglist, rt_heap_ops_firstfit,
-    rt_heap_ops_bestfit, rt_heap_ops_halffit;
+    rt_heap_ops_bestfit, rt_heap_ops_halffit, rt_heap_ops_tlsfq;
 
 #endif /* RT_HEAP_COMMON_H */

@@ -34,6 +34,11 @@ typedef struct rt_heap_ops {
     /* The largest block size that a request may need and still be served by the first block of
      * a list, beyond fit_limit (TLSF's good fit within the slot); 0 when the index has none. */
     size_t (*head_fit)(rt_heap_t *heap);
+    /* Quick lists (rt_tlsfq): the offset of the heap's rt_quick_t in its control structure (0:
+     * the backend has none), and the function that gives every cached block back to the index
+     * (called with the lock held). */
+    size_t quick_offset;
+    void (*quick_flush)(rt_heap_t *heap, const char *operation);
 } rt_heap_ops_t;
 
 typedef struct rt_pool {
@@ -44,6 +49,22 @@ typedef struct rt_pool {
     uintptr_t words; /* (end - first) / W: a word at address a lies in [first, end] iff
                         rotr(a - first, log2 W) <= words (heap_word_ok) */
 } rt_pool_t;
+
+/* Quick lists (RT_INDEX_TLSFQ, rtalloc/heap.h): a freed block of at most HEAP_QUICK_MAX_BLOCK
+ * bytes waits, unmerged, on the LIFO list of its exact size, and a malloc of that size takes it
+ * back without touching the index. A cached block keeps its used header with MARK set (so a
+ * neighbour's free sees it as used and does not merge, and a second free of it is refused), and
+ * holds the link to the next block of its list in its first payload word, XORed with the heap's
+ * key. At most `limit` blocks are cached (rt_heap_set_quick_limit). */
+#define HEAP_QUICK_MAX_BLOCK ((RT_HEAP_QUICK_MAX_REQUEST + BLK_W + BLK_A - 1u) & ~(BLK_A - 1u))
+#define HEAP_QUICK_CLASSES ((HEAP_QUICK_MAX_BLOCK - BLK_MIN) / BLK_A + 1u)
+_Static_assert(HEAP_QUICK_MAX_BLOCK >= BLK_MIN, "quick lists: the largest cached block");
+typedef struct rt_quick {
+    unsigned room;                     /* blocks that may still be cached: limit - cached */
+    unsigned limit;                    /* the most that may be cached */
+    rt_blk *head[HEAP_QUICK_CLASSES];  /* class c: blocks of BLK_MIN + c * A bytes */
+} rt_quick_t;
+static inline unsigned heap_quick_count(const rt_quick_t *q) { return q->limit - q->room; }
 
 /* Hardening: bytes kept free of metadata before each pool's first block and after its sentinel
  * (filled with RT_HEAP_GUARD_BYTE, checked by rt_heap_check), so that a write of up to 16 bytes
@@ -66,6 +87,7 @@ struct rt_heap {
     size_t capacity;
     size_t peak_used;
     size_t max_block;    /* largest pool's block */
+    rt_quick_t *quick;   /* the quick lists, or NULL (every backend but rt_tlsfq) */
     uint64_t mallocs, frees, reallocs, reallocs_in_place;
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
@@ -247,8 +269,13 @@ static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
  * Stage 1 (heap_validate_head): the pool, the header's tag, flags and size, and the successor's
  * tag -- an overflow of p's block into it is caught here. Each costs one compare where it can:
  * the pool one, the block's own header (tag and FREE) one, the successor's header one. True and
- * *v, *pool filled if they hold; false says nothing of why (heap_diagnose, cold, tells). */
-RT_HOT bool heap_validate_head(const rt_heap_t *h, void *p, blk_view *v, const rt_pool_t **pool_out)
+ * *v, *pool filled if they hold; false says nothing of why (heap_diagnose, cold, tells).
+ * quick: a header with MARK is refused too (a block waiting on a quick list). Only a heap with
+ * quick lists can hold one outside rt_heap_check, so the facades of the others pass false and
+ * save the test; every other caller passes true. In two halves: heap_validate_own (the pool and
+ * the block's own header) and heap_validate_succ (its size and its successor's header), so that
+ * the quick lists' free can decide between its two paths in between. */
+RT_HOT bool heap_validate_own(const rt_heap_t *h, void *p, bool quick, const rt_pool_t **pool_out, size_t *d_out)
 {
     uintptr_t a = (uintptr_t)p;
     const rt_pool_t *pool = h->pools;
@@ -261,25 +288,33 @@ RT_HOT bool heap_validate_head(const rt_heap_t *h, void *p, blk_view *v, const r
     if ((a & (BLK_A - 1u)) != 0u) {
         return false;
     }
-    rt_blk *b = blk_from_payload(p);
-    size_t key = h->key;
-    size_t d = blk_decode(key, b->head);
-    if (!heap_used_data_ok(d) || (RT_HARDENING < 1 && (d & BLK_BAD_BITS) != 0u)) {
-        return false;
+    size_t d = blk_decode(h->key, blk_from_payload(p)->head);
+    if (quick ? d > BLK_DATA_MASK || (d & (RT_HARDENING < 1 ? BLK_BAD_BITS | BLK_FREE : BLK_FREE | BLK_MARK)) != 0u
+              : !heap_used_data_ok(d) || (RT_HARDENING < 1 && (d & BLK_BAD_BITS) != 0u)) {
+        return false; /* no header, FREE, or (quick) MARK: a block waiting on a quick list */
     }
+    *pool_out = pool;
+    *d_out = d;
+    return true;
+}
+
+/* The second half of stage 1, for b whose own header (decoded: d) passed heap_validate_own: its
+ * size fits the pool, and its successor's header is tagged. Fills *v. */
+RT_HOT bool heap_validate_succ(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b, size_t d, blk_view *v)
+{
     size_t size = blk_head_size(d);
     size_t room = (size_t)((char *)pool->end - (char *)b);
     if (size < BLK_MIN || size > room) {
         return false;
     }
     rt_blk *next = blk_offset(b, size);
-    size_t nd = blk_decode(key, next->head);
+    size_t nd = blk_decode(h->key, next->head);
     if (nd > BLK_DATA_MASK) { /* not a header: a corrupted size, or an overflow into it */
         return false;
     }
     if (RT_HARDENING < 1) { /* level 0 has no tag: the successor's plausibility stands in for it */
         size_t nsize = blk_head_size(nd);
-        if ((nd & (BLK_BAD_BITS | BLK_PREV_FREE)) != 0u || nsize > room - size ||
+        if ((nd & ((BLK_BAD_BITS & ~BLK_MARK) | BLK_PREV_FREE)) != 0u || nsize > room - size ||
             (nsize < BLK_MIN && next != pool->end)) {
             return false;
         }
@@ -291,8 +326,13 @@ RT_HOT bool heap_validate_head(const rt_heap_t *h, void *p, blk_view *v, const r
     v->data = d;
     v->next = next;
     v->next_data = nd;
-    *pool_out = pool;
     return true;
+}
+
+RT_HOT bool heap_validate_head(const rt_heap_t *h, void *p, blk_view *v, const rt_pool_t **pool_out, bool quick)
+{
+    size_t d;
+    return heap_validate_own(h, p, quick, pool_out, &d) && heap_validate_succ(h, *pool_out, blk_from_payload(p), d, v);
 }
 
 /* Stage 2, for a block that passed stage 1: the neighbours a call will absorb. A free successor
@@ -329,7 +369,7 @@ RT_HOT bool heap_validate_neighbours(const rt_heap_t *h, const rt_pool_t *pool, 
 RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v)
 {
     const rt_pool_t *pool;
-    return heap_validate_head(h, p, v, &pool) && heap_validate_neighbours(h, pool, v);
+    return heap_validate_head(h, p, v, &pool, true) && heap_validate_neighbours(h, pool, v);
 }
 
 /* With RT_DEBUG >= 2 every operation ends with a full integrity check (rt_heap_check, public).

@@ -8,6 +8,7 @@ static const rt_heap_ops_t *const backends[RT_INDEX_COUNT] = {
     [RT_INDEX_TLSF] = &rt_heap_ops_tlsf,         [RT_INDEX_TLSF32] = &rt_heap_ops_tlsf32,
     [RT_INDEX_SEGLIST] = &rt_heap_ops_seglist,   [RT_INDEX_FIRSTFIT] = &rt_heap_ops_firstfit,
     [RT_INDEX_BESTFIT] = &rt_heap_ops_bestfit,   [RT_INDEX_HALFFIT] = &rt_heap_ops_halffit,
+    [RT_INDEX_TLSFQ] = &rt_heap_ops_tlsfq,
 };
 
 rt_heap_t *rt_heap_create_with(void *mem, size_t size, rt_index_t index)

@@ -54,6 +54,7 @@ static size_t heap_d_max_request(void *h) { return ((rt_heap_t *)h)->max_request
         .block_overhead = RT_HEAP_OVERHEAD,                                                        \
         .min_block = RT_HEAP_MIN_BLOCK,                                                            \
         .max_request = heap_d_max_request,                                                         \
+        .caches_frees = (INDEX) == RT_INDEX_TLSFQ,                                                 \
         .family = RT_FAMILY_HEAP,                                                                  \
         .thread_safe = false,                                                                      \
     }
@@ -64,6 +65,7 @@ HEAP_DESCRIPTOR(seglist, RT_INDEX_SEGLIST, "O(free blocks)", "boundary-tag heap,
 HEAP_DESCRIPTOR(firstfit, RT_INDEX_FIRSTFIT, "O(free blocks)", "boundary-tag heap, one LIFO free list, first fit");
 HEAP_DESCRIPTOR(bestfit, RT_INDEX_BESTFIT, "O(free blocks)", "boundary-tag heap, one free list, best fit");
 HEAP_DESCRIPTOR(halffit, RT_INDEX_HALFFIT, "O(1)", "boundary-tag heap, half-fit index (Ogasawara)");
+HEAP_DESCRIPTOR(tlsfq, RT_INDEX_TLSFQ, "O(1); a miss the index cannot serve first frees the <= limit cached blocks", "boundary-tag heap, TLSF index behind bounded quick lists for blocks up to 256 B");
 
 /* --- binary buddy ---------------------------------------------------------------------------- */
 
@@ -377,7 +379,7 @@ static const rt_allocator_t *const registry[] = {
     &bestfit_descriptor, &halffit_descriptor, &buddy_descriptor,   &wf_descriptor,
     &wf32_descriptor,    &wf128_descriptor,   &wf256_descriptor,   &wf_ro_descriptor,
     &wf_lazy_descriptor, &wf_hint_descriptor, &fma_descriptor,    &bsd44_descriptor,
-    &wfc_descriptor,
+    &wfc_descriptor,     &tlsfq_descriptor,
 };
 
 const rt_allocator_t *const *rt_registry(size_t *count)
