@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh -- the benchmark command: build, measure, report, into results/latest/.
 #
-#   ./bench.sh                  quick scale: rtbench's quick subset, tlsf's exact churn and small
-#                               means (callgrind), footprint, the on-target study on Cortex-M4 alone
+#   ./bench.sh                  quick scale: rtbench's quick subset, tlsf's and tlsfq's exact churn
+#                               and small means (callgrind), footprint, the on-target study on Cortex-M4 alone
 #                               (about 5 min on 2 cores)
 #   ./bench.sh --full           everything the benchmark measures: every experiment at rtbench's
 #                               standard scale (--scale standard), the callgrind cross-check (every
@@ -14,7 +14,7 @@
 #   ./bench.sh --alloc tlsf,glibc,noop     any other argument is passed to `rtbench run all`
 #
 # Steps (each printed as `bench.sh: [k/n] step`): dependencies (tools/deps.sh bench), build
-# (Release, -O2 -DNDEBUG, build/bench), rtbench, callgrind (quick: tlsf alone), footprint (when
+# (Release, -O2 -DNDEBUG, build/bench), rtbench, callgrind (quick: tlsf and tlsfq), footprint (when
 # arm-none-eabi-gcc is there), on-target study (when a cross compiler + QEMU pair is there; quick:
 # Cortex-M4 alone),
 # report (bench/report.py: REPORT.md and PNGs).
@@ -169,9 +169,9 @@ step rtbench "$RTBENCH" run all --scale "$scale" --csv "$OUT" "${rt[@]}" "${args
     status="partial: rtbench stopped"
 }
 
-# Exact means over every call (issue 15's targets): quick, tlsf alone on churn and small (about
-# 12 s); otherwise every allocator on both.
-cg=(tlsf); [ "$scale" != quick ] && cg=()
+# Exact means over every call (issue 15's targets): quick, tlsf and tlsfq (TLSF behind quick lists)
+# on churn and small (about 25 s); otherwise every allocator on both.
+cg=(tlsf tlsfq); [ "$scale" != quick ] && cg=()
 if have valgrind; then
     step callgrind bench/callgrind_check.sh -r "$RTBENCH" -o "$OUT" -w churn,small "${cg[@]}" ||
         echo "bench.sh: the callgrind cross-check failed" >&2

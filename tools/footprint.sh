@@ -53,12 +53,12 @@ declare -A cc=(
   [rv32imac]="riscv64-unknown-elf-gcc -march=rv32imac_zicsr -mabi=ilp32 -mcmodel=medany"
 )
 # Objects, and what a firmware links per allocator: the backend, then the shared objects.
-objects=(heap_common hooks heap_tlsf heap_tlsf32 heap_seglist heap_firstfit heap_bestfit heap_halffit buddy
+objects=(heap_common hooks heap_tlsf heap_tlsf32 heap_seglist heap_firstfit heap_bestfit heap_halffit heap_tlsfq buddy
          waitfree fma)
 declare -A src=([heap_common]=src/heap/heap_common.c [hooks]=src/base/hooks.c [buddy]=src/buddy/buddy.c
                 [waitfree]=src/waitfree/waitfree.c [fma]=src/fma/fma.c)
 # wf: every variant of the wait-free tree (one object); fma: the FMA and its BSD 4.4 baseline (one object)
-allocators=(tlsf tlsf32 seglist firstfit bestfit halffit buddy wf fma)
+allocators=(tlsf tlsf32 seglist firstfit bestfit halffit tlsfq buddy wf fma)
 backend_of() { case "$1" in buddy) echo buddy ;; wf) echo waitfree ;; fma) echo fma ;; *) echo "heap_$1" ;; esac; }
 shared_of() { case "$1" in buddy | wf | fma) echo hooks ;; *) echo "heap_common hooks" ;; esac; }
 

@@ -363,7 +363,7 @@ static void lay_op(wl_lay_t *l, bool measured, uint32_t kind, uint32_t slot, uin
 
 bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n)
 {
-    uint32_t slots = 2u * n + 8u;
+    uint32_t slots = (which == WL_WORST_QUICKFLUSH ? 4u : 2u) * n + 8u;
     if (!trace_alloc(t, 0, slots + 1u)) {
         return false;
     }
@@ -413,6 +413,25 @@ bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n)
         lay_op(&l, false, WL_FREE, 3, 0);
         lay_op(&l, false, WL_FREE, 5, 0);
         lay_op(&l, true, WL_FREE, 4, 0);
+        break;
+    case WL_WORST_QUICKFLUSH:
+        snprintf(t->name, sizeof t->name, "quickflush");
+        snprintf(t->params, sizeof t->params,
+                 "N=%u: malloc(32 MiB); N x {A,B,C = 40,200,40; spacer}; free Bs, As, Cs; malloc(40 MiB)", n);
+        lay_op(&l, false, WL_MALLOC, 4u * n, 32u << 20);
+        for (uint32_t i = 0; i < n; i++) {
+            for (uint32_t k = 0; k < 4u; k++) {
+                lay_op(&l, false, WL_MALLOC, 4u * i + k, k == 1u ? 200u : k == 3u ? 16u : 40u);
+            }
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            lay_op(&l, false, WL_FREE, 4u * i + 1u, 0);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            lay_op(&l, false, WL_FREE, 4u * i, 0);
+            lay_op(&l, false, WL_FREE, 4u * i + 2u, 0);
+        }
+        lay_op(&l, true, WL_MALLOC, 4u * n + 1u, 40u << 20);
         break;
     default:
         l.ok = false;

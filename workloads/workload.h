@@ -172,12 +172,18 @@ bool wl_memstress(wl_trace_t *t, uint64_t seed);
  *   WL_WORST_SPLITMERGE: malloc(100000) and a spacer, its free; malloc(24) measured (the search
  *     climbs from 24's class to the big block's octave and splits it); then A = malloc(40),
  *     B = malloc(200), C = malloc(3000), a spacer; free A, free C, free B measured (B merges both
- *     neighbours, each the only block of its list: TLSF's bad case of free). */
+ *     neighbours, each the only block of its list: TLSF's bad case of free);
+ *   WL_WORST_QUICKFLUSH: malloc(32 MiB) kept; N x {malloc(40) A; malloc(200) B; malloc(40) C; a
+ *     spacer}; free every B, then every A and C; malloc(40 MiB) measured, which no free block of
+ *     the 64 MiB arena can serve: rt_tlsfq first gives back its N cached B blocks (N = its limit,
+ *     128 on this arena), each merging both neighbours, and tries again (its worst case: the
+ *     flush); it still fails there. */
 typedef enum wl_worst {
     WL_WORST_MEMFRAG = 0,
     WL_WORST_CASCADE,
     WL_WORST_CONSOLIDATE,
     WL_WORST_SPLITMERGE,
+    WL_WORST_QUICKFLUSH,
 } wl_worst_t;
 
 bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n);

@@ -7,7 +7,9 @@
 
 bool hp_supported(const rt_allocator_t *a)
 {
-    return a->family == RT_FAMILY_HEAP && a->stats != NULL && a->walk != NULL &&
+    /* not a heap with quick lists: its small frees take none of TLSF's paths, and the stats the
+     * classification reads would empty its lists */
+    return a->family == RT_FAMILY_HEAP && !a->caches_frees && a->stats != NULL && a->walk != NULL &&
            a->last_probes != NULL;
 }
 
