@@ -229,6 +229,19 @@ void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *
     rt_hooks_set_lock(&h->hooks, lock, unlock, context);
 }
 
+void heap_deliver(rt_heap_t *h)
+{
+    uintptr_t token = heap_lock(h);
+    heap_pending_t p = h->pending;
+    h->pending.operation = NULL;
+    rt_error_handler_t handler = h->hooks.handler;
+    void *context = h->hooks.handler_context;
+    heap_unlock(h, token);
+    if (p.operation != NULL) {
+        rt_error_deliver(handler, context, p.kind, p.operation, p.ptr, 0);
+    }
+}
+
 /* --- quick lists ----------------------------------------------------------------------------- */
 
 unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
@@ -244,6 +257,7 @@ unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
     h->quick->room = blocks - heap_quick_count(h->quick);
     h->quick->limit = blocks;
     heap_unlock(h, token);
+    HEAP_DELIVER(h);
     return blocks;
 }
 
@@ -257,6 +271,7 @@ void rt_heap_flush(rt_heap_t *h)
         h->ops->quick_flush(h, "flush");
     }
     heap_unlock(h, token);
+    HEAP_DELIVER(h);
 }
 
 /* --- walk, statistics, check --------------------------------------------------------------- */
@@ -275,11 +290,13 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
             rt_block_info_t info = {blk_payload(b), size - BLK_W, size, (b->head & (BLK_FREE | BLK_MARK)) == 0u};
             if (heap_walk_next(h, pool, b) == NULL || !fn(context, &info)) {
                 heap_unlock(h, token);
+                HEAP_DELIVER(h);
                 return;
             }
         }
     }
     heap_unlock(h, token);
+    HEAP_DELIVER(h);
 }
 
 void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
@@ -320,6 +337,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
     rt_front_counts_t counts = {h->mallocs, h->frees, h->reallocs, h->reallocs_in_place, h->hooks.failures,
                                 h->hooks.errors};
     heap_unlock(h, token);
+    HEAP_DELIVER(h);
     rt_front_stats(s, &own, &counts);
 }
 

@@ -73,6 +73,16 @@ static inline unsigned heap_quick_count(const rt_quick_t *q) { return q->limit -
 #define RT_HEAP_GUARD RT_HEAP_POOL_GUARD
 #define RT_HEAP_GUARD_BYTE 0xA5u
 
+/* A report met while the heap's lock is held: the handler must run after the unlock (rtalloc/
+ * common.h), so heap_defer counts it at once and keeps it here, and the public call that took the
+ * lock delivers it once it has let go (heap_deliver). One is kept per call (the first); any more
+ * are counted only. */
+typedef struct heap_pending {
+    const char *operation; /* NULL: none pending */
+    const void *ptr;
+    rt_error_kind_t kind;
+} heap_pending_t;
+
 struct rt_heap {
     const rt_heap_ops_t *ops;
     size_t key;          /* the header tags' key (block.h); nonzero in its low bits */
@@ -88,6 +98,7 @@ struct rt_heap {
     size_t peak_used;
     size_t max_block;    /* largest pool's block */
     rt_quick_t *quick;   /* the quick lists, or NULL (every backend but rt_tlsfq) */
+    heap_pending_t pending;
     uint64_t mallocs, frees, reallocs, reallocs_in_place;
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
@@ -383,6 +394,19 @@ static inline void rt_heap_report(rt_heap_t *h, rt_error_kind_t kind, const char
                                   size_t size)
 {
     rt_hooks_report(&h->hooks, false, kind, operation, ptr, size);
+}
+
+/* A report made with the lock held (or in the middle of a change): counted now (as a failure too
+ * when `refused`), delivered by heap_deliver after the unlock. */
+static inline void heap_defer(rt_heap_t *h, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr)
+{
+    h->hooks.errors++;
+    if (refused) {
+        h->hooks.failures++;
+    }
+    if (h->pending.operation == NULL) {
+        h->pending = (heap_pending_t){operation, ptr, kind};
+    }
 }
 
 /* What the allocator front (front/front.h) needs of every backend alike; the facade adds its
