@@ -121,6 +121,28 @@ bool rt_heap_add_pool(rt_heap_t *h, void *mem, size_t size)
     return ok;
 }
 
+/* True iff b is on the quick list of blocks of `size` bytes: a walk of at most the cached count,
+ * each link checked before it is followed. O(limit); for diagnosis only. */
+static bool quick_listed(const rt_heap_t *h, const rt_blk *b, size_t size)
+{
+    const rt_quick_t *q = h->quick;
+    if (size < BLK_MIN || size > HEAP_QUICK_MAX_BLOCK || (size & (BLK_A - 1u)) != 0u) {
+        return false;
+    }
+    rt_blk *x = q->head[(size - BLK_MIN) / BLK_A];
+    for (unsigned n = 0; x != NULL && n < heap_quick_count(q); n++) {
+        uintptr_t a = (uintptr_t)blk_payload(x);
+        if (x == b) {
+            return true;
+        }
+        if (heap_pool_of(h, a) == NULL || (a & (BLK_A - 1u)) != 0u) {
+            return false;
+        }
+        x = (rt_blk *)(*(uintptr_t *)a ^ h->key);
+    }
+    return false;
+}
+
 /* --- bad pointers: which error -------------------------------------------------------------- */
 
 /* Why heap_validate_fast refused p: the same checks, one at a time, each with the error it
@@ -143,7 +165,8 @@ rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p)
         return RT_ERR_BAD_POINTER;
     }
     if ((head & (BLK_FREE | BLK_MARK)) == BLK_MARK && h->quick != NULL) {
-        return RT_ERR_DOUBLE_FREE; /* a block waiting on a quick list */
+        /* a block waiting on a quick list; at level 0 (no tag) only if it is on its list */
+        return RT_HARDENING >= 1 || quick_listed(h, b, size) ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
     }
     if ((head & BLK_FREE) != 0u) {
         /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
@@ -232,13 +255,17 @@ void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *
 void heap_deliver(rt_heap_t *h)
 {
     uintptr_t token = heap_lock(h);
-    heap_pending_t p = h->pending;
-    h->pending.operation = NULL;
+    heap_pending_t p[HEAP_PENDING];
+    unsigned n = h->npending;
+    for (unsigned i = 0; i < n; i++) {
+        p[i] = h->pending[i];
+    }
+    h->npending = 0;
     rt_error_handler_t handler = h->hooks.handler;
     void *context = h->hooks.handler_context;
     heap_unlock(h, token);
-    if (p.operation != NULL) {
-        rt_error_deliver(handler, context, p.kind, p.operation, p.ptr, 0);
+    for (unsigned i = 0; i < n; i++) {
+        rt_error_deliver(handler, context, p[i].kind, p[i].operation, p[i].ptr, 0);
     }
 }
 
@@ -309,7 +336,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
         .capacity = h->capacity,
         .used_bytes = h->used,
         .peak_used = h->peak_used,
-        .used_blocks = (size_t)(h->mallocs - h->frees),
+        .used_blocks = (size_t)(heap_mallocs(h) - heap_frees(h)),
     }; /* watermark, free_blocks and largest_free: summed over the pools below */
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
@@ -334,7 +361,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
     if (head > BLK_W && head - BLK_W > own.largest_free) {
         own.largest_free = head - BLK_W < h->max_request ? head - BLK_W : h->max_request;
     }
-    rt_front_counts_t counts = {h->mallocs, h->frees, h->reallocs, h->reallocs_in_place, h->hooks.failures,
+    rt_front_counts_t counts = {heap_mallocs(h), heap_frees(h), h->reallocs, h->reallocs_in_place, h->hooks.failures,
                                 h->hooks.errors};
     heap_unlock(h, token);
     HEAP_DELIVER(h);
@@ -472,7 +499,7 @@ bool rt_heap_check(rt_heap_t *h)
     if (broken) { /* blocks past a broken header were not walked: clear their marks */
         (void)h->ops->check_index(h, unmark_visit, &c);
     }
-    if (free_blocks != c.indexed || used != h->used || used_blocks != (size_t)(h->mallocs - h->frees) ||
+    if (free_blocks != c.indexed || used != h->used || used_blocks != (size_t)(heap_mallocs(h) - heap_frees(h)) ||
         capacity != h->capacity || cached != listed || (h->quick != NULL && listed != heap_quick_count(h->quick))) {
         ok = false;
     }

@@ -17,10 +17,10 @@
  * backend's index reset. */
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops);
 
-/* Delivers the report heap_defer kept (to the handler, or RT_PANIC as rt_hooks_report does), the
- * lock released: call it after heap_unlock through HEAP_DELIVER, which tests for one first. */
+/* Delivers the reports heap_defer kept (to the handler, or RT_PANIC as rt_hooks_report does), in
+ * order, the lock released: call it after heap_unlock through HEAP_DELIVER, which tests first. */
 void heap_deliver(rt_heap_t *h) __attribute__((cold, noinline));
-#define HEAP_DELIVER(h) ((h)->pending.operation != NULL ? heap_deliver(h) : (void)0)
+#define HEAP_DELIVER(h) ((h)->npending != 0u ? heap_deliver(h) : (void)0)
 
 /* Why p is not a block free may give back (heap_validate_fast refused it). Cold. */
 rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p) __attribute__((cold, noinline));

@@ -75,10 +75,11 @@ static inline unsigned heap_quick_count(const rt_quick_t *q) { return q->limit -
 
 /* A report met while the heap's lock is held: the handler must run after the unlock (rtalloc/
  * common.h), so heap_defer counts it at once and keeps it here, and the public call that took the
- * lock delivers it once it has let go (heap_deliver). One is kept per call (the first); any more
- * are counted only. */
+ * lock delivers it once it has let go (heap_deliver). Up to HEAP_PENDING are kept per call (a
+ * flush can meet several damaged lists); any more are counted only. */
+#define HEAP_PENDING 4u
 typedef struct heap_pending {
-    const char *operation; /* NULL: none pending */
+    const char *operation;
     const void *ptr;
     rt_error_kind_t kind;
 } heap_pending_t;
@@ -98,11 +99,16 @@ struct rt_heap {
     size_t peak_used;
     size_t max_block;    /* largest pool's block */
     rt_quick_t *quick;   /* the quick lists, or NULL (every backend but rt_tlsfq) */
-    heap_pending_t pending;
+    unsigned npending;
+    heap_pending_t pending[HEAP_PENDING];
     uint64_t mallocs, frees, reallocs, reallocs_in_place;
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
 };
+
+/* Successful mallocs and frees, as the statistics count them (a push is a free, a pop a malloc). */
+static inline uint64_t heap_mallocs(const rt_heap_t *h) { return h->mallocs; }
+static inline uint64_t heap_frees(const rt_heap_t *h) { return h->frees; }
 
 static inline uintptr_t heap_lock(rt_heap_t *h) { return rt_hooks_lock(&h->hooks); }
 static inline void heap_unlock(rt_heap_t *h, uintptr_t token) { rt_hooks_unlock(&h->hooks, token); }
@@ -286,22 +292,35 @@ static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
  * save the test; every other caller passes true. In two halves: heap_validate_own (the pool and
  * the block's own header) and heap_validate_succ (its size and its successor's header), so that
  * the quick lists' free can decide between its two paths in between. */
-RT_HOT bool heap_validate_own(const rt_heap_t *h, void *p, bool quick, const rt_pool_t **pool_out, size_t *d_out)
+/* The pool of payload address p, when p is an A-aligned address inside one (else NULL). */
+RT_HOT const rt_pool_t *heap_pool_aligned(const rt_heap_t *h, void *p)
 {
     uintptr_t a = (uintptr_t)p;
     const rt_pool_t *pool = h->pools;
     if (__builtin_expect(a - pool->lo >= pool->span, 0)) {
         pool = heap_pool_rest(h, a);
         if (pool == NULL) {
-            return false;
+            return NULL;
         }
     }
-    if ((a & (BLK_A - 1u)) != 0u) {
+    return (a & (BLK_A - 1u)) == 0u ? pool : NULL;
+}
+
+/* True iff d, a block's decoded header, is a used header free may take (see below). */
+static inline bool heap_own_ok(size_t d, bool quick)
+{
+    return quick ? d <= BLK_DATA_MASK && (d & (RT_HARDENING < 1 ? BLK_BAD_BITS | BLK_FREE : BLK_FREE | BLK_MARK)) == 0u
+                 : heap_used_data_ok(d) && (RT_HARDENING >= 1 || (d & BLK_BAD_BITS) == 0u);
+}
+
+RT_HOT bool heap_validate_own(const rt_heap_t *h, void *p, bool quick, const rt_pool_t **pool_out, size_t *d_out)
+{
+    const rt_pool_t *pool = heap_pool_aligned(h, p);
+    if (pool == NULL) {
         return false;
     }
     size_t d = blk_decode(h->key, blk_from_payload(p)->head);
-    if (quick ? d > BLK_DATA_MASK || (d & (RT_HARDENING < 1 ? BLK_BAD_BITS | BLK_FREE : BLK_FREE | BLK_MARK)) != 0u
-              : !heap_used_data_ok(d) || (RT_HARDENING < 1 && (d & BLK_BAD_BITS) != 0u)) {
+    if (!heap_own_ok(d, quick)) {
         return false; /* no header, FREE, or (quick) MARK: a block waiting on a quick list */
     }
     *pool_out = pool;
@@ -404,8 +423,8 @@ static inline void heap_defer(rt_heap_t *h, bool refused, rt_error_kind_t kind, 
     if (refused) {
         h->hooks.failures++;
     }
-    if (h->pending.operation == NULL) {
-        h->pending = (heap_pending_t){operation, ptr, kind};
+    if (h->npending < HEAP_PENDING) {
+        h->pending[h->npending++] = (heap_pending_t){operation, ptr, kind};
     }
 }
 
