@@ -244,11 +244,12 @@ class Report:
             self.w(f"Allocation failures: {', '.join(failures)} (see the CSV).")
             self.w()
         for r in rows:
-            if r["allocator"] == "tlsf":
+            if r["allocator"] in ("tlsf", "tlsfq"):
                 ratio = num(r["loop_x_glibc"])
                 if ratio:
                     ref = REFERENCE[name]["loop_x_glibc"]
-                    self.targets.append([f"{name}: tlsf loop vs glibc (same run)", f"<= {LOOP_TARGET[name]:.2f}x",
+                    self.targets.append([f"{name}: {r['allocator']} loop vs glibc (same run)",
+                                         f"<= {LOOP_TARGET[name]:.2f}x",
                                          f"{ratio:.2f}x (reference TLSF: {ref:.2f}x)",
                                          verdict(ratio <= LOOP_TARGET[name])])
             if r["allocator"] in ("tlsf", "tlsf32") and r["probes_max"]:

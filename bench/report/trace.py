@@ -189,6 +189,13 @@ def section(rep, m):
               f"{fp_row.get('stream', '0')}, {fresh}).")
             w()
         plot_data[prog] = best
+        tq = best.get("tlsfq")  # TLSF behind quick lists: the same targets, shown beside tlsf's
+        if tq is not None:
+            where = f" (first {ops_replayed:,} ops)" if prefix else ""
+            nsq = num(tq.get("ns_ratio_glibc"))
+            if nsq is not None:
+                rep.targets.append([f"trace {prog}: tlsfq ns per call vs glibc (same run)", f"<= {TARGET_NS:.2f}x",
+                                    f"{nsq:.2f}x{where}", m.verdict(nsq <= TARGET_NS)])
         if tl is not None:
             ns = num(tl.get("ns_ratio_glibc"))
             hr = num(tl.get("ratio"))
