@@ -584,7 +584,8 @@ static void test_default_limits(void)
     /* the buffer sizes, and the one that gives exactly 64 KiB of capacity (16 blocks) */
     const size_t sizes[] = {control + (2u << 10), control + (5u << 10), 16u << 10, 64u << 10,
                             (64u << 10) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A, 256u << 10, 512u << 10,
-                            (512u << 10) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A, 1u << 20};
+                            (512u << 10) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A, 1u << 20,
+                            ((size_t)RT_HEAP_QUICK_BLOCKS << 12) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         hq_t f;
         if (!hq_open(&f, sizes[i], RT_INDEX_TLSFQ)) {
@@ -598,7 +599,7 @@ static void test_default_limits(void)
         if (i == 4u) {
             TL_CHECK(f.h->capacity >= (64u << 10) && want == 16u, "default limit: 64 KiB of capacity: 16");
         }
-        if (sizes[i] >= (512u << 10) + control + 2u * RT_HEAP_GUARD) {
+        if (sizes[i] >= ((size_t)RT_HEAP_QUICK_BLOCKS << 12) + control + 2u * RT_HEAP_GUARD) {
             TL_CHECK(want == RT_HEAP_QUICK_BLOCKS, "default limit: %zu bytes: %u", sizes[i], RT_HEAP_QUICK_BLOCKS);
         }
         if (want == 0u) { /* below 4 KiB of capacity: no block is cached */

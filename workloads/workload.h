@@ -176,7 +176,7 @@ bool wl_memstress(wl_trace_t *t, uint64_t seed);
  *   WL_WORST_QUICKFLUSH: malloc(32 MiB) kept; N x {malloc(40) A; malloc(200) B; malloc(40) C; a
  *     spacer}; free every B, then every A and C; malloc(40 MiB) measured, which no free block of
  *     the 64 MiB arena can serve: rt_tlsfq first gives back its N cached B blocks (N = its limit,
- *     128 on this arena), each merging both neighbours, and tries again (its worst case: the
+ *     256 on this arena), each merging both neighbours, and tries again (its worst case: the
  *     flush); it still fails there. */
 typedef enum wl_worst {
     WL_WORST_MEMFRAG = 0,

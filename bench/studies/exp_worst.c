@@ -9,8 +9,8 @@
  *   small for the request), cascade (binary buddy: split cascade from its largest order on a fresh
  *   heap, merge cascade on the free), consolidate N=4000 (glibc: fast-bin chunks merged by a large
  *   request, malloc_consolidate), splitmerge (TLSF / half-fit: a malloc that climbs octaves and
- *   splits, a free that merges both neighbours, emptying their lists), quickflush N=128 (tlsfq: a
- *   malloc the index cannot serve while 128 cached blocks wait, each merging both neighbours when
+ *   splits, a free that merges both neighbours, emptying their lists), quickflush N=256 (tlsfq: a
+ *   malloc the index cannot serve while 256 cached blocks wait, each merging both neighbours when
  *   given back).
  *
  * Outputs: the table on stdout; worst.csv (allocator, scenario, measured mallocs and frees, max
@@ -38,7 +38,7 @@ static const ws_scenario_t scenarios[] = {
     {"cascade", WL_WORST_CASCADE, 1, true},
     {"consolidate N=4000", WL_WORST_CONSOLIDATE, 4000, true},
     {"splitmerge", WL_WORST_SPLITMERGE, 1, true},
-    {"quickflush N=128", WL_WORST_QUICKFLUSH, 128, true},
+    {"quickflush N=256", WL_WORST_QUICKFLUSH, 256, true},
 };
 enum { WS_N = sizeof scenarios / sizeof scenarios[0] };
 

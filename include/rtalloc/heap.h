@@ -148,11 +148,11 @@ typedef enum rt_index {
  *           count as free: rt_heap_stats and rt_heap_walk give them back first (so largest_free,
  *           free_blocks and the walk show the merged heap), and rt_heap_check checks them.
  * The constants (exact instructions, x86-64, gcc 12 -O2, RT_HARDENING 1, one pool): a hit 50, a
- * push 55; a miss costs TLSF's path plus about 10. The failing malloc that gives 128 cached blocks
- * back, each merging both neighbours, is 28,352 (`rtbench run worst`, scenario quickflush): a heap
+ * push 49; a miss costs TLSF's path plus about 10. The failing malloc that gives 256 cached blocks
+ * back, each merging both neighbours, is 55,591 (`rtbench run worst`, scenario quickflush): a heap
  * sized so tightly that mallocs fail in normal running should lower the limit (each cached block
- * adds about 220 to that path) or use rt_tlsf.
- * The default limit is RT_HEAP_QUICK_BLOCKS, fewer on a heap below 512 KiB (one block per 4 KiB
+ * adds about 217 to that path) or use rt_tlsf.
+ * The default limit is RT_HEAP_QUICK_BLOCKS, fewer on a heap below 1 MiB (one block per 4 KiB
  * of capacity, so that at most 7 % of it waits); rt_heap_set_quick_limit changes it, rt_heap_flush empties the lists.
  * Bad input: a cached block's link is checked when the block is taken (it must lead to a cached
  * block of the list's size inside a pool); a damaged list is reported (RT_ERR_CORRUPTED) and
@@ -161,7 +161,7 @@ typedef enum rt_index {
 #define RT_HEAP_QUICK_MAX_REQUEST 256u
 #endif
 #ifndef RT_HEAP_QUICK_BLOCKS
-#define RT_HEAP_QUICK_BLOCKS 128u
+#define RT_HEAP_QUICK_BLOCKS 256u
 #endif
 #define RT_HEAP_QUICK_MAX_LIMIT 1024u /* the largest limit rt_heap_set_quick_limit accepts */
 
