@@ -228,7 +228,7 @@ size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
 {
     uintptr_t token = heap_lock(h);
     blk_view v;
-    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_validate(h, ptr, &v);
+    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_validate(h, ptr, &v, h->quick != NULL);
     size_t size = error == RT_ERR_NONE ? blk_size(blk_from_payload(ptr)) - BLK_W : 0u;
     heap_unlock(h, token);
     if (error != RT_ERR_NONE) {

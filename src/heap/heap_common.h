@@ -25,10 +25,11 @@ void heap_deliver(rt_heap_t *h) __attribute__((cold, noinline));
 /* Why p is not a block free may give back (heap_validate_fast refused it). Cold. */
 rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p) __attribute__((cold, noinline));
 
-/* RT_ERR_NONE and *v filled iff p is a live block of h (heap_validate_fast); else the error. */
-RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v)
+/* RT_ERR_NONE and *v filled iff p is a live block of h (heap_validate_fast; quick: h has quick
+ * lists, whose cached blocks are refused); else the error. */
+RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v, bool quick)
 {
-    if (__builtin_expect(heap_validate_fast(h, p, v), 1)) {
+    if (__builtin_expect(heap_validate_fast(h, p, v, quick), 1)) {
         return RT_ERR_NONE;
     }
     rt_error_kind_t kind = heap_diagnose(h, p);

@@ -288,8 +288,7 @@ static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
  * the pool one, the block's own header (tag and FREE) one, the successor's header one. True and
  * *v, *pool filled if they hold; false says nothing of why (heap_diagnose, cold, tells).
  * quick: a header with MARK is refused too (a block waiting on a quick list). Only a heap with
- * quick lists can hold one outside rt_heap_check, so the facades of the others pass false and
- * save the test; every other caller passes true. In two halves: heap_validate_own (the pool and
+ * quick lists can hold one outside rt_heap_check, so the others pass false and save the test. In two halves: heap_validate_own (the pool and
  * the block's own header) and heap_validate_succ (its size and its successor's header), so that
  * the quick lists' free can decide between its two paths in between. */
 /* The pool of payload address p, when p is an A-aligned address inside one (else NULL). */
@@ -396,10 +395,10 @@ RT_HOT bool heap_validate_neighbours(const rt_heap_t *h, const rt_pool_t *pool, 
 }
 
 /* Both stages: true iff p is a live block of h whose neighbours a free or realloc may absorb. */
-RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v)
+RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v, bool quick)
 {
     const rt_pool_t *pool;
-    return heap_validate_head(h, p, v, &pool, true) && heap_validate_neighbours(h, pool, v);
+    return heap_validate_head(h, p, v, &pool, quick) && heap_validate_neighbours(h, pool, v);
 }
 
 /* With RT_DEBUG >= 2 every operation ends with a full integrity check (rt_heap_check, public).
