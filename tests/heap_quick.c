@@ -803,7 +803,11 @@ static void test_flush_on_failure(void)
         case 1: p = rt_heap_memalign(h, 64, big); break;
         case 2: p = rt_heap_calloc(h, big / 8u, 8); break;
         case 3: p = rt_heap_realloc(h, keep, big); break;
-        case 4: p = rt_heap_malloc(h, hq_req_hi(BLK_MIN + 3u * HQ_A)); break;
+        case 4: /* 3 smallest blocks: above the fill's last block, which may take a remainder of
+                 * less than a smallest block (so it may lie on the next list up) */
+            TL_CHECK(hq_head(h, 3u * BLK_MIN) == NULL, "flush mode 4: the list of the request is empty");
+            p = rt_heap_malloc(h, hq_req_hi(3u * BLK_MIN));
+            break;
         default: p = rt_heap_malloc(h, h->capacity / 4u * 3u); break; /* keep splits the pool */
         }
         if (mode == 5) {
@@ -1869,6 +1873,38 @@ static void test_model(uint64_t ops, uint64_t seed)
 
 /* --------------------------------------------------------------------------------------------- */
 
+/* A realloc that slides the block down into its free predecessor (facade_realloc) leaves the
+ * old header inside the new block or its free tail: it must be made stale, or a later free of the
+ * old pointer finds a valid used header there. tlsfq's push checks no neighbour, so it would take
+ * that block (found by the fuzzer: regressions/tlsfq-realloc-slide-stale-header); tlsf refuses it
+ * by its predecessor check. Both must report the stale free and change nothing. */
+static void test_stale_after_slide(void)
+{
+    const rt_index_t idx[] = {RT_INDEX_TLSFQ, RT_INDEX_TLSF};
+    for (size_t k = 0; k < sizeof idx / sizeof idx[0]; k++) {
+        hq_t f;
+        if (!hq_open(&f, 16u << 10, idx[k])) {
+            return;
+        }
+        rt_heap_t *h = f.h;
+        unsigned char *d = rt_heap_memalign(h, 4096, 7); /* a free gap in front of it */
+        unsigned char *after = rt_heap_malloc(h, 4000);  /* its successor stays used */
+        TL_CHECK(d != NULL && after != NULL && blk_prev_is_free(hq_hdr(d)), "slide (%s): a free predecessor",
+                 rt_index_name(idx[k]));
+        hq_rec_reset(&f);
+        unsigned char *moved = rt_heap_realloc(h, d, 2u * BLK_MIN); /* more than d's block holds: slides */
+        TL_CHECK(moved != NULL && moved < d && f.rec.n == 0u, "slide (%s): realloc slid the block down",
+                 rt_index_name(idx[k]));
+        rt_heap_free(h, d); /* the old pointer: stale */
+        TL_CHECK(f.rec.n == 1u && rt_heap_check(h), "slide (%s): a stale free after the slide: %s",
+                 rt_index_name(idx[k]), hq_seen(&f));
+        rt_heap_free(h, moved);
+        rt_heap_free(h, after);
+        TL_CHECK(rt_heap_check(h), "slide (%s): check at the end", rt_index_name(idx[k]));
+        hq_close(&f);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t ops = TL_DEBUG_WALKS ? 50000u : 200000u, seed = 1;
@@ -1894,6 +1930,7 @@ int main(int argc, char **argv)
     test_header_byte();
     test_overflow_into_cached();
     test_locks();
+    test_stale_after_slide();
 #if HQ_THREADS
     test_threads(20000ul);
 #endif
