@@ -138,7 +138,7 @@ static bool quick_listed(const rt_heap_t *h, const rt_blk *b, size_t size)
         if (heap_pool_of(h, a) == NULL || (a & (BLK_A - 1u)) != 0u) {
             return false;
         }
-        x = (rt_blk *)(*(uintptr_t *)a ^ h->key);
+        x = heap_quick_next(h, x);
     }
     return false;
 }
@@ -432,7 +432,7 @@ static size_t check_quick(const rt_heap_t *h)
     size_t n = 0;
     for (size_t c = 0; c < HEAP_QUICK_CLASSES; c++) {
         size_t size = BLK_MIN + c * BLK_A;
-        for (rt_blk *b = q->head[c]; b != NULL; b = (rt_blk *)(*(uintptr_t *)blk_payload(b) ^ h->key)) {
+        for (rt_blk *b = q->head[c]; b != NULL; b = heap_quick_next(h, b)) {
             uintptr_t a = (uintptr_t)blk_payload(b);
             if (n >= heap_quick_count(q) || heap_pool_of(h, a) == NULL || (a & (BLK_A - 1u)) != 0u ||
                 !blk_head_ok(h->key, b->head) || (blk_data(b->head) | BLK_PREV_FREE) != (size | BLK_MARK | BLK_PREV_FREE)) {

@@ -106,6 +106,12 @@ struct rt_heap {
     /* the backend's index state follows (see facade.inc) */
 };
 
+/* The block after b on its quick list (NULL at the end): b's first payload word XOR the key. */
+static inline rt_blk *heap_quick_next(const rt_heap_t *h, rt_blk *b)
+{
+    return (rt_blk *)(*(uintptr_t *)(void *)((char *)b + BLK_W) ^ h->key);
+}
+
 /* Successful mallocs and frees, as the statistics count them (a push is a free, a pop a malloc). */
 static inline uint64_t heap_mallocs(const rt_heap_t *h) { return h->mallocs; }
 static inline uint64_t heap_frees(const rt_heap_t *h) { return h->frees; }
