@@ -55,6 +55,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "rtalloc/drivers.h"
 #include "rtalloc/registry.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -66,7 +67,7 @@
  * under 1% for the page allocators); 256 MiB where address space is scarce (32-bit). The wait-free
  * trees keep their metadata in every node, so create touches the whole buffer (1 GiB: 1 GiB
  * resident and 6 s), and a small malloc may visit a number of nodes that doubles with each
- * level of the tree: 16 MiB for them. */
+ * level of the tree: 16 MiB for them, and for the tree behind per-thread caches (wfc). */
 #ifndef RTALLOC_DEFAULT_HEAP
 #if UINTPTR_MAX > 0xFFFFFFFFu
 #define RTALLOC_DEFAULT_HEAP ((size_t)1 << 30)
@@ -291,7 +292,8 @@ static void read_config(size_t *heap, bool *mlock_it)
         die_unknown(name);
     }
     const char *size = getenv("RTALLOC_HEAP");
-    *heap = g.a->family == RT_FAMILY_TREE ? RTALLOC_DEFAULT_TREE_HEAP : RTALLOC_DEFAULT_HEAP;
+    bool tree = g.a->family == RT_FAMILY_TREE || g.a->family == RT_FAMILY_TREE_CACHED;
+    *heap = tree ? RTALLOC_DEFAULT_TREE_HEAP : RTALLOC_DEFAULT_HEAP;
     if (size != NULL && *size != '\0' && !parse_size(size, heap)) {
         die_setting("RTALLOC_HEAP", size, "expected <bytes>[K|M|G] above 0, e.g. 256M");
     }
@@ -354,6 +356,7 @@ static void create_heap(size_t size, bool mlock_it)
     if (mlock_it && mlock(mem, size) != 0) {
         die_errno("RTALLOC_MLOCK=1: mlock failed, the heap is not pinned", errno, false);
     }
+    rt_set_entropy(rt_entropy_os, NULL); /* a new key per process: no stale metadata verifies */
     g.h = g.a->create(mem, size);
     if (g.h == NULL) {
         die("RTALLOC_HEAP is too small for allocator ", g.a->name, "");

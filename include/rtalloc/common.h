@@ -65,7 +65,7 @@ typedef void (*rt_unlock_fn)(void *context, uintptr_t token);
 typedef struct rt_stats {
     size_t capacity;      /* bytes the allocator manages for blocks (all pools) */
     size_t used_bytes;    /* bytes in live blocks, headers and rounding included */
-    size_t free_bytes;    /* capacity - used_bytes */
+    size_t free_bytes;    /* capacity - used_bytes - quarantined_bytes */
     size_t largest_free;  /* the largest single request that would succeed now (payload bytes) */
     size_t peak_used;     /* highest used_bytes ever */
     size_t watermark;     /* highest address ever handed out (end of a live block), as bytes
@@ -79,6 +79,8 @@ typedef struct rt_stats {
     uint64_t reallocs_in_place; /* ... were done without moving */
     uint64_t failures;    /* requests that returned NULL (out of memory or refused) */
     uint64_t errors;      /* reports to the error handler */
+    size_t quarantined_bytes; /* bytes fenced off after detected damage: never handed out again
+                                 (0 for allocators without containment) */
 } rt_stats_t;
 
 /* One block as seen by a walk. */
@@ -87,10 +89,22 @@ typedef struct rt_block_info {
     size_t size;       /* usable bytes of the payload */
     size_t footprint;  /* bytes the block occupies, header included */
     bool used;
+    bool quarantined;  /* damaged memory fenced off by the allocator (never used, never free) */
 } rt_block_info_t;
 
 /* Walk callback: return false to stop the walk. */
 typedef bool (*rt_walk_fn)(void *context, const rt_block_info_t *block);
+
+/* Entropy for the keys of the allocators' tags. Every create draws a new key (a new
+ * "generation"), so metadata and pointers left in a buffer by an earlier heap over the same
+ * memory never verify in the new one. rt_set_entropy installs the source every later create
+ * draws from (NULL: the built-in one). Without a source the core still never repeats a key
+ * over one buffer: it mixes a counter of its own and the key the buffer's previous control
+ * structure held, but an attacker who knows the build can predict those keys. Hosted programs
+ * should install an OS source (rt_entropy_os in rtalloc/drivers.h: getrandom). Not locked: call
+ * before creating allocators from several threads. */
+typedef uint64_t (*rt_entropy_fn)(void *context);
+void rt_set_entropy(rt_entropy_fn fn, void *context);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,12 @@ void rt_error_print_abort(void *context, const rt_error_t *error);
 /* Error handler: prints the same line to stderr and returns (the operation stays refused). */
 void rt_error_print(void *context, const rt_error_t *error);
 
+/* An entropy source for rt_set_entropy (rtalloc/common.h): 64 bits from the kernel (getrandom;
+ * /dev/urandom where that is missing), the built-in mix of a counter and the clock if both fail.
+ * The context is ignored. Install it once, before creating allocators:
+ *   rt_set_entropy(rt_entropy_os, NULL); */
+uint64_t rt_entropy_os(void *context);
+
 #ifdef __cplusplus
 }
 #endif

@@ -65,3 +65,27 @@ void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void
     k->unlock = unlock;
     k->lock_context = context;
 }
+
+/* --- entropy for the tags' keys (rtalloc/common.h) ------------------------------------------ */
+
+static rt_entropy_fn entropy_fn;
+static void *entropy_context;
+static uint64_t entropy_draws; /* never repeats within a process: each draw's counter is new */
+
+void rt_set_entropy(rt_entropy_fn fn, void *context)
+{
+    entropy_fn = fn;
+    entropy_context = context;
+}
+
+uint64_t rt_entropy_draw(void)
+{
+    /* A race of two creates on two threads may read the same count; their keys then still
+     * differ by the heaps' addresses, and over one buffer by the key the buffer held. */
+    uint64_t n = ++entropy_draws;
+    uint64_t x = rt_mix64(n * 0x9E3779B97F4A7C15ull ^ (uint64_t)RT_HEAP_KEY_SEED);
+    if (entropy_fn != NULL) {
+        x ^= rt_mix64(entropy_fn(entropy_context) + n);
+    }
+    return x;
+}

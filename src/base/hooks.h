@@ -39,6 +39,22 @@ void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const ch
 void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t kind, const char *operation,
                       const void *ptr, size_t size);
 
+/* 64 fresh bits for a new key (rtalloc/common.h, rt_set_entropy): the installed source's, mixed
+ * with a counter of the core's, so that two draws of one process never return the same value
+ * even from a source that repeats itself. O(1) plus the source. */
+uint64_t rt_entropy_draw(void);
+
+/* A bijective mix of 64 bits (splitmix64's finaliser): equal outputs mean equal inputs. */
+static inline uint64_t rt_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
 void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context);
 void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
 

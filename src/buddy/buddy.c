@@ -941,7 +941,7 @@ void rt_buddy_walk(rt_buddy_t *b, rt_walk_fn fn, void *context)
         if (((tag & BD_START) == 0u && !lost) || k < BD_MIN || k > b->max_order || !bd_inside(b, pos, size)) {
             break; /* corrupted: rt_buddy_check reports it */
         }
-        rt_block_info_t info = {(void *)pos, size, size, lost || (tag & BD_FREE) == 0u};
+        rt_block_info_t info = {(void *)pos, size, size, lost || (tag & BD_FREE) == 0u, false};
         if (!fn(context, &info)) {
             break;
         }

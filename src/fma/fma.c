@@ -1727,24 +1727,24 @@ void rt_fma_walk(rt_fma_t *f, rt_walk_fn fn, void *ctx)
         unsigned tag = fm_tag(w);
         unsigned char *at = fm_at(f, fm_page_ref(f, pg));
         if (tag == FMA_TAG_FREE) {
-            rt_block_info_t info = {at, page, page, false};
+            rt_block_info_t info = {at, page, page, false, false};
             go = fn(ctx, &info);
         } else if (tag == FMA_TAG_MULTI) {
             uint32_t n = fm_part(w);
             if (n < 2u || n > f->pages - pg) {
                 break; /* corrupted: rt_fma_check reports it */
             }
-            rt_block_info_t info = {at, (size_t)n << f->page_log2, (size_t)n << f->page_log2, true};
+            rt_block_info_t info = {at, (size_t)n << f->page_log2, (size_t)n << f->page_log2, true, false};
             go = fn(ctx, &info);
             pg += n - 1u;
         } else if (tag == f->classes) {
-            rt_block_info_t info = {at, page, page, fm_bit_get(fm_blockmap(f, pg), 0u)};
+            rt_block_info_t info = {at, page, page, fm_bit_get(fm_blockmap(f, pg), 0u), false};
             go = fn(ctx, &info);
         } else if (tag < f->classes) {
             uint32_t n = fm_nblocks(f, tag);
             size_t bytes = fm_bsize(tag);
             for (uint32_t j = 0; go && j < n; j++) {
-                rt_block_info_t info = {at + j * bytes, bytes, bytes, fm_bit_get(fm_blockmap(f, pg), j)};
+                rt_block_info_t info = {at + j * bytes, bytes, bytes, fm_bit_get(fm_blockmap(f, pg), j), false};
                 go = fn(ctx, &info);
             }
         } else {

@@ -110,12 +110,13 @@ typedef struct rt_front_counts {
 } rt_front_counts_t;
 
 /* Writes every field of *out: the allocator's own figures (capacity, used_bytes, largest_free,
- * peak_used, watermark, used_blocks, free_blocks of `own`; its other fields are ignored), free_bytes
+ * peak_used, watermark, used_blocks, free_blocks, quarantined_bytes of `own`; its other fields are
+ * ignored), free_bytes
  * derived from them, and the counters. */
 static inline void rt_front_stats(rt_stats_t *out, const rt_stats_t *own, const rt_front_counts_t *counts)
 {
     rt_stats_t s = *own;
-    s.free_bytes = s.capacity - s.used_bytes;
+    s.free_bytes = s.capacity - s.used_bytes - s.quarantined_bytes;
     s.mallocs = counts->mallocs;
     s.frees = counts->frees;
     s.reallocs = counts->reallocs;

@@ -314,7 +314,7 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
         for (rt_blk *b = pool->first; b < pool->end; b = heap_walk_next(h, pool, b)) {
             size_t size = blk_size(b);
             /* a block on a quick list (MARK outside rt_heap_check) is not used */
-            rt_block_info_t info = {blk_payload(b), size - BLK_W, size, (b->head & (BLK_FREE | BLK_MARK)) == 0u};
+            rt_block_info_t info = {blk_payload(b), size - BLK_W, size, (b->head & (BLK_FREE | BLK_MARK)) == 0u, false};
             if (heap_walk_next(h, pool, b) == NULL || !fn(context, &info)) {
                 heap_unlock(h, token);
                 HEAP_DELIVER(h);

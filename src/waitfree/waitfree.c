@@ -1340,7 +1340,7 @@ static void wf_emit(wf_walker_t *wk, size_t first, size_t nodes, size_t size, bo
         wk->largest_free = size > wk->largest_free ? size : wk->largest_free;
     }
     if (wk->fn != NULL && !wk->stop) {
-        rt_block_info_t info = {wf_node(wk->w, first) + 4u + offset, size - offset, nodes << wk->w->node_log2, used};
+        rt_block_info_t info = {wf_node(wk->w, first) + 4u + offset, size - offset, nodes << wk->w->node_log2, used, false};
         wk->stop = !wk->fn(wk->context, &info);
     }
 }
