@@ -40,8 +40,9 @@
  *                between live blocks and of the gap after the last one (free blocks, cached
  *                blocks, padding, the pool's end); the first 8 and the last 32 words of the
  *                control area (the buffer below the lowest live block). Each word once, named by
- *                the first of those kinds it belongs to (up to NSRC per scenario; on x86-64
- *                58..77). The output prints the source as a kind and a place ("N end+0", "gap
+ *                the first of those kinds it belongs to (on 32-bit, where 16 bytes are 4 words,
+ *                a gap's first words are all "block-after"); up to NSRC per scenario, 58..77 on
+ *                x86-64. The output prints the source as a kind and a place ("N end+0", "gap
  *                after B5, its start+8", "control area, its end-8").
  *   Bytes equal to those already there are no corruption (counted as "noop", not as a case);
  *   bytes outside the heap buffer are not the allocator's (counted as "outside", not a case).
@@ -129,7 +130,8 @@
  *   --copy-stride K  copy class: every combination and every offset, every K-th source word of
  *                    each, the phase turning with the offset and the combination, so every
  *                    allocator, size, offset, operation and source kind is still met (the run
- *                    fails, "COVERAGE", if an allocator meets no word of a source kind)
+ *                    fails, "COVERAGE", if an allocator meets no word of a source kind that its
+ *                    scenarios had)
  *                    Sanitizer and RT_DEBUG=2 builds default to strides; ctest passes them under
  *                    an emulator
  *   --show N         failures printed per allocator and class (default 3; as many notes of a
@@ -271,6 +273,7 @@ typedef struct counts {
     uint64_t owned, owned_reported, owned_check, owned_harmless;
     uint64_t fk[FK_COUNT];
     uint64_t by_kind[SK_COUNT]; /* copy class: cases per source kind */
+    uint64_t kind_seen[SK_COUNT]; /* copy class: scenarios that had a source word of the kind */
     /* containment (after a case that ended "reported" or "check"): continued, fenced something,
      * failed (a failure for the heaps, counted only for the other families), the largest
      * stats.quarantined_bytes seen */
@@ -1564,6 +1567,15 @@ static void run_from(unsigned ai, const rt_allocator_t *d, unsigned cls, uint64_
                         if (!scen_build(d, ai, si, sizes[si], dir, state) || !twins_build()) {
                             SC.valid = false;
                         }
+                        if (cls == CL_COPY && !only && SC.valid) { /* for the coverage check */
+                            bool had[SK_COUNT] = {false};
+                            for (unsigned j = 0; j < SC.nsrc; j++) {
+                                had[SC.src[j].kind] = true;
+                            }
+                            for (unsigned kd = 0; kd < SK_COUNT; kd++) {
+                                c->kind_seen[kd] += had[kd] ? 1u : 0u;
+                            }
+                        }
                     }
                     if (!SC.valid || !fz->twin_ok[o]) {
                         continue;
@@ -1905,6 +1917,7 @@ static void add_counts(counts_t *tot, const counts_t *c)
     }
     for (unsigned k = 0; k < SK_COUNT; k++) {
         tot->by_kind[k] += c->by_kind[k];
+        tot->kind_seen[k] += c->kind_seen[k];
     }
     tot->seconds += c->seconds;
 }
@@ -1953,8 +1966,9 @@ static counts_t print_table(unsigned cls, const rt_allocator_t *const *all, size
         printf("\n");
         if (cls == CL_COPY) {
             for (unsigned k = 0; k < SK_COUNT; k++) {
-                if (c->by_kind[k] == 0u) {
-                    printf("%-10s COVERAGE: no copy case read a %s word\n", all[ai]->name, sk_names[k]);
+                if (c->by_kind[k] == 0u && c->kind_seen[k] != 0u) {
+                    printf("%-10s COVERAGE: no copy case read a %s word (%" PRIu64 " scenarios had one)\n",
+                           all[ai]->name, sk_names[k], c->kind_seen[k]);
                     (*coverage_gaps)++;
                 }
             }
@@ -1978,7 +1992,8 @@ static counts_t print_table(unsigned cls, const rt_allocator_t *const *all, size
     if (cls == CL_COPY) {
         printf("  copy cases by source kind:");
         for (unsigned k = 0; k < SK_COUNT; k++) {
-            printf(" %s %" PRIu64 "%s", sk_names[k], tot.by_kind[k], k + 1u < SK_COUNT ? "," : "\n");
+            printf(" %s %" PRIu64 "%s%s", sk_names[k], tot.by_kind[k],
+                   tot.kind_seen[k] == 0u ? " (no scenario had one)" : "", k + 1u < SK_COUNT ? "," : "\n");
         }
     }
     printf("overflow: %s class: %" PRIu64 " cases (+%" PRIu64 " %s, %" PRIu64 " %s outside the buffer: not cases), "
