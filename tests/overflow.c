@@ -51,14 +51,14 @@
  *   byte class   2,257,113 cases (+46,887 values equal to the byte there), ~6 s of CPU (~8 s with
  *                the containment checks; 15 s on a busy 2-core machine)
  *   copy class   12,541,863 cases (+323,577 copies equal to the bytes there, 95,520 runs reaching
- *                outside the buffer), ~21 s of CPU (~30 s with the containment checks; 60 s on a
- *                busy 2-core machine), ctest 'overflow_copy' (label long)
+ *                outside the buffer), ~21 s of CPU (30..40 s with the containment checks; 60..80 s
+ *                on a busy 2-core machine), ctest 'overflow_copy' (label long)
  * Reduced sweeps, the byte class (--stride): ASan+UBSan (gcc) stride 5: 451,405 cases (35 s on a
  * busy 2-core machine, containment included); RT_DEBUG=2 stride 2; TSan stride 13 (a caught
- * fault costs ~20 ms there); -m32 under qemu-i386 stride 11 (from ctest): ~181,000 cases, ~1 min.
+ * fault costs ~20 ms there); -m32 under qemu-i386 stride 11 (from ctest): 206,065 cases, 52 s.
  * The copy class (--copy-stride): ASan+UBSan (gcc) 16: 785,868 cases (1 min on a busy 2-core
- * machine); RT_DEBUG=2 16; TSan 64; -m32 under qemu-i386 64 (from ctest). The output states the
- * exact count of its run.
+ * machine); RT_DEBUG=2 16; TSan 64; -m32 under qemu-i386 64 (from ctest): 246,639 cases, 41 s.
+ * The output states the exact count of its run.
  *
  * Each case restores the heap from a byte copy of the buffer taken after it was built (the same
  * buffer address, so the state is identical: every allocator keeps all of its state in its
