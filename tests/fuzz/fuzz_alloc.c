@@ -173,6 +173,7 @@ typedef struct fz {
 
 static fz_t fz_state;
 static unsigned char static_area[256];
+static const char *input_name; /* the replay program: the file being replayed */
 
 /* --- failure and tracing -------------------------------------------------------------------- */
 
@@ -208,6 +209,9 @@ static void fail(const fz_t *f, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\n  (last report: %s from %s; %lu reports)\n", kind_name(f->last_kind),
             f->last_op != NULL ? f->last_op : "-", f->reports);
+    if (input_name != NULL) {
+        fprintf(stderr, "  input: %s (replay: fuzz_alloc_replay -v FILE)\n", input_name);
+    }
     fflush(stderr);
     abort();
 }
@@ -1542,7 +1546,9 @@ static int replay_file(const char *path, bool verbose)
     if (verbose) {
         fprintf(stderr, "%s (%zu bytes)\n", path, len);
     }
+    input_name = path;
     run(data, len, verbose);
+    input_name = NULL;
     replayed++;
     return 0;
 }
