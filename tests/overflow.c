@@ -48,16 +48,16 @@
  *   bytes outside the heap buffer are not the allocator's (counted as "outside", not a case).
  * Full sweep on x86-64, seed 0, Release, 18 allocators x ~22 sizes x 2 directions x 16 offsets x
  * (12 values | 58..77 source words) x (9 operations with a used neighbour + 6 with a free one):
- *   byte class   2,257,113 cases (+46,887 values equal to the byte there), ~6 s of CPU (~8 s with
- *                the containment checks; 15 s on a busy 2-core machine)
- *   copy class   12,541,863 cases (+323,577 copies equal to the bytes there, 95,520 runs reaching
+ *   byte class   2,257,023 cases (+46,977 values equal to the byte there), ~6 s of CPU (~8 s with
+ *                the containment checks; 15..20 s on a busy 2-core machine)
+ *   copy class   12,621,195 cases (+244,245 copies equal to the bytes there, 95,520 runs reaching
  *                outside the buffer), ~21 s of CPU (30..40 s with the containment checks; 60..80 s
  *                on a busy 2-core machine), ctest 'overflow_copy' (label long)
- * Reduced sweeps, the byte class (--stride): ASan+UBSan (gcc) stride 5: 451,405 cases (35 s on a
- * busy 2-core machine, containment included); RT_DEBUG=2 stride 2; TSan stride 13 (a caught
- * fault costs ~20 ms there); -m32 under qemu-i386 stride 11 (from ctest): 206,065 cases, 52 s.
- * The copy class (--copy-stride): ASan+UBSan (gcc) 16: 785,868 cases (1 min on a busy 2-core
- * machine); RT_DEBUG=2 16; TSan 64; -m32 under qemu-i386 64 (from ctest): 246,639 cases, 41 s.
+ * Reduced sweeps, the byte class (--stride): ASan+UBSan (gcc) stride 5: 451,388 cases (~20 s on
+ * a busy 2-core machine, containment included); RT_DEBUG=2 stride 2; TSan stride 13 (a caught
+ * fault costs ~20 ms there); -m32 under qemu-i386 stride 11 (from ctest): 206,087 cases, 40..50 s.
+ * The copy class (--copy-stride): ASan+UBSan (gcc) 16: 787,839 cases (~30..60 s on a busy 2-core
+ * machine); RT_DEBUG=2 16; TSan 64; -m32 under qemu-i386 64 (from ctest): 247,106 cases, 40..50 s.
  * The output states the exact count of its run.
  *
  * Each case restores the heap from a byte copy of the buffer taken after it was built (the same
