@@ -4,7 +4,8 @@
 #   tools/fuzz.sh [SECONDS]          fuzz for SECONDS (default 600) in parallel jobs
 #   tools/fuzz.sh --runs N           fuzz for N executions in all (whichever comes first with SECONDS)
 #   options: --jobs J (default: JOBS or 2)   --only ALLOCATOR (every input on that allocator)
-#            --no-corrupt (no CORRUPT writes: clean runs only)   --fresh (forget the grown corpus)
+#            --no-corrupt (no CORRUPT or COPY writes: clean runs only)   --fresh (forget the grown corpus)
+#            --no-contain (no containment checks at the end of a tainted run)
 #   FUZZ_BUILD_DIR overrides the build directory (build/fuzz).
 #
 # Builds build/fuzz (clang, RelWithDebInfo, RTALLOC_FUZZ=ON), grows build/fuzz/corpus from the
@@ -20,6 +21,7 @@ RUNS=-1
 JOBS=${JOBS:-2}
 ONLY=
 NO_CORRUPT=
+NO_CONTAIN=
 FRESH=
 while [ "$#" -gt 0 ]; do
     case "$1" in
@@ -27,6 +29,7 @@ while [ "$#" -gt 0 ]; do
         --jobs) JOBS=$2; shift 2 ;;
         --only) ONLY=$2; shift 2 ;;
         --no-corrupt) NO_CORRUPT=1; shift ;;
+        --no-contain) NO_CONTAIN=1; shift ;;
         --fresh) FRESH=1; shift ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         [0-9]*) SECONDS_LIMIT=$1; shift ;;
@@ -49,6 +52,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if [ -n "$ONLY" ]; then export RTFUZZ_ONLY=$ONLY; fi
 if [ -n "$NO_CORRUPT" ]; then export RTFUZZ_NO_CORRUPT=1; fi
+if [ -n "$NO_CONTAIN" ]; then export RTFUZZ_NO_CONTAIN=1; fi
 
 # Old ASan runtimes fail at start-up on kernels with high mmap randomisation: then without ASLR.
 RUNNER=()
@@ -59,7 +63,7 @@ fi
 
 before=$(ls "$BUILD/crashes" | wc -l)
 log=$BUILD/fuzz.log
-echo "tools/fuzz.sh: $JOBS jobs, ${SECONDS_LIMIT}s, runs $RUNS${ONLY:+, only $ONLY}${NO_CORRUPT:+, no corrupt}; log $log"
+echo "tools/fuzz.sh: $JOBS jobs, ${SECONDS_LIMIT}s, runs $RUNS${ONLY:+, only $ONLY}${NO_CORRUPT:+, no corrupt}${NO_CONTAIN:+, no contain}; log $log"
 set +e
 "${RUNNER[@]}" "$FUZZER" -fork="$JOBS" -ignore_crashes=1 -max_total_time="$SECONDS_LIMIT" -runs="$RUNS" \
     -max_len=1024 -artifact_prefix="$BUILD/crashes/" "$BUILD/corpus" 2>&1 | tee "$log" |
