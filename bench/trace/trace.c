@@ -64,8 +64,8 @@ typedef struct tr_buf {
 
 static void buf_put(tr_buf_t *b, const void *src, size_t n)
 {
-    if (b->oom) {
-        return;
+    if (b->oom || n == 0) {
+        return; /* n == 0: src may be NULL (a stream without ops), which memcpy may not be given */
     }
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
