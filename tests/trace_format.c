@@ -14,7 +14,8 @@
  * -- and one byte less is refused ("memory limit"); a file is not read past the limit (/dev/zero);
  * headers that claim more streams, ops or slots than the file holds are refused before anything
  * of that size is allocated; and a valid file of 300 live 4 GiB blocks loads in a few KiB (the
- * loader allocates by ops and slots, never by requested sizes).
+ * loader allocates by ops and slots, never by requested sizes). A memalign of 2^40 loads where
+ * size_t has 64 bits and is refused with its reason where it has 32.
  *
  *   trace_format [DIR]                the tests (scratch files in DIR)
  *   trace_format --write-hostile DIR  writes the hostile files tests/trace_limits.sh feeds rtbench:
@@ -423,6 +424,39 @@ static void check_limit_hostile(void)
     free(data);
 }
 
+/* A memalign of 2^40 (flagged failed, as a 64-bit recording has it): loads where size_t holds the
+ * alignment, and is refused with the reason where it does not (WL_OP_ALIGN would shift by the
+ * width of size_t). */
+static void check_wide_alignment(void)
+{
+    static wl_op_t ops[] = {{0, 64, WL_MEMALIGN | (40u << 8) | WL_OP_FAILED}, {0, 8, WL_MALLOC}, {0, 0, WL_FREE}};
+    tr_stream_t st;
+    tr_file_t f;
+    memset(&st, 0, sizeof st);
+    memset(&f, 0, sizeof f);
+    st.trace.ops = ops;
+    st.trace.nops = 3;
+    st.trace.slots = 1;
+    st.trace.nmalloc = 1;
+    st.trace.nfree = 1;
+    st.trace.peak_live = 8;
+    f.streams = &st;
+    f.nstreams = 1;
+    unsigned char *data = NULL;
+    size_t len = 0;
+    CHECK(tr_encode(&f, &data, &len));
+    tr_file_t g;
+    char err[256];
+    bool ok = data != NULL && tr_parse(data, len, UINT64_MAX, &g, err, sizeof err);
+    if (sizeof(size_t) >= 8) {
+        CHECK(ok && WL_OP_ALIGN(&g.streams[0].trace.ops[0]) == (size_t)1 << (sizeof(size_t) >= 8 ? 40 : 0));
+        tr_release(&g);
+    } else {
+        CHECK(!ok && strstr(err, "beyond this machine's size_t") != NULL);
+    }
+    free(data);
+}
+
 /* The files tests/trace_limits.sh gives rtbench (trace_format's header). */
 static int write_hostile(const char *dir)
 {
@@ -494,6 +528,7 @@ int main(int argc, char **argv)
     check_header_errors(bad, orig, buf, len);
     check_limit_exact(dir, &f);
     check_limit_hostile();
+    check_wide_alignment();
 
     free(buf);
     free(orig);

@@ -43,6 +43,7 @@
 #define _POSIX_C_SOURCE 200809L /* fileno, fstat, sysconf */
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +329,11 @@ static const char *read_op(tr_reader_t *r, dec_state_t *d, wl_op_t *op)
     if (k > WL_MEMALIGN || (kind & ~(uint64_t)(0xffffu | WL_OP_FAILED)) != 0 ||
         (k != WL_MEMALIGN && ((kind >> 8) & 0xffu) != 0) || ((kind >> 8) & 0xffu) > 63) {
         return "corrupt (an unknown op kind or flag)";
+    }
+    if (((kind >> 8) & 0xffu) >= sizeof(size_t) * CHAR_BIT) {
+        /* a 64-bit recording's memalign(2^32 or more) read by a 32-bit rtbench: WL_OP_ALIGN
+         * cannot hold it (a shift by the width of size_t) */
+        return "an alignment of 2^32 or more: beyond this machine's size_t";
     }
     if (slot < 0 || (uint64_t)slot >= d->slots) {
         return "corrupt (an op's slot outside the stream's slots)";

@@ -9,7 +9,8 @@
  *     (tests/trace_format.c covers the checksum itself). This drives the loader's refusals: a
  *     mutated op rarely keeps the stream's counters right, so few such inputs load.
  *   - anything else: a program that builds a valid trace (gen_trace below: four bytes an op, up
- *     to 4 streams, every kind, flagged failures, sizes up to 4 GiB - 1, alignments up to 2^63),
+ *     to 4 streams, every kind, flagged failures, sizes up to 4 GiB - 1, alignments up to 2^63
+ *     (2^31 where size_t has 32 bits: the loader refuses more there)),
  *     which is encoded (tr_encode) and must load back. This drives the replayer.
  *
  * Each run, checked (a failure prints what and aborts):
@@ -36,6 +37,7 @@
  * `fuzz_trace_replay --write-seeds DIR` (writes the seed corpus, corpus_trace/) and
  * `--check-seeds DIR`. RTFUZZ_VERBOSE=1 says what each input loaded and how it replayed.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,7 +98,7 @@ static void check_stream(const tr_stream_t *st, size_t si)
         FZ_CHECK(op->slot < t->slots, "stream %zu op %zu: slot %u of %u", si, i, (unsigned)op->slot,
                  (unsigned)t->slots);
         FZ_CHECK(k <= WL_MEMALIGN && (op->kind & ~(0xffffu | WL_OP_FAILED)) == 0u && (k == WL_MEMALIGN || lg == 0u) &&
-                     lg <= 63u,
+                     lg < sizeof(size_t) * CHAR_BIT,
                  "stream %zu op %zu: kind word 0x%x", si, i, (unsigned)op->kind);
         if (k == WL_FREE) {
             FZ_CHECK(!failed && full[op->slot] && op->size == 0u, "stream %zu op %zu: a bad free", si, i);
@@ -246,7 +248,7 @@ static uint32_t gen_size(unsigned v)
 /* Builds a valid trace into f (its streams and ops malloc'ed: tr_release frees them) from the
  * bytes, four an op: b0 bits 0-2 the kind (malloc, free, realloc, calloc, memalign, then malloc,
  * realloc and memalign flagged WL_OP_FAILED), bits 3-4 the stream, bits 5-7 and b1 bits 5-7 the
- * alignment (memalign: log2 = 4 + (b0 >> 5) + 8 (b1 >> 5), at most 63); b1 bits 0-4 the slot
+ * alignment (memalign: log2 = 4 + (b0 >> 5) + 8 (b1 >> 5), at most 63, 31 on 32-bit); b1 bits 0-4 the slot
  * (modulo the stream's ops so far + 1, so that slots <= ops); b2, b3 the size (gen_size). What
  * would break the order is adjusted: a free of an empty slot is dropped, an allocation into a full
  * slot becomes a realloc. The last byte gives the first stream's pid. False when out of memory. */
@@ -282,7 +284,8 @@ static bool gen_trace(const uint8_t *data, size_t size, tr_file_t *f)
                                           WL_REALLOC | WL_OP_FAILED, WL_MEMALIGN | WL_OP_FAILED};
         uint32_t kind = kinds[b0 & 7u];
         if ((kind & 0xffu) == WL_MEMALIGN) {
-            kind |= (lg > 63u ? 63u : lg) << 8;
+            unsigned most = (unsigned)(sizeof(size_t) * CHAR_BIT) - 1u; /* 63, or 31 on 32-bit */
+            kind |= (lg > most ? most : lg) << 8;
         }
         bool is_full = full[s][slot] != 0u;
         if ((kind & 0xffu) == WL_FREE) {
