@@ -603,7 +603,7 @@ static bool read_all(FILE *in, const char *path, tr_mem_t *mem, unsigned char **
     struct stat sb;
     size_t cap = 1u << 16;
     if (fstat(fileno(in), &sb) == 0 && S_ISREG(sb.st_mode)) {
-        if ((uint64_t)sb.st_size > mem->max) {
+        if ((uint64_t)sb.st_size > mem->max || (uint64_t)sb.st_size >= (uint64_t)SIZE_MAX) {
             snprintf(err, errlen, "%s: %llu bytes, more than the memory limit of %llu bytes", path,
                      (unsigned long long)sb.st_size, (unsigned long long)mem->max);
             return false;
