@@ -217,24 +217,31 @@ static inline void blk_set_footer(rt_blk *b, size_t size)
 /* Writes b's header: size | flags, tagged. */
 static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = blk_enc(key, b, data); }
 
-/* Sets / clears a flag known to be clear / set in b's verified header, re-tagged. With the affine
- * tag this is one add to the word (no decode, no multiply). */
+/* Sets / clears a flag known to be clear / set in b's header. The change is linear in the word,
+ * so it keeps a valid header valid and a damaged one damaged (a flag update never launders a
+ * header nobody verified, e.g. a free block's successor): with the affine tag one add of flag * K1
+ * (the address term does not change); with the folded tag the flag's bit and its image in the tag
+ * (fold maps data bit i < T to tag bit i) are toggled together. */
 static inline void blk_set_flag(size_t key, rt_blk *b, size_t flag)
 {
-#if BLK_LINEAR_TAG
     (void)key;
+#if BLK_LINEAR_TAG
     b->head += flag * BLK_K1;
+#elif RT_HARDENING >= 1
+    b->head ^= flag | (flag << BLK_DATA_BITS);
 #else
-    blk_set_head(key, b, blk_data(b->head) | flag);
+    b->head |= flag;
 #endif
 }
 static inline void blk_clear_flag(size_t key, rt_blk *b, size_t flag)
 {
-#if BLK_LINEAR_TAG
     (void)key;
+#if BLK_LINEAR_TAG
     b->head -= flag * BLK_K1;
+#elif RT_HARDENING >= 1
+    b->head ^= flag | (flag << BLK_DATA_BITS);
 #else
-    blk_set_head(key, b, blk_data(b->head) & ~flag);
+    b->head &= ~flag;
 #endif
 }
 

@@ -169,8 +169,8 @@ size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
     blk_view v;
     rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_vet(h, ptr, h->quick != NULL, &v);
     size_t size = error == RT_ERR_NONE ? blk_head_size(v.data) - BLK_W : 0u;
-    if (error == RT_ERR_CORRUPTED) {
-        heap_contain(h);
+    if (error != RT_ERR_NONE) {
+        heap_contain_after(h, error, ptr);
     }
     heap_unlock(h, token);
     if (error != RT_ERR_NONE) {
@@ -224,32 +224,49 @@ void rt_heap_flush(rt_heap_t *h)
 
 /* --- containment --------------------------------------------------------------------------- */
 
-/* The slot of fenced_live[] that holds b, or RT_HEAP_FENCED_LIVE. */
+/* The slot of fenced[] that holds b, or RT_HEAP_FENCED. */
 static unsigned fenced_slot(const rt_heap_t *h, const rt_blk *b)
 {
     unsigned i = 0;
-    while (i < RT_HEAP_FENCED_LIVE && h->fenced_live[i] != b) {
+    while (i < RT_HEAP_FENCED && h->fenced[i] != b) {
         i++;
     }
     return i;
 }
 
+/* True iff b is a fenced block remembered as live. */
+static bool fenced_is_live(const rt_heap_t *h, const rt_blk *b)
+{
+    unsigned i = fenced_slot(h, b);
+    return i < RT_HEAP_FENCED && ((h->fenced_live >> i) & 1u) != 0u;
+}
+
 bool heap_free_fenced(rt_heap_t *h, void *ptr)
 {
     rt_blk *b = blk_from_payload(ptr);
-    unsigned i = b != NULL ? fenced_slot(h, b) : RT_HEAP_FENCED_LIVE;
-    if (i == RT_HEAP_FENCED_LIVE || !blk_data_fenced(blk_decode(h->key, b, b->head))) {
+    unsigned i = b != NULL ? fenced_slot(h, b) : RT_HEAP_FENCED;
+    if (i == RT_HEAP_FENCED || ((h->fenced_live >> i) & 1u) == 0u ||
+        !blk_data_fenced(blk_decode(h->key, b, b->head))) {
         return false;
     }
-    h->fenced_live[i] = NULL;
+    h->fenced_live &= ~((uint32_t)1 << i); /* remembered still, as dead: the memory stays fenced */
     h->frees++;
     return true;
 }
 
 /* True iff the header at s, in pool, is verified and sane, and leads through its size to `depth`
  * more such headers or to the pool's end: a place where the blocks resume. A word of data passes
- * one header check with probability 2^-T (T = 32 on the default 64-bit layout, 8 on 32-bit);
- * three in a row, 2^-3T. */
+ * one header check with probability 2^-T (T = 32 on the default 64-bit layout, 8 on 32-bit), and
+ * no header of this heap verifies at another place (block.h); CONTAIN_DEPTH more headers make a
+ * false start at most 2^-32 likely. The fewer the better: a chain through the next blocks breaks
+ * at a second damaged header, and the extent would then swallow the live blocks before it. */
+#if BLK_LINEAR_TAG
+#define CONTAIN_DEPTH 0u
+#elif RT_HARDENING >= 1
+#define CONTAIN_DEPTH ((32u + BLK_TAG_BITS - 1u) / BLK_TAG_BITS - 1u)
+#else
+#define CONTAIN_DEPTH 0u
+#endif
 static bool contain_resumes(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *s, unsigned depth)
 {
     for (unsigned k = 0; k <= depth && s != pool->end; k++) {
@@ -269,7 +286,7 @@ static bool contain_resumes(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *s
 static rt_blk *contain_extent(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b)
 {
     for (rt_blk *s = blk_offset(b, BLK_MIN); s < pool->end; s = blk_offset(s, BLK_A)) {
-        if (contain_resumes(h, pool, s, 2u)) {
+        if (contain_resumes(h, pool, s, CONTAIN_DEPTH)) {
             return s;
         }
     }
@@ -279,16 +296,36 @@ static rt_blk *contain_extent(const rt_heap_t *h, const rt_pool_t *pool, rt_blk 
 typedef struct contain_acc {
     size_t used, quarantined;
     uint64_t live;
-    unsigned nfenced;
-    rt_blk *fenced[RT_HEAP_FENCED_LIVE];
+    unsigned nlive, ndead; /* fenced blocks found, live and dead (up to RT_HEAP_FENCED of each) */
+    rt_blk *fenced_live[RT_HEAP_FENCED], *fenced_dead[RT_HEAP_FENCED];
 } contain_acc;
 
 enum { C_FREE, C_LIVE, C_DEAD, C_FENCED_LIVE };
 
+/* A dead block of `size` bytes at b whose damage lies in its first (head) or last words: only a
+ * smallest block at that end is fenced -- it holds every word an overflow of up to 16 bytes, or a
+ * copy of two words, can reach -- and the rest becomes a free block, so a damaged free block
+ * costs BLK_MIN bytes, not its size (the whole block when it is too small to split). Returns the
+ * fenced piece. */
+static rt_blk *contain_trim_dead(size_t key, rt_blk *b, size_t size, bool head)
+{
+    if (size < 2u * BLK_MIN) {
+        blk_set_head(key, b, size | BLK_FENCE);
+        return b;
+    }
+    rt_blk *fence = head ? b : blk_offset(b, size - BLK_MIN);
+    rt_blk *rest = head ? blk_offset(b, BLK_MIN) : b;
+    blk_set_head(key, rest, (size - BLK_MIN) | BLK_FREE);
+    blk_set_footer(rest, size - BLK_MIN);
+    blk_set_head(key, fence, BLK_MIN | BLK_FENCE);
+    return fence;
+}
+
 /* Pass 1, before the index is touched (its links are what is checked): fences each free block
- * whose footer or own links are damaged -- a damaged link fences the block that holds it and the
- * block it names or that names it (heap_linked; the rebuild writes every link anew) -- stepping
- * over damaged headers. Writes headers only. */
+ * whose header, footer or own links are damaged -- a damaged link fences the block that holds it
+ * and the block it names or that names it (heap_linked; the rebuild writes every link anew) --
+ * the damaged end only (contain_trim_dead), stepping over damaged headers. Writes headers (and
+ * the footer of a trimmed rest) only. */
 static void contain_links(rt_heap_t *h, const rt_pool_t *pool)
 {
     size_t key = h->key;
@@ -300,9 +337,12 @@ static void contain_links(rt_heap_t *h, const rt_pool_t *pool)
             b = contain_extent(h, pool, b);
             continue;
         }
-        if (blk_data_free(d) &&
-            (d != (size | BLK_FREE) || blk_prev_size(blk_offset(b, size)) != size || !heap_linked(h, b))) {
-            blk_set_head(key, b, size | BLK_FENCE | (d & BLK_PREV_FREE));
+        if (blk_data_free(d)) {
+            bool head_ok = d == (size | BLK_FREE) && heap_linked(h, b);
+            bool foot_ok = blk_prev_size(blk_offset(b, size)) == size;
+            if (!head_ok || !foot_ok) {
+                (void)contain_trim_dead(key, b, size, !head_ok);
+            }
         }
         b = blk_offset(b, size);
     }
@@ -324,10 +364,21 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
             size > (size_t)((char *)end - (char *)b)) {
             rt_blk *s = contain_extent(h, pool, b);
             size = (size_t)((char *)s - (char *)b);
-            bool was_free = s != end && (blk_decode(key, s, s->head) & BLK_PREV_FREE) != 0u;
-            state = was_free ? C_DEAD : C_FENCED_LIVE;
+            /* the header where the blocks resume (the sentinel's too) says whether b was free;
+             * a sentinel that does not verify either: taken as free (fenced, not counted live) */
+            size_t sd = blk_decode(key, s, s->head);
+            bool was_free = sd > BLK_DATA_MASK ? s == end : (sd & BLK_PREV_FREE) != 0u;
+            unsigned slot = fenced_slot(h, b);
+            if (slot < RT_HEAP_FENCED) { /* a fenced block damaged again: as it was */
+                state = ((h->fenced_live >> slot) & 1u) != 0u ? C_FENCED_LIVE : C_DEAD;
+            } else {
+                state = was_free ? C_DEAD : C_FENCED_LIVE;
+            }
+            if (was_free && slot == RT_HEAP_FENCED) { /* free memory: its damaged head fenced, the rest free again */
+                size = blk_size(contain_trim_dead(key, b, size, true));
+            }
         } else if (blk_data_fenced(d)) {
-            state = fenced_slot(h, b) < RT_HEAP_FENCED_LIVE ? C_FENCED_LIVE : C_DEAD;
+            state = fenced_is_live(h, b) ? C_FENCED_LIVE : C_DEAD;
         } else if ((d & BLK_MARK) != 0u || (d & BLK_FREE) != 0u) {
             state = C_FREE; /* free (sound: pass 1), or held by a layer that has forgotten it */
         } else {
@@ -356,9 +407,11 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
             } else {
                 blk_set_head(key, b, size | BLK_FENCE | prev_free);
                 a->quarantined += size;
-                if (state == C_FENCED_LIVE && a->nfenced < RT_HEAP_FENCED_LIVE) {
-                    a->fenced[a->nfenced++] = b;
+                if (state == C_FENCED_LIVE && a->nlive < RT_HEAP_FENCED) {
+                    a->fenced_live[a->nlive++] = b;
                     a->live++;
+                } else if (state == C_DEAD && a->ndead < RT_HEAP_FENCED) {
+                    a->fenced_dead[a->ndead++] = b;
                 }
             }
         }
@@ -370,6 +423,13 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
         h->ops->insert(h, run);
     }
     blk_set_head(key, end, run != NULL ? BLK_PREV_FREE : 0u);
+}
+
+void heap_contain_after(rt_heap_t *h, rt_error_kind_t kind, const void *ptr)
+{
+    if (kind == RT_ERR_CORRUPTED || (kind == RT_ERR_BAD_POINTER && heap_pool_of(h, (uintptr_t)ptr) != NULL)) {
+        heap_contain(h);
+    }
 }
 
 void heap_contain(rt_heap_t *h)
@@ -384,12 +444,18 @@ void heap_contain(rt_heap_t *h)
         contain_links(h, &h->pools[i]);
     }
     h->ops->reset(h);
-    contain_acc a = {0, 0, 0, 0, {NULL}};
+    contain_acc a = {0, 0, 0, 0, 0, {NULL}, {NULL}};
     for (unsigned i = 0; i < h->npools; i++) {
         contain_pool(h, &h->pools[i], &a);
     }
-    for (unsigned i = 0; i < RT_HEAP_FENCED_LIVE; i++) {
-        h->fenced_live[i] = i < a.nfenced ? a.fenced[i] : NULL;
+    h->fenced_live = 0;
+    for (unsigned i = 0; i < RT_HEAP_FENCED; i++) { /* the live ones first */
+        if (i < a.nlive) {
+            h->fenced[i] = a.fenced_live[i];
+            h->fenced_live |= (uint32_t)1 << i;
+        } else {
+            h->fenced[i] = i - a.nlive < a.ndead ? a.fenced_dead[i - a.nlive] : NULL;
+        }
     }
     h->used = a.used;
     h->quarantined = a.quarantined;
@@ -411,7 +477,7 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
             size_t d = blk_data(b->head);
             bool fenced = blk_data_fenced(d);
             rt_block_info_t info = {blk_payload(b), size - BLK_W, size,
-                                    fenced ? fenced_slot(h, b) < RT_HEAP_FENCED_LIVE : (d & BLK_FENCE) == 0u, fenced};
+                                    fenced ? fenced_is_live(h, b) : (d & BLK_FENCE) == 0u, fenced};
             if (heap_walk_next(h, pool, b) == NULL || !fn(context, &info)) {
                 heap_unlock(h, token);
                 HEAP_DELIVER(h);
@@ -563,7 +629,7 @@ bool rt_heap_check(rt_heap_t *h)
             }
             if (blk_data_fenced(d)) {
                 quarantined += size;
-                live += fenced_slot(h, b) < RT_HEAP_FENCED_LIVE;
+                live += fenced_is_live(h, b);
             } else if ((d & BLK_MARK) != 0u) {
                 held++; /* held by a layer (MARK, not FREE) */
             } else if (is_free) {

@@ -28,7 +28,7 @@ void heap_deliver(rt_heap_t *h) __attribute__((cold, noinline));
  * heap serves. One walk of every pool, checking each block as rt_heap_check does:
  *   - a header that does not verify: the block's extent runs to the next place where a verified
  *     header leads through its size to two more (or to the pool's end); the block was free when
- *     that header says PREV_FREE (fenced, dead), else live (fenced, kept in fenced_live: its free
+ *     that header says PREV_FREE (fenced, dead), else live (fenced, remembered as live: its free
  *     is accepted, its memory never reused);
  *   - a free block whose footer, or whose own links, are damaged: fenced;
  *   - blocks a layer held (layer_forget first) and free blocks: merged runs, indexed anew;
@@ -37,7 +37,14 @@ void heap_deliver(rt_heap_t *h) __attribute__((cold, noinline));
  * tags): nothing (damage there cannot be told from data). */
 void heap_contain(rt_heap_t *h) __attribute__((cold, noinline));
 
-/* True iff ptr is the payload of a fenced live block (heap_internal.h, fenced_live): then its
+/* Contains (heap_contain) after a call refused `ptr` with `kind` when that may be damage: a
+ * corruption met, or a pointer inside a pool whose header is no live block's (a wild pointer --
+ * the walk then finds nothing -- or a block whose own header was overwritten, which the walk
+ * fences: its free is accepted afterwards). A double free or a foreign pointer is the caller's
+ * error alone. Lock held. */
+void heap_contain_after(rt_heap_t *h, rt_error_kind_t kind, const void *ptr) __attribute__((cold, noinline));
+
+/* True iff ptr is the payload of a fenced live block (heap_internal.h, fenced[]): then its
  * free is accepted -- counted, the memory stays fenced -- and it is forgotten. Lock held. */
 bool heap_free_fenced(rt_heap_t *h, void *ptr) __attribute__((cold, noinline));
 

@@ -80,13 +80,16 @@ typedef struct heap_pending {
 } heap_pending_t;
 
 /* Containment (heap_contain, heap_common.c): damage a call detects is fenced off. A FENCED block
- * (header: FREE | MARK, tagged; blk_fenced) is never handed out, never indexed, and no merge
+ * (header: FREE | MARK, tagged; blk_data_fenced) is never handed out, never indexed, and no merge
  * crosses it: to its neighbours it is a used block. A fenced block that was live -- a used block
  * whose header was damaged: its extent is where the next verified header stands, which cannot be
- * proven, so its memory never goes back to service -- stays the application's: its address is
- * kept in fenced_live[] and a free of it is accepted (counted, no report; the memory stays
- * fenced). RT_HEAP_FENCED_LIVE such blocks are remembered; a free of any beyond is refused. */
-#define RT_HEAP_FENCED_LIVE 8u
+ * proven, so its memory never goes back to service -- stays the application's: a free of it is
+ * accepted (counted, no report; the memory stays fenced). fenced[] remembers up to
+ * RT_HEAP_FENCED fenced blocks, the live ones first (bit i of fenced_live: fenced[i] is live), so
+ * that a later containment tells a fenced block whose header was damaged again from a live
+ * block's; a free of a live fenced block beyond them is refused. */
+#define RT_HEAP_FENCED 16u
+_Static_assert(RT_HEAP_FENCED <= 32u, "fenced_live is a 32-bit mask");
 
 struct rt_quick; /* heap/quick.h */
 
@@ -112,7 +115,8 @@ struct rt_heap {
      * counters' view) at the last containment; the fenced blocks that are still live */
     size_t quarantined;
     int64_t live_adjust;
-    rt_blk *fenced_live[RT_HEAP_FENCED_LIVE];
+    rt_blk *fenced[RT_HEAP_FENCED];
+    uint32_t fenced_live;
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
 };
@@ -313,13 +317,22 @@ typedef struct blk_view {
  * BLK_DATA_MASK. */
 static inline bool heap_used_data_ok(size_t d) { return heap_rotr(d, 1) <= (BLK_DATA_MASK >> 1); }
 
+#define HEAP_A_LOG2 ((unsigned)__builtin_ctz((unsigned)BLK_A))
+/* The rank of a decoded header d: d without PREV_FREE, rotated right by log2 A. The flags FREE and
+ * MARK and the size bits below A rotate to the top, and a word that is no header decodes at or
+ * above 2^D and stays above: so d is the header of a live block no layer holds iff its rank is at
+ * most HEAP_RANK_MAX, and the rank is then size / A (a layer decides with the same compare
+ * whether it keeps the block). */
+#define HEAP_RANK_MAX (BLK_DATA_MASK >> HEAP_A_LOG2)
+static inline size_t heap_own_rank(size_t d) { return heap_rotr(d & ~BLK_PREV_FREE, HEAP_A_LOG2); }
+
 /* True iff d, a block's decoded header, is a live block's the call may take. held: the heap
- * has a layer whose held blocks carry MARK (rt_tlsfq), refused too; the plain heaps never write
- * MARK into a used header outside rt_heap_check, so at level >= 1 (where a header's flags cannot
- * change unseen) they skip the test. */
+ * has a layer whose held blocks carry MARK (rt_tlsfq), refused too (heap_own_rank); the plain
+ * heaps never write MARK into a used header outside rt_heap_check, so at level >= 1 (where a
+ * header's flags cannot change unseen) they test FREE and the tag alone. */
 static inline bool heap_own_ok(size_t d, bool held)
 {
-    return held ? d <= BLK_DATA_MASK && (d & (RT_HARDENING < 1 ? BLK_BAD_BITS | BLK_FREE : BLK_FREE | BLK_MARK)) == 0u
+    return held ? heap_own_rank(d) <= HEAP_RANK_MAX
                 : heap_used_data_ok(d) && (RT_HARDENING >= 1 || (d & BLK_BAD_BITS) == 0u);
 }
 

@@ -28,7 +28,6 @@ static const char *tlsfq_name(void) { return "tlsfq"; }
 #include "heap/facade.inc"
 
 static inline rt_quick_t *heap_quick(rt_heap_t *h) { return &((heap_full *)(void *)h)->quick; }
-#define QUICK_A_LOG2 ((unsigned)__builtin_ctz((unsigned)BLK_A))
 /* Class size / A - BLK_MIN / A: written so, the compiler folds the subtraction into the address. */
 static inline size_t quick_class(size_t size) { return size / BLK_A - BLK_MIN / BLK_A; }
 
@@ -52,7 +51,9 @@ RT_HOT bool quick_ok(const rt_heap_t *h, rt_blk *b, size_t size)
  *   - a header that is no header at all (written over by the overflow of a neighbour) of a block
  *     whose link still carries its seal: written again, cached -- the seal, bound to b's address
  *     and this heap's key, says a push wrote it here, and the list led here;
- *   - a cached header whose link or seal is damaged (a use after free): fenced (dead);
+ *   - the same with the link damaged too (a copy over several words), or a cached header whose
+ *     link or seal is damaged (a use after free): fenced (dead) with its list's size -- the list
+ *     led here, so it is a block the application freed;
  *   - any other header (a used or free block a link was aimed at): not the list's; left alone.
  * True iff b is a cached block again whose link may be followed. Cold. */
 static bool quick_mend(rt_heap_t *h, rt_blk *b, size_t size)
@@ -65,9 +66,7 @@ static bool quick_mend(rt_heap_t *h, rt_blk *b, size_t size)
     size_t d = blk_decode(h->key, b, b->head);
     bool sealed = heap_quick_sealed(h, b);
     if (RT_HARDENING >= 1 && d > BLK_DATA_MASK) {
-        if (sealed) {
-            blk_set_head(h->key, b, size | BLK_MARK);
-        }
+        blk_set_head(h->key, b, size | (sealed ? BLK_MARK : BLK_FENCE));
         return sealed;
     }
     if ((d | BLK_PREV_FREE) == (size | BLK_MARK | BLK_PREV_FREE)) {
@@ -112,6 +111,9 @@ RT_HOT void *quick_pop(rt_heap_t *h, rt_quick_t *q, size_t c, rt_blk *b, size_t 
     return blk_payload(b);
 }
 
+/* A miss: TLSF's malloc, out of line so that the hit needs no saved registers. */
+static void *__attribute__((noinline)) quick_miss(rt_heap_t *h, size_t need) { return heap_claim(h, need); }
+
 RT_HOT void *layer_take(rt_heap_t *h, size_t need)
 {
     if (need <= HEAP_QUICK_MAX_BLOCK) {
@@ -122,7 +124,7 @@ RT_HOT void *layer_take(rt_heap_t *h, size_t need)
             return quick_pop(h, q, c, b, need);
         }
     }
-    return heap_claim(h, need);
+    return quick_miss(h, need);
 }
 
 /* free's push: b, a vetted used block of `size` <= HEAP_QUICK_MAX_BLOCK bytes (class c), cached. */
@@ -140,6 +142,50 @@ RT_HOT void quick_push(rt_heap_t *h, rt_quick_t *q, rt_blk *b, size_t size, size
     h->frees++;
 }
 
+/* The successor of b (a block of `size` bytes the checker's first stage passed): it lies in the
+ * pool, and its header is tagged (an overflow of b into it is caught here: the index's free then
+ * refuses b and reports it) -- at level 0 and in debug builds the whole of the checker's stage 1b. */
+RT_HOT bool quick_succ_ok(const rt_heap_t *h, rt_blk *b, size_t size, size_t d, const rt_pool_t *pool)
+{
+    rt_blk *next = blk_offset(b, size);
+    if (RT_HARDENING >= 1 && RT_DEBUG < 2) {
+        return next <= pool->end && blk_head_ok(h->key, next, next->head);
+    }
+    blk_view w = {b, d, NULL, 0u, pool};
+    return heap_vet_succ(h, &w) == RT_ERR_NONE;
+}
+
+/* free without lock hooks. One compare decides the push: the checker's rank of the header
+ * (heap_own_rank: at most HEAP_RANK_MAX iff it is a live block no list holds) is size / A, and
+ * the block is cached iff that lies in [BLK_MIN / A, HEAP_QUICK_MAX_BLOCK / A] and the lists
+ * have room. At level 0 a block with PREV_FREE is not cached: with no tag, the flag may be damage
+ * that only the index's free (which proves the predecessor) can see. */
+RT_HOT void layer_free(rt_heap_t *h, void *ptr)
+{
+    const rt_pool_t *pool = heap_pool_aligned(h, ptr);
+    if (pool == NULL) {
+        heap_free_vet_refuse(h, ptr);
+        return;
+    }
+    rt_blk *b = blk_from_payload(ptr);
+    size_t d = blk_decode(h->key, b, b->head);
+    size_t x = RT_HARDENING >= 1 ? heap_own_rank(d) : heap_rotr(d, HEAP_A_LOG2);
+    rt_quick_t *q = heap_quick(h);
+    if (x - BLK_MIN / BLK_A <= (HEAP_QUICK_MAX_BLOCK - BLK_MIN) / BLK_A && q->room != 0u) {
+        size_t size = x << HEAP_A_LOG2;
+        if (quick_succ_ok(h, b, size, d, pool)) {
+            quick_push(h, q, b, size, x - BLK_MIN / BLK_A); /* cached as it is: no merge, no index */
+            HEAP_DEBUG_CHECK(h);
+            return;
+        }
+    }
+    if (heap_own_rank(d) > HEAP_RANK_MAX) {
+        heap_free_vet_refuse(h, ptr);
+        return;
+    }
+    heap_free_index_out(h, b, d, pool);
+}
+
 RT_HOT bool layer_keep(rt_heap_t *h, const blk_view *v)
 {
     rt_quick_t *q = heap_quick(h);
@@ -149,22 +195,10 @@ RT_HOT bool layer_keep(rt_heap_t *h, const blk_view *v)
     if (size > HEAP_QUICK_MAX_BLOCK || q->room == 0u || (RT_HARDENING < 1 && (v->data & BLK_PREV_FREE) != 0u)) {
         return false;
     }
-    /* The successor: it lies in the pool, and its header is tagged (an overflow of b into it is
-     * caught here: the index's free then refuses b and reports it) -- at level 0 and in debug
-     * builds the whole of the checker's stage 1b. */
-    rt_blk *b = v->b;
-    rt_blk *next = blk_offset(b, size);
-    if (RT_HARDENING >= 1 && RT_DEBUG < 2) {
-        if (next > v->pool->end || !blk_head_ok(h->key, next, next->head)) {
-            return false;
-        }
-    } else {
-        blk_view w = *v;
-        if (heap_vet_succ(h, &w) != RT_ERR_NONE) {
-            return false;
-        }
+    if (!quick_succ_ok(h, v->b, size, v->data, v->pool)) {
+        return false;
     }
-    quick_push(h, q, b, size, quick_class(size));
+    quick_push(h, q, v->b, size, quick_class(size));
     return true;
 }
 
