@@ -276,10 +276,11 @@ static void links(rt_index_t index)
                 TL_CHECK(false, "%s: link byte %zu = %02x: free of the predecessor not refused (%lu reports)", f.name,
                          byte, nv, f.rec.count);
             }
-            /* malloc that reaches b through its list: served elsewhere (b is fenced) */
+            /* malloc that reaches b through its list: served, never from b's damaged head */
             unsigned char *p = rt_heap_malloc(f.h, 60);
-            TL_CHECK(p != NULL && (p + 60 <= b - W || p >= b + 72), "%s: link byte %zu: damaged block handed out",
-                     f.name, byte);
+            /* b's damaged head is fenced (one smallest block), its rest may serve */
+            TL_CHECK(p != NULL && (p + 60 <= b - W || p >= b - W + RT_HEAP_MIN_BLOCK),
+                     "%s: link byte %zu: the damaged head of the block handed out", f.name, byte);
             TL_CHECK(outer_ok(), "%s: link byte %zu = %02x: bytes around the buffer changed", f.name, byte, nv);
             unsigned char *live[] = {a, c, e, p};
             after_containment(&f, live, p != NULL ? 4u : 3u, NULL, SIZE_MAX);

@@ -98,11 +98,14 @@ typedef bool (*rt_walk_fn)(void *context, const rt_block_info_t *block);
 /* Entropy for the keys of the allocators' tags. Every create draws a new key (a new
  * "generation"), so metadata and pointers left in a buffer by an earlier heap over the same
  * memory never verify in the new one. rt_set_entropy installs the source every later create
- * draws from (NULL: the built-in one). Without a source the core still never repeats a key
- * over one buffer: it mixes a counter of its own and the key the buffer's previous control
- * structure held, but an attacker who knows the build can predict those keys. Hosted programs
- * should install an OS source (rt_entropy_os in rtalloc/drivers.h: getrandom). Not locked: call
- * before creating allocators from several threads. */
+ * draws from (NULL: the built-in one, a counter of the core's that never repeats within a
+ * process, mixed with the heap's address). Whatever the source, a new key always differs from
+ * the key the buffer's previous control structure held (the life just before), so a stale
+ * pointer of that life is refused deterministically; keys of older lives differ with the
+ * source's unpredictability. The built-in source is predictable to one who knows the build:
+ * hosted programs should install an OS source (rt_entropy_os in rtalloc/drivers.h: getrandom);
+ * a test may install a constant one to make its runs repeatable. Not locked: call before
+ * creating allocators from several threads. */
 typedef uint64_t (*rt_entropy_fn)(void *context);
 void rt_set_entropy(rt_entropy_fn fn, void *context);
 

@@ -80,12 +80,13 @@ void rt_set_entropy(rt_entropy_fn fn, void *context)
 
 uint64_t rt_entropy_draw(void)
 {
-    /* A race of two creates on two threads may read the same count; their keys then still
-     * differ by the heaps' addresses, and over one buffer by the key the buffer held. */
-    uint64_t n = ++entropy_draws;
-    uint64_t x = rt_mix64(n * 0x9E3779B97F4A7C15ull ^ (uint64_t)RT_HEAP_KEY_SEED);
+    /* The installed source alone (a test that installs a constant source gets the same keys in
+     * every run); without one, a counter that never repeats within the process. A race of two
+     * creates on two threads may read the same count; their keys then still differ by the heaps'
+     * addresses, and over one buffer by the key the buffer held. */
     if (entropy_fn != NULL) {
-        x ^= rt_mix64(entropy_fn(entropy_context) + n);
+        return rt_mix64(entropy_fn(entropy_context));
     }
-    return x;
+    uint64_t n = ++entropy_draws;
+    return rt_mix64(n * 0x9E3779B97F4A7C15ull ^ (uint64_t)RT_HEAP_KEY_SEED);
 }

@@ -39,9 +39,10 @@ void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const ch
 void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t kind, const char *operation,
                       const void *ptr, size_t size);
 
-/* 64 fresh bits for a new key (rtalloc/common.h, rt_set_entropy): the installed source's, mixed
- * with a counter of the core's, so that two draws of one process never return the same value
- * even from a source that repeats itself. O(1) plus the source. */
+/* 64 bits for a new key (rtalloc/common.h, rt_set_entropy): the installed source's, mixed; without
+ * a source, a mix of a counter of the core's, so that two draws of one process never return the
+ * same value. (Every allocator also makes its new key differ from the one its buffer held.) O(1)
+ * plus the source. */
 uint64_t rt_entropy_draw(void);
 
 /* A bijective mix of 64 bits (splitmix64's finaliser): equal outputs mean equal inputs. */

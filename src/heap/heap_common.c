@@ -281,6 +281,33 @@ static bool contain_resumes(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *s
     return true;
 }
 
+/* True iff the walk may follow the header at b: it is verified and sane, and -- where a word of
+ * data passes the tag with more than 2^-32 (the folded layouts, CONTAIN_DEPTH > 0) -- either the
+ * header after it verifies too, or the blocks do not resume anywhere inside the extent b's header
+ * claims: a header damaged into one that verifies by chance claims a size that lands on no
+ * header, while the blocks it would swallow resume before that. (A sound block before a damaged
+ * one passes: no chain of verified headers starts inside its payload.) O(1) when the next header
+ * verifies, else O(its size / A). */
+static bool contain_trusted(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b)
+{
+    if (!contain_resumes(h, pool, b, 0u)) {
+        return false;
+    }
+    if (CONTAIN_DEPTH == 0u) {
+        return true;
+    }
+    rt_blk *n = blk_offset(b, blk_size(b));
+    if (contain_resumes(h, pool, n, 0u)) {
+        return true;
+    }
+    for (rt_blk *s = blk_offset(b, BLK_MIN); s < n; s = blk_offset(s, BLK_A)) {
+        if (contain_resumes(h, pool, s, CONTAIN_DEPTH)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The extent of a block whose header at b is damaged: the first place after it (a smallest block
  * on, in steps of A) where the blocks resume, or the pool's end. O(extent / A). */
 static rt_blk *contain_extent(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b)
@@ -332,8 +359,7 @@ static void contain_links(rt_heap_t *h, const rt_pool_t *pool)
     for (rt_blk *b = pool->first; b < pool->end;) {
         size_t d = blk_decode(key, b, b->head);
         size_t size = blk_head_size(d);
-        if (d > BLK_DATA_MASK || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
-            size > (size_t)((char *)pool->end - (char *)b)) {
+        if (!contain_trusted(h, pool, b)) {
             b = contain_extent(h, pool, b);
             continue;
         }
@@ -360,8 +386,7 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
         size_t d = blk_decode(key, b, b->head);
         size_t size = blk_head_size(d);
         int state;
-        if (d > BLK_DATA_MASK || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
-            size > (size_t)((char *)end - (char *)b)) {
+        if (!contain_trusted(h, pool, b)) {
             rt_blk *s = contain_extent(h, pool, b);
             size = (size_t)((char *)s - (char *)b);
             /* the header where the blocks resume (the sentinel's too) says whether b was free;
