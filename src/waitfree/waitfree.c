@@ -653,7 +653,7 @@ static inline uint32_t wf_record(const rt_wf_t *w, size_t data)
 /* The words of the chunk at byte offset `data` (root, height h) that a live chunk's tag vouches
  * for: a memalign chunk's record of its pointer's offset o (o = 0: not a memalign chunk), the
  * root's counter (0, or below 0 while failed decrements pass through it) and canary. */
-static rt_error_kind_t wf_chunk_intact(const rt_wf_t *w, size_t data, size_t root, unsigned h, size_t o)
+static inline rt_error_kind_t wf_chunk_intact(const rt_wf_t *w, size_t data, size_t root, unsigned h, size_t o)
 {
     if (o != 0u && wf_record(w, data) != (uint32_t)o) {
         return RT_ERR_BAD_POINTER; /* not the pointer memalign returned (or its record damaged) */
