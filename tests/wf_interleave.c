@@ -4,10 +4,11 @@
  *
  * The core is rebuilt with RT_CONFIG_HEADER = wf_step_config.h, so RT_WF_STEP -- called before
  * every atomic step on shared tree state (a decrement, the undo of a failed one, an increment, a
- * racy read) -- parks the calling operation's thread until the scheduler here lets it take that
- * one step. Each operation runs on its own thread, but only one moves at a time: a schedule is
- * the sequence of operations chosen at each step, and the same schedule always gives the same
- * execution. The schedules are enumerated exhaustively up to a bound on preemptions (a switch
+ * racy read; a free's read of a chunk's length word, its claim of it, the store of a live tag by
+ * a hand-out or a pop) -- parks the calling operation's thread until the scheduler here lets it
+ * take that one step. Each operation runs on its own thread, but only one moves at a time: a
+ * schedule is the sequence of operations chosen at each step, and the same schedule always gives
+ * the same execution. The schedules are enumerated exhaustively up to a bound on preemptions (a switch
  * away from an operation that has not finished; CHESS-style stateless model checking): every
  * interleaving with at most K preemptions, for every scenario and every variant (paper, read-only
  * descent, lazy re-initialisation, hints, hints + lazy).

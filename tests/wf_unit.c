@@ -531,7 +531,7 @@ static void bad_generations(void)
                 snapshot_t sn;
                 take(w, &sn);
                 rt_wf_free(w, b);
-                refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "generations: free of the previous instance's pointer");
+                refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "generations: free of an old pointer");
                 take(w, &sn);
                 TL_CHECK(rt_wf_realloc(w, b, 2000) == NULL, "generations: realloc");
                 refused(w, &rec, &sn, RT_ERR_BAD_POINTER, true, "generations: realloc of it");

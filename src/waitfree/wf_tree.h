@@ -301,7 +301,10 @@ static inline bool wf_len_claim_at(const rt_wf_t *w, size_t i, atomic_uint *word
     return atomic_compare_exchange_strong_explicit(word, &expected, to, memory_order_acquire, memory_order_relaxed);
 }
 static inline uint32_t wf_len_check(const rt_wf_t *w, size_t i) { return wf_len_check_at(w, i, wf_len_word(w, i)); }
-static inline void wf_len_live(const rt_wf_t *w, size_t i, uint32_t tag) { wf_len_live_at(w, i, wf_len_word(w, i), tag); }
+static inline void wf_len_live(const rt_wf_t *w, size_t i, uint32_t tag)
+{
+    wf_len_live_at(w, i, wf_len_word(w, i), tag);
+}
 static inline bool wf_len_claim(const rt_wf_t *w, size_t i, uint32_t live, uint32_t to)
 {
     return wf_len_claim_at(w, i, wf_len_word(w, i), live, to);
@@ -354,8 +357,9 @@ void wf_count_failure(rt_wf_t *w);
 /* Claims one chunk of height s + j by one descent (the instance's variant, its bound) and makes
  * it 2^j live chunks of height s in the given length-word state, one no free can claim
  * (WF_ST_CACHED: counted as mallocs, the caller makes one live with wf_len_live to hand it out;
- * WF_ST_RECORD: j = 0, not counted); their first nodes, in address order, in firsts[0 .. 2^j). Returns 2^j, or 0 when nothing was claimed (not counted as a failure; a
- * search that met damage is reported). The 2^(j+1) - 1 nodes of height >= s inside the claimed
+ * WF_ST_RECORD: j = 0, not counted); their first nodes, in address order, in firsts[0 .. 2^j).
+ * Returns 2^j, or 0 when nothing was claimed (not counted as a failure; a search that met damage
+ * is reported). The 2^(j+1) - 1 nodes of height >= s inside the claimed
  * chunk are written: O(2^j) beyond the descent, no RMW. */
 size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_t *firsts, rt_wf_trace_t *t);
 /* Releases the live chunk of height h at first, which the caller holds (its length word says

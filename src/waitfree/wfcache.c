@@ -713,8 +713,8 @@ bool rt_wfc_check(rt_wfc_t *c)
             continue;
         }
         if ((v & WFC_INLINE) != 0u ? (v & ~WFC_INLINE) >= c->inline_count
-                                   : (size_t)v - 1u >= c->nodes ||
-                                         wf_len_peek(c->w, v - 1u) != wf_tag(c->w, v - 1u, c->rec_height, WF_ST_RECORD)) {
+                                   : (size_t)v - 1u >= c->nodes || wf_len_peek(c->w, v - 1u) !=
+                                                                      wf_tag(c->w, v - 1u, c->rec_height, WF_ST_RECORD)) {
             ok = false;
             break;
         }
