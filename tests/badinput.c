@@ -18,6 +18,12 @@
  *                              block frees normally. Not tested: a size that spans exactly the
  *                              following blocks (a header forged consistent with both neighbours,
  *                              which heap.h states no O(1) check can see)
+ *   a pointer of an earlier life  the allocator created again over the same buffer (a system
+ *                              that recovers by re-creating its heap), a block of the new life
+ *                              spanning where the old blocks stood: free of an old pointer,
+ *                              live or freed in the old life -> BAD_POINTER (buddy and page
+ *                              allocators, metadata out of band: DOUBLE_FREE at a free block of
+ *                              the new life), and no later malloc overlaps the new block
  *   set_lock of half a pair    -> BAD_HOOKS, the hooks unchanged
  *   calloc overflow            -> OVERFLOW;  bad alignment 0, 3, 24, SIZE_MAX -> BAD_ALIGNMENT
  *   larger than the heap       -> TOO_LARGE; realloc / usable_size of a bad pointer: reported
@@ -384,6 +390,65 @@ static void case_corrupted_header(const rt_allocator_t *d)
     }
 }
 
+/* A stale pointer across a re-create: the old headers (and for the trees and the buddy their
+ * tags) still sit in the buffer, inside a block of the new life that the application has not
+ * written yet. Every allocator draws a new key per create (or keeps its metadata out of band),
+ * so none of them verifies. */
+static void case_stale_life(const rt_allocator_t *d)
+{
+    tl_inst_t x;
+    if (!tl_inst_open(&x, d, HEAP, 1)) {
+        tl_inst_close(&x, false);
+        return;
+    }
+    enum { N = 6 };
+    static const size_t sizes[N] = {24, 200, 40, 1000, 72, 300};
+    unsigned char *old[N];
+    for (int i = 0; i < N; i++) {
+        old[i] = d->malloc(x.h, sizes[i]);
+        if (!TL_CHECK(old[i] != NULL, "%s: life 1: malloc", d->name)) {
+            tl_inst_close(&x, false);
+            return;
+        }
+    }
+    d->free(x.h, old[2]); /* one pointer freed in the first life, the others still live there */
+    d->free(x.h, old[4]);
+    /* life 2 over the same buffer: the recorder and the handler are set again */
+    x.h = d->create(x.buf.mem, HEAP);
+    if (!TL_CHECK(x.h != NULL, "%s: life 2: create", d->name)) {
+        tl_inst_close(&x, false);
+        return;
+    }
+    d->set_handler(x.h, tl_record, &x.rec);
+    unsigned char *big = d->malloc(x.h, 4096); /* where the old blocks stood (not written) */
+    if (!TL_CHECK(big != NULL, "%s: life 2: malloc", d->name)) {
+        tl_inst_close(&x, false);
+        return;
+    }
+    size_t ubig = d->usable_size(x.h, big);
+    for (int i = 1; i < N; i++) {
+        if (old[i] == big) {
+            continue; /* a block of the new life starts there: its free would be legitimate */
+        }
+        char label[96];
+        snprintf(label, sizeof label, "free of a pointer of the first life (%s there)", i == 2 || i == 4 ? "freed" : "live");
+        rt_stats_t s = snap(&x);
+        d->free(x.h, old[i]);
+        /* the buddy and the page allocators keep no metadata at the block: an old pointer at a
+         * free block of the new life is a double free to them (one inside a live block a bad
+         * pointer); the allocators with headers (tagged with the life's key) say bad pointer */
+        bool out_of_band = is_buddy(d) || d->page_size != 0u;
+        refused(&x, &s, RT_ERR_BAD_POINTER, out_of_band ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER, RET_VOID, label);
+    }
+    for (int i = 0; i < 8; i++) {
+        unsigned char *q = d->malloc(x.h, 24);
+        TL_CHECK(q == NULL || q + 24 <= big || q >= big + ubig, "%s: a malloc of the second life overlaps its live block",
+                 d->name);
+    }
+    TL_CHECK(d->check(x.h) && x.rec.count == 0u, "%s: check after the stale frees", d->name);
+    tl_inst_close(&x, false);
+}
+
 /* --- sizes and alignments ---------------------------------------------------------------------- */
 
 static void case_calloc_overflow(const rt_allocator_t *d)
@@ -700,6 +765,7 @@ int main(int argc, char **argv)
         case_interior(d);
         case_double_free(d);
         case_corrupted_header(d);
+        case_stale_life(d);
         case_calloc_overflow(d);
         case_bad_alignment(d);
         case_too_large(d);

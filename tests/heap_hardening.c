@@ -21,9 +21,10 @@
  *                     the walk stops at it (no fault), malloc returns NULL and reports
  *   guards            16 bytes before the first block and past the sentinel are no metadata:
  *                     writing them changes no result, and rt_heap_check reports it
- * After every attack the test restores the bytes it changed and shows the heap still works
- * (free of every live block, check passes), except where the attack left a block in a state no
- * O(1) check can repair (stated where so).
+ * After every attack that is reported, the heap has fenced the damage off (containment,
+ * src/heap/heap_common.h): the test shows rt_heap_check passes at once, every live block frees
+ * (a live block whose header was damaged is fenced but its free is accepted), the damaged bytes
+ * are counted in stats.quarantined_bytes and nothing handed out overlaps them.
  *
  * Skipped with RT_HARDENING 0 (the papers' checks only: these attacks are known to succeed).
  */
@@ -84,21 +85,19 @@ static bool outer_ok(void)
 
 static size_t *header_of(void *p) { return (size_t *)(void *)((unsigned char *)p - W); }
 
-/* An attacker's recomputation of a header word with new data, from one header it can read: the
- * scheme of src/block/block.h (tag = fold(data) ^ key in the bits above RT_HEAP_MAX_BLOCK_LOG2). */
+/* An attacker's recomputation of a header word with new data, from the header it can read at the
+ * same address: the scheme of src/block/block.h (the affine tag of the default 64-bit layout, or
+ * tag = fold(data) ^ key ^ address / A in the bits above RT_HEAP_MAX_BLOCK_LOG2). */
 static TL_UNUSED size_t shr(size_t x, unsigned n) { return n < 8u * W ? x >> n : 0u; }
 
 static size_t forge(size_t known_head, size_t data)
 {
 #if RT_HARDENING >= 1 && RT_HEAP_MAX_BLOCK_LOG2 == 32 && SIZE_MAX > 0xFFFFFFFFu
-    /* tag = (data ^ key) * M mod 2^32: the key is known_tag * M^-1 ^ known_data */
+    /* tag = data * M + (key + address / 8) mod 2^32: from a header read at the same address,
+     * the per-address key is known_tag - known_data * M */
     const uint32_t m = 0x9E3779B1u;
-    uint32_t inv = m; /* Newton: each step doubles the correct low bits of m^-1 */
-    for (int i = 0; i < 5; i++) {
-        inv *= 2u - m * inv;
-    }
-    uint32_t key = ((uint32_t)(known_head >> 32) * inv) ^ (uint32_t)known_head;
-    return data | ((size_t)(uint32_t)(((uint32_t)data ^ key) * m) << 32);
+    uint32_t key = (uint32_t)(known_head >> 32) - (uint32_t)known_head * m;
+    return data | ((size_t)(uint32_t)((uint32_t)data * m + key) << 32);
 #elif RT_HARDENING >= 1
     const unsigned d = RT_HEAP_MAX_BLOCK_LOG2, t = (unsigned)(8u * W) - d;
     size_t mask = ((size_t)1 << d) - 1u;
@@ -122,8 +121,47 @@ static size_t forge(size_t known_head, size_t data)
 
 static size_t target_word = 0x1234; /* outside every heap: an attacker's target */
 
+/* The heap after a reported attack: check passes (the damage is fenced), every block in `live`
+ * frees without a report except `refused` (a block the attack made unfreeable -- fenced as dead,
+ * no longer counted live: reported once), and then check passes, no block is used and `fenced`
+ * bytes are quarantined (SIZE_MAX: any). */
+static void after_containment(fixture_t *f, unsigned char *const *live, size_t n, const unsigned char *refused,
+                              size_t fenced)
+{
+    tl_recorder_reset(&f->rec);
+    TL_CHECK(rt_heap_check(f->h) && f->rec.count == 0u, "%s: after containment: check fails (%lu reports)", f->name,
+             f->rec.count);
+    for (size_t i = 0; i < n; i++) {
+        tl_recorder_reset(&f->rec);
+        rt_stats_t before, after;
+        rt_heap_stats(f->h, &before);
+        rt_heap_free(f->h, live[i]);
+        rt_heap_stats(f->h, &after);
+        if (live[i] == refused) {
+            TL_CHECK(f->rec.count == 1u && after.frees == before.frees, "%s: free of the forged block: %lu reports",
+                     f->name, f->rec.count);
+        } else {
+            TL_CHECK(f->rec.count == 0u && after.frees == before.frees + 1u,
+                     "%s: after containment: live block %zu not freeable (%lu reports, last %s)", f->name, i,
+                     f->rec.count, tl_kind_name(f->rec.last));
+        }
+    }
+    tl_recorder_reset(&f->rec);
+    rt_stats_t s;
+    rt_heap_stats(f->h, &s);
+    TL_CHECK(rt_heap_check(f->h) && f->rec.count == 0u && s.used_blocks == 0u,
+             "%s: after containment and the frees: check %lu reports, %zu used blocks", f->name, f->rec.count,
+             s.used_blocks);
+    TL_CHECK(fenced == SIZE_MAX ? s.quarantined_bytes > 0u : s.quarantined_bytes == fenced,
+             "%s: %zu bytes quarantined, expected %zu", f->name, s.quarantined_bytes, fenced);
+    TL_CHECK(s.free_bytes == s.capacity - s.quarantined_bytes - s.used_bytes, "%s: free bytes", f->name);
+}
+
 /* Class 1: [a used][b used] -- the FREE bit set in b's header, b's payload laid out as free
- * links aimed at target_word. free(a), realloc(a, bigger) must be refused before any write. */
+ * links aimed at target_word. free(a) is refused before any write and the damage fenced: b's
+ * header fails its tag (its extent is found from c's header, which says b was used: b is fenced,
+ * live) -- or, with the tag forged, b passes for a free block whose links fail (fenced, dead: a
+ * forger loses its block). realloc and usable_size of a then work, the target is never written. */
 static void write_what_where(rt_index_t index, bool forged_tag)
 {
     fixture_t f;
@@ -133,8 +171,7 @@ static void write_what_where(rt_index_t index, bool forged_tag)
     unsigned char *a = rt_heap_malloc(f.h, 40), *b = rt_heap_malloc(f.h, 200), *c = rt_heap_malloc(f.h, 40);
     REQUIRE(a != NULL && b != NULL && c != NULL);
     size_t *bh = header_of(b);
-    size_t saved = *bh, saved_links[3];
-    memcpy(saved_links, b, sizeof saved_links);
+    size_t saved = *bh;
     size_t bsize = (saved & (((size_t)1 << RT_HEAP_MAX_BLOCK_LOG2) - 1u)) & ~(size_t)7u;
     /* the links the unlink would write through: *pprev = next; next->pprev = pprev */
     size_t *links = (size_t *)(void *)b;
@@ -142,31 +179,22 @@ static void write_what_where(rt_index_t index, bool forged_tag)
     links[1] = (size_t)(uintptr_t)&target_word;          /* pprev */
     ((size_t *)(void *)(b - W + bsize))[-1] = bsize;     /* a footer that agrees */
     *bh = forged_tag ? forge(saved, bsize | 1u) : (saved | 1u);
-    for (int op = 0; op < 3; op++) {
-        tl_recorder_reset(&f.rec);
-        const char *what = op == 0 ? "free" : op == 1 ? "realloc" : "usable_size";
-        if (op == 0) {
-            rt_heap_free(f.h, a);
-        } else if (op == 1) {
-            TL_CHECK(rt_heap_realloc(f.h, a, 100) == NULL, "%s: realloc into the forged block succeeded", f.name);
-        } else {
-            (void)rt_heap_usable_size(f.h, a);
-        }
-        TL_CHECK(f.rec.count == 1u && f.rec.last == RT_ERR_CORRUPTED, "%s%s: %s: %lu reports, last %s", f.name,
-                 forged_tag ? " (forged tag)" : "", what, f.rec.count, tl_kind_name(f.rec.last));
-        TL_CHECK(target_word == 0x1234, "%s%s: %s wrote outside the heap (target %zx)", f.name,
-                 forged_tag ? " (forged tag)" : "", what, target_word);
-    }
-    TL_CHECK(outer_ok(), "%s: bytes around the buffer changed", f.name);
-    *bh = saved;
-    memcpy(b, saved_links, sizeof saved_links);
     tl_recorder_reset(&f.rec);
     rt_heap_free(f.h, a);
-    rt_heap_free(f.h, b);
-    rt_heap_free(f.h, c);
-    TL_CHECK(f.rec.count == 0u && rt_heap_check(f.h), "%s: restored heap does not free cleanly", f.name);
+    TL_CHECK(f.rec.count == 1u && f.rec.last == RT_ERR_CORRUPTED, "%s%s: free: %lu reports, last %s", f.name,
+             forged_tag ? " (forged tag)" : "", f.rec.count, tl_kind_name(f.rec.last));
+    TL_CHECK(target_word == 0x1234, "%s%s: free wrote outside the heap (target %zx)", f.name,
+             forged_tag ? " (forged tag)" : "", target_word);
+    tl_recorder_reset(&f.rec);
+    unsigned char *a2 = rt_heap_realloc(f.h, a, 100);
+    TL_CHECK(a2 != NULL && f.rec.count == 0u && (a2 + 100 <= b - W || a2 >= b - W + bsize),
+             "%s: realloc of a after containment (%lu reports)", f.name, f.rec.count);
+    a = a2 != NULL ? a2 : a;
+    TL_CHECK(rt_heap_usable_size(f.h, a) >= 100u && f.rec.count == 0u, "%s: usable_size after containment", f.name);
+    TL_CHECK(target_word == 0x1234 && outer_ok(), "%s: bytes outside the heap changed", f.name);
+    unsigned char *live[] = {a, b, c};
+    after_containment(&f, live, 3, forged_tag ? b : NULL, bsize);
 }
-
 /* Class 2: [a used][b free][c used]: one zero byte just past a, over b's header. */
 static void off_by_one_nul(rt_index_t index)
 {
@@ -176,28 +204,36 @@ static void off_by_one_nul(rt_index_t index)
     }
     unsigned char *a = rt_heap_malloc(f.h, 40), *b = rt_heap_malloc(f.h, 72), *c = rt_heap_malloc(f.h, 40);
     REQUIRE(a != NULL && b != NULL && c != NULL);
+    size_t bsize = rt_heap_usable_size(f.h, b) + W;
     rt_heap_free(f.h, b);
     size_t us = rt_heap_usable_size(f.h, a);
     unsigned char *x = a + us; /* first byte of b's header */
-    unsigned char saved = *x;
     *x = 0;
     tl_fill(c, 40, 3);
     tl_recorder_reset(&f.rec);
     rt_heap_free(f.h, a);
     TL_CHECK(f.rec.count == 1u && f.rec.last == RT_ERR_CORRUPTED, "%s: free before a NUL-ed free header: %lu reports",
              f.name, f.rec.count);
-    /* mallocs that would take b: refused, or served elsewhere -- never overlapping c or a */
+    /* mallocs that would take b: served elsewhere -- never overlapping c, a or the damaged b */
+    unsigned char *got[8];
+    size_t ngot = 0;
     for (size_t n = 8; n <= 64; n += 8) {
         unsigned char *p = rt_heap_malloc(f.h, n);
         if (p != NULL) {
             TL_CHECK(p + n <= a || p >= a + us, "%s: malloc(%zu) overlaps live a", f.name, n);
             TL_CHECK(p + n <= c || p >= c + 40, "%s: malloc(%zu) overlaps live c", f.name, n);
-            TL_CHECK(p + n <= b - W || p >= b + 72, "%s: malloc(%zu) handed out the damaged block", f.name, n);
+            TL_CHECK(p + n <= b - W || p >= b - W + bsize, "%s: malloc(%zu) handed out the damaged block", f.name, n);
+            got[ngot++] = p;
         }
     }
+    TL_CHECK(ngot == 8u, "%s: after containment only %zu of 8 mallocs served", f.name, ngot);
     TL_CHECK(tl_verify(c, 40, 3) == 40u, "%s: c's contents changed", f.name);
     TL_CHECK(outer_ok(), "%s: bytes around the buffer changed", f.name);
-    *x = saved;
+    unsigned char *live[10] = {a, c};
+    for (size_t i = 0; i < ngot; i++) {
+        live[2 + i] = got[i];
+    }
+    after_containment(&f, live, 2 + ngot, NULL, bsize);
 }
 
 /* Every byte of a free block's links, each value: free of its used predecessor must be refused
@@ -236,18 +272,20 @@ static void links(rt_index_t index)
                 TL_CHECK(false, "%s: link byte %zu = %02x: free of the predecessor not refused (%lu reports)", f.name,
                          byte, nv, f.rec.count);
             }
-            /* malloc that reaches b through its list: refused or served elsewhere */
+            /* malloc that reaches b through its list: served elsewhere (b is fenced) */
             unsigned char *p = rt_heap_malloc(f.h, 60);
-            TL_CHECK(p == NULL || p + 60 <= b - W || p >= b + 72, "%s: link byte %zu: damaged block handed out",
+            TL_CHECK(p != NULL && (p + 60 <= b - W || p >= b + 72), "%s: link byte %zu: damaged block handed out",
                      f.name, byte);
             TL_CHECK(outer_ok(), "%s: link byte %zu = %02x: bytes around the buffer changed", f.name, byte, nv);
-            *x = old;
+            unsigned char *live[] = {a, c, e, p};
+            after_containment(&f, live, p != NULL ? 4u : 3u, NULL, SIZE_MAX);
         }
     }
     TL_CHECK(cases > 0u && reported == cases, "%s: links: %lu of %lu reported", name, reported, cases);
 }
 
-/* A free predecessor's footer changed: free of the block after it is refused. */
+/* A free predecessor's footer changed: free of the block after it is refused, and the
+ * predecessor fenced (its footer is damaged); the block after it then frees. */
 static void footer(rt_index_t index)
 {
     for (size_t byte = 0; byte < W; byte++) {
@@ -265,11 +303,8 @@ static void footer(rt_index_t index)
         rt_heap_free(f.h, b);
         TL_CHECK(f.rec.count == 1u && f.rec.last == RT_ERR_CORRUPTED, "%s: footer byte %zu: %lu reports, last %s",
                  f.name, byte, f.rec.count, tl_kind_name(f.rec.last));
-        *x = old;
-        tl_recorder_reset(&f.rec);
-        rt_heap_free(f.h, b);
-        rt_heap_free(f.h, c);
-        TL_CHECK(f.rec.count == 0u && rt_heap_check(f.h), "%s: footer restored: heap not clean", f.name);
+        unsigned char *live[] = {b, c};
+        after_containment(&f, live, 2, NULL, SIZE_MAX);
     }
 }
 
@@ -316,7 +351,7 @@ static void walk(rt_index_t index)
         TL_CHECK(r == NULL || (r + 40 <= p[5] - W || r >= p[5] + 40), "%s: damaged block handed out", f.name);
     }
     TL_CHECK(outer_ok(), "%s: bytes around the buffer changed", f.name);
-    *link = saved;
+    (void)saved;
 }
 
 /* 16 bytes before the first block and after the sentinel are guards: no result changes, check

@@ -1,8 +1,14 @@
 /*
  * overflow.c -- the exhaustive overflow suite (issue 12 item 3; SPEC section 3, second paragraph):
- * an application writes one byte past the end, or before the start, of its own block, into
- * whatever lies there -- its neighbour's data or the allocator's metadata -- and then calls the
- * allocator. Every allocator of the registry, through its descriptor only (never by name).
+ * an application writes past the end, or before the start, of its own block, into whatever lies
+ * there -- its neighbour's data or the allocator's metadata -- and then calls the allocator.
+ * Every allocator of the registry, through its descriptor only (never by name). Two classes of
+ * corruption, counted and printed apart:
+ *   byte   one byte, bit flips and other values: the wild single write;
+ *   copy   1..16 bytes next to the block's boundary, copied from another word of the same heap:
+ *          the commonest overflow, memcpy(dst, src, n) with n too long where src is a heap block
+ *          too, so the bytes written past dst are the bytes read past src -- another block's
+ *          valid metadata (a correctly tagged header, a valid link), not noise.
  *
  * The sweep, per allocator:
  *   block size   1, min_block, 8, 12, 16, 24, 32, 48, 64, 96, 100, ... 3072, 4096 (two or three
@@ -18,36 +24,60 @@
  *                  realloc(X, s/2), malloc(s)      memalign(max(64, 2 alignment), s), malloc(s)
  *                  nothing (only the final check)
  *                every one followed by stats and check (when nothing was reported before)
- *   byte value   the 8 single bit flips of the byte there, 0x00, 0xFF and two random bytes
- *                (xorshift64*, seeded per allocator/size/scenario/offset from --seed, printed);
- *                a value equal to the byte already there is no corruption (counted as "noop",
- *                not as a case); a byte outside the heap buffer is not the allocator's (counted
- *                as "outside", not as a case)
- * Full sweep: 16 allocators x ~22 sizes x 2 directions x 16 offsets x 12 values x (9 operations
- * with a used neighbour + 6 with a free one). On x86-64, seed 0: 1,971,792 cases (+78,768 values
- * equal to the byte already there), about 4 s of CPU in Release. Reduced sweeps (--stride):
- * ASan+UBSan stride 5: 394,352 cases (~20 s CPU, ~1.5 min on a busy 2-core machine, mostly
- * children ended by UBSan reports); RT_DEBUG=2 stride 2; TSan stride 13 (a caught fault costs
- * ~20 ms there); -m32 under qemu-i386 stride 11 (from ctest): 181,075 cases, ~1 min. The output
- * states the exact count of its run.
-
+ *   byte class   offset k = 1..16: the byte end+k-1 (after) or X-k (before); value: the 8 single
+ *                bit flips of the byte there, 0x00, 0xFF and two random bytes (xorshift64*,
+ *                seeded per allocator/size/scenario/offset from --seed, printed)
+ *   copy class   offset k = 1..16: the k bytes end+0 .. end+k-1 (after) or X-k .. X-1 (before),
+ *                the same destinations as the byte class's offsets 1..k, as an overrun of k bytes
+ *                writes them; their new value: the k bytes at the same place relative to a source
+ *                word S -- S, S+1, ... (after) or ..., S+W-2, S+W-1 (before; W = the word) -- so
+ *                that S lands on the word at X's boundary (the header for the heaps): k < W a
+ *                partial word, k = W the whole word, k = 2W two adjacent words copied together
+ *                (a [header][first link] pair after, a [footer][header] pair before), k = 4W on
+ *                32-bit. The source words S are what the suite can see of the built heap from
+ *                outside (it cannot know which words are metadata): the words within 16 bytes
+ *                before and after every live block; the first 4 and the last 2 words of every gap
+ *                between live blocks and of the gap after the last one (free blocks, cached
+ *                blocks, padding, the pool's end); the first 8 and the last 32 words of the
+ *                control area (the buffer below the lowest live block). Each word once, named by
+ *                the first of those kinds it belongs to (on 32-bit, where 16 bytes are 4 words,
+ *                a gap's first words are all "block-after"); up to NSRC per scenario, 58..77 on
+ *                x86-64. The output prints the source as a kind and a place ("N end+0", "gap
+ *                after B5, its start+8", "control area, its end-8").
+ *   Bytes equal to those already there are no corruption (counted as "noop", not as a case);
+ *   bytes outside the heap buffer are not the allocator's (counted as "outside", not a case).
+ * Full sweep on x86-64, seed 0, Release, 18 allocators x ~22 sizes x 2 directions x 16 offsets x
+ * (12 values | 58..77 source words) x (9 operations with a used neighbour + 6 with a free one):
+ *   byte class   2,257,023 cases (+46,977 values equal to the byte there), ~6 s of CPU (~8 s with
+ *                the containment checks; 15..20 s on a busy 2-core machine)
+ *   copy class   12,621,195 cases (+244,245 copies equal to the bytes there, 95,520 runs reaching
+ *                outside the buffer), ~21 s of CPU (30..40 s with the containment checks; 60..80 s
+ *                on a busy 2-core machine), ctest 'overflow_copy' (label long)
+ * Reduced sweeps, the byte class (--stride): ASan+UBSan (gcc) stride 5: 451,388 cases (~20 s on
+ * a busy 2-core machine, containment included); RT_DEBUG=2 stride 2; TSan stride 13 (a caught
+ * fault costs ~20 ms there); -m32 under qemu-i386 stride 11 (from ctest): 206,087 cases, 40..50 s.
+ * The copy class (--copy-stride): ASan+UBSan (gcc) 16: 787,839 cases (~30..60 s on a busy 2-core
+ * machine); RT_DEBUG=2 16; TSan 64; -m32 under qemu-i386 64 (from ctest): 247,106 cases, 40..50 s.
+ * The output states the exact count of its run.
+ *
  * Each case restores the heap from a byte copy of the buffer taken after it was built (the same
  * buffer address, so the state is identical: every allocator keeps all of its state in its
  * buffer, STYLE rule 3; the handle must lie inside it or the allocator is reported and skipped),
- * writes the one byte, and runs the operation. A twin run of the same operation on the
+ * writes the corrupted bytes, and runs the operation. A twin run of the same operation on the
  * uncorrupted copy gives the reference behaviour.
  *
  * PASS CRITERION of one case (all of):
  *   1. The allocator never faults and never hangs: cases run in batches in a forked child; a
  *      fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP) is caught and fails the case; a child that
  *      dies (a sanitizer's report, or a hang: more than 2 s of CPU time for the 192 cases of one
- *      operation, SIGVTALRM) fails the case it was on, and the next child starts after it.
+ *      operation, or for the cases of one offset of one operation in the copy class, SIGVTALRM)
+ *      fails the case it was on, and the next child starts after it.
  *   2. The guard zones (one page below and one page above the heap buffer, a fixed pattern) are
  *      intact, and every block returned lies inside the buffer (pages beyond the guards are
  *      PROT_NONE, so a wilder write faults: 1).
  *   3. Shadow model: no two live blocks overlap (a returned block overlapping a live one fails at
  *      once, before the test writes to it); every live block keeps its contents (the setup
- *      blocks compared with the copy, except the one corrupted byte; blocks returned during the
+ *      blocks compared with the copy, except the corrupted bytes; blocks returned during the
  *      case filled with a per-block pattern and verified); realloc keeps the common prefix.
  *   4. EITHER the corruption was reported through the handler (a recording handler installed
  *      with set_handler) and the call that reported it was refused -- malloc, realloc and
@@ -56,27 +86,56 @@
  *      OR every operation returned exactly what it returned on the twin (same pointers, i.e.
  *      the same offsets from the buffer base, same NULLs) and then
  *        either stats are identical to the twin's and check() passes with no report
- *        ("harmless": the byte was not metadata, e.g. a used neighbour's payload, or metadata
+ *        ("harmless": the bytes were not metadata, e.g. a used neighbour's payload, or metadata
  *        that no driven operation and no check depends on),
  *        or check() returns false or reports ("check": a latent corruption that none of the
  *        driven operations acted on, found by the integrity check).
+ *   5. Containment (on by default; --no-contain leaves it out), after a case that ended
+ *      "reported" or "check": the heap goes on from where the case left it, and
+ *        - check() passes with no report (after "check" this is the second call: a check fences
+ *          the damage it finds);
+ *        - every block of the shadow model (the setup blocks and those returned during the case,
+ *          X and N included) is freed, each free without a report and counted in stats.frees
+ *          (the other live blocks keep their contents: 3; the guards stay intact: 2);
+ *        - then check() passes with no report, stats.used_blocks is 0, and the walk shows no
+ *          used block, free + quarantined footprints = stats.capacity, quarantined footprints =
+ *          stats.quarantined_bytes, and no two free blocks adjacent: the heap serves its whole
+ *          capacity but what it fenced off.
+ *      A failure of these fails the case ("contain") for the boundary-tag heaps (registry family
+ *      RT_FAMILY_HEAP); for the other families the same checks run and are only counted (the
+ *      table's c-failed column, marked '*'), though a fault, a guard or a content failure met on
+ *      the way fails the case as in 1-3. The table prints per allocator the cases continued
+ *      ("contained"), those that fenced something (quarantined bytes in stats or the walk), the
+ *      largest stats.quarantined_bytes seen, and the containment failures.
  *   Anything else fails: an operation that behaved differently from the twin without a report
  *   ("silent"), stats that differ while check() passes ("silent stats"), a report whose call was
- *   not refused ("not refused"), 1-3 ("fault", "guard", "outside", "overlap", "content").
+ *   not refused ("not refused"), 1-3 ("fault", "guard", "outside", "overlap", "content"), 5
+ *   ("contain"). Each failure prints its class, allocator, case and the command that replays it.
  *
- * --strict adds, per allocator, the cases whose byte lay outside every live block's usable
+ * --strict adds, per allocator, the cases whose bytes lay outside every live block's usable
  * bytes ("owned": the allocator's -- its headers, free blocks, padding or control data; which of
  * those bytes are metadata cannot be known from outside, so nothing is guessed) and how they
  * ended (reported / check / harmless). It changes no verdict.
  *
- * Usage: overflow [--alloc NAME] [--stride K] [--seed S] [--show N] [--strict]
- *                 [--alloc NAME --case I]   (replay one case in-process, verbosely)
- *   --stride K   runs every K-th (size, direction, neighbour state, operation) combination, all
- *                offsets and all values of each: a reduced sweep that still covers every
- *                allocator, offset, value, operation and neighbour (K odd, not a multiple of 3:
- *                coprime to the 36 combinations of one size). Sanitizer and RT_DEBUG=2 builds
- *                default to a stride; ctest passes one under an emulator
- *   --show N     failures printed per allocator (default 3); the counts are always complete
+ * Usage: overflow [--class byte|copy|all] [--alloc NAME] [--stride K] [--copy-stride K] [--seed S]
+ *                 [--show N] [--strict] [--no-contain]
+ *                 [--class byte|copy --alloc NAME --case I]   (replay one case in-process, verbosely:
+ *                 the layout, the twin, the case and each step of the containment)
+ *   --class C        the classes run (default all; ctest runs 'byte' as overflow, 'copy' as
+ *                    overflow_copy)
+ *   --stride K       byte class: every K-th (size, direction, neighbour state, operation)
+ *                    combination, all offsets and all values of each: a reduced sweep that still
+ *                    covers every allocator, offset, value, operation and neighbour (K odd, not a
+ *                    multiple of 3: coprime to the 36 combinations of one size)
+ *   --copy-stride K  copy class: every combination and every offset, every K-th source word of
+ *                    each, the phase turning with the offset and the combination, so every
+ *                    allocator, size, offset, operation and source kind is still met (the run
+ *                    fails, "COVERAGE", if an allocator meets no word of a source kind that its
+ *                    scenarios had)
+ *                    Sanitizer and RT_DEBUG=2 builds default to strides; ctest passes them under
+ *                    an emulator
+ *   --show N         failures printed per allocator and class (default 3; as many notes of a
+ *                    containment that failed outside the heaps); the counts are always complete
  */
 #define _GNU_SOURCE /* MAP_ANONYMOUS */
 
@@ -109,12 +168,16 @@
 #endif
 #if OVF_TSAN
 #define OVF_DEFAULT_STRIDE 13u /* TSan's signal path costs ~20 ms per caught fault */
+#define OVF_DEFAULT_COPY_STRIDE 64u
 #elif TL_ASAN
 #define OVF_DEFAULT_STRIDE 5u
+#define OVF_DEFAULT_COPY_STRIDE 16u
 #elif RT_DEBUG >= 2
 #define OVF_DEFAULT_STRIDE 2u
+#define OVF_DEFAULT_COPY_STRIDE 16u
 #else
 #define OVF_DEFAULT_STRIDE 1u
+#define OVF_DEFAULT_COPY_STRIDE 1u
 #endif
 
 #define NBLOCKS 7u         /* setup blocks; X is the 4th by address */
@@ -125,8 +188,33 @@
 #define MAXLIVE 16u
 #define HMIN ((size_t)16 << 10)
 #define HMAX ((size_t)512 << 10)
-#define HANG_S 2           /* CPU seconds for the 192 cases of one operation: more is a hang */
+#define HANG_S 2           /* CPU seconds for the 192 cases of one operation (byte class) or the
+                              NSRC cases of one offset of one operation (copy class): more is a hang */
 #define MAX_ALLOCS 64u
+#define W_BYTES (sizeof(void *)) /* a word */
+#define NSRC 256u          /* copy class: source words per scenario, at most */
+#define CTRL_HEAD 8u       /* copy class: the control area's first words ... */
+#define CTRL_TAIL 32u      /* ... and its last words, as sources */
+
+/* The two classes of corruption: one byte (bit flips and values), or a copy (an overrun whose
+ * bytes are read past another heap block: other metadata words of the same heap). */
+typedef enum { CL_BYTE, CL_COPY, CL_COUNT } class_t;
+static const char *const class_names[CL_COUNT] = {"byte", "copy"};
+
+/* Where the copy class reads its source words (see the top). */
+typedef enum { SK_BLOCK_BEFORE, SK_BLOCK_AFTER, SK_GAP_START, SK_GAP_END, SK_CONTROL, SK_COUNT } src_kind_t;
+static const char *const sk_names[SK_COUNT] = {"block-before", "block-after", "gap-start", "gap-end", "control"};
+
+/* One source word of the copy class: its offset from the buffer, its kind, and where it lies as
+ * the suite sees it (ref: the live block, by address among the live ones, or the gap; delta: the
+ * word's offset from that block's start or end, the gap's start or end, or the control area's
+ * end). */
+typedef struct anchor {
+    uint32_t off;
+    unsigned char kind;
+    unsigned char ref;
+    int32_t delta;
+} anchor_t;
 
 /* --- operations ----------------------------------------------------------------------------- */
 
@@ -172,18 +260,27 @@ typedef enum {
     FK_SILENT_STATS,
     FK_SANITIZER,
     FK_HANG,
+    FK_CONTAIN,
     FK_COUNT
 } fail_kind_t;
 
 static const char *const fk_names[FK_COUNT] = {"fault", "guard", "outside", "overlap", "content",
                                                "not refused", "silent", "silent stats",
-                                               "sanitizer", "hang"};
+                                               "sanitizer", "hang", "contain"};
 
 typedef struct counts {
     uint64_t cases, reported, check, harmless, failed, noop, outside;
     uint64_t owned, owned_reported, owned_check, owned_harmless;
     uint64_t fk[FK_COUNT];
+    uint64_t by_kind[SK_COUNT]; /* copy class: cases per source kind */
+    uint64_t kind_seen[SK_COUNT]; /* copy class: scenarios that had a source word of the kind */
+    /* containment (after a case that ended "reported" or "check"): continued, fenced something,
+     * failed (a failure for the heaps, counted only for the other families), the largest
+     * stats.quarantined_bytes seen */
+    uint64_t contained, fenced, contain_failed;
+    size_t max_quarantined;
     uint64_t shown; /* failure messages printed */
+    uint64_t noted; /* notes printed (a containment that failed outside the heaps) */
     double seconds;
 } counts_t;
 
@@ -192,7 +289,10 @@ typedef struct shared {
     volatile uint64_t current; /* case index being run */
     volatile int done;
     volatile unsigned cur_orig, cur_value;
-    counts_t c[MAX_ALLOCS];
+    volatile uint32_t cur_src_off; /* copy class: the source of the case being run */
+    volatile unsigned cur_src_kind, cur_src_ref;
+    volatile int32_t cur_src_delta;
+    counts_t c[CL_COUNT][MAX_ALLOCS];
     uint64_t setup_failures;
 } shared_t;
 
@@ -204,8 +304,12 @@ static unsigned char *snap;      /* copy of the built heap */
 static unsigned char *guard_ref; /* the guard pattern */
 static uint64_t g_seed;
 static unsigned g_stride = OVF_DEFAULT_STRIDE;
+static unsigned g_copy_stride = OVF_DEFAULT_COPY_STRIDE;
 static unsigned g_show = 3;
 static bool g_strict;
+static bool g_contain = true;   /* --no-contain: the containment checks off */
+static bool g_classes[CL_COUNT] = {true, true}; /* --class */
+static bool g_verbose;          /* a replay: the containment's steps too */
 static tl_recorder_t rec;
 static int san_fd = -1; /* the children's stderr: sanitizer reports, summarised by the parent */
 
@@ -264,6 +368,9 @@ typedef struct scen {
     unsigned char *X, *N;
     size_t uX, uN;
     bool valid;
+    anchor_t src[NSRC]; /* copy class: the source words (sources_find) */
+    unsigned nsrc;
+    unsigned src_dropped; /* candidates beyond NSRC (none expected: reported) */
 } scen_t;
 
 typedef struct run {
@@ -342,6 +449,81 @@ static bool setup_fail(const char *fmt, const char *a, size_t x)
     return false;
 }
 
+/* Copy class: adds the word at buffer offset `off` (word-aligned) as a source, unless it is
+ * outside the buffer or already a source (the first kind that names a word keeps it). */
+static void source_add(ptrdiff_t off, src_kind_t kind, unsigned ref, ptrdiff_t delta)
+{
+    if (off < 0 || (size_t)off + W_BYTES > SC.H || off % (ptrdiff_t)W_BYTES != 0) {
+        return;
+    }
+    for (unsigned i = 0; i < SC.nsrc; i++) {
+        if (SC.src[i].off == (uint32_t)off) {
+            return;
+        }
+    }
+    if (SC.nsrc == NSRC) {
+        SC.src_dropped++;
+        return;
+    }
+    anchor_t *a = &SC.src[SC.nsrc++];
+    a->off = (uint32_t)off;
+    a->kind = (unsigned char)kind;
+    a->ref = (unsigned char)ref;
+    a->delta = (int32_t)delta;
+}
+
+/* Copy class: the candidate source words of the built heap, as the suite can see them from
+ * outside (it cannot know which words are metadata): the words within 16 bytes before and after
+ * every live block; the first 4 and the last 2 words of every gap between live blocks (and of
+ * the gap after the last one: free blocks, cached blocks, padding, the pool's end); the first
+ * CTRL_HEAD and the last CTRL_TAIL words of the control area (the buffer below the lowest live
+ * block). Word offsets from the buffer (which is page-aligned): a word of a block boundary is
+ * copied onto the word of X's boundary, as an overrun between two blocks of one heap does. */
+static void sources_find(void)
+{
+    SC.nsrc = 0;
+    SC.src_dropped = 0;
+    unsigned char *lb[NBLOCKS];
+    size_t lu[NBLOCKS];
+    unsigned li[NBLOCKS]; /* the live blocks by address, and their index among the setup blocks */
+    unsigned nl = 0;
+    for (unsigned i = 0; i < NBLOCKS; i++) {
+        if (SC.blk[i] != NULL) {
+            lb[nl] = SC.blk[i];
+            lu[nl] = SC.use[i];
+            li[nl++] = i;
+        }
+    }
+    const ptrdiff_t w = (ptrdiff_t)W_BYTES;
+    for (unsigned i = 0; i < nl; i++) {
+        ptrdiff_t start = lb[i] - mem, end = start + (ptrdiff_t)lu[i];
+        ptrdiff_t lo = (start - 16) & ~(w - 1), hi = (end + 16 + w - 1) & ~(w - 1);
+        for (ptrdiff_t o = lo; o < start; o += w) {
+            source_add(o, SK_BLOCK_BEFORE, li[i], o - start);
+        }
+        for (ptrdiff_t o = end & ~(w - 1); o < hi; o += w) {
+            source_add(o, SK_BLOCK_AFTER, li[i], o - end);
+        }
+    }
+    for (unsigned i = 0; i < nl; i++) { /* gap i: from live block i's end to the next one's start */
+        ptrdiff_t gs = ((lb[i] - mem) + (ptrdiff_t)lu[i] + w - 1) & ~(w - 1);
+        ptrdiff_t ge = i + 1u < nl ? (lb[i + 1u] - mem) & ~(w - 1) : (ptrdiff_t)SC.H & ~(w - 1);
+        for (ptrdiff_t j = 0; j < 4 && gs + j * w < ge; j++) {
+            source_add(gs + j * w, SK_GAP_START, li[i], j * w);
+        }
+        for (ptrdiff_t j = 1; j <= 2 && ge - j * w >= gs; j++) {
+            source_add(ge - j * w, SK_GAP_END, li[i], -j * w);
+        }
+    }
+    ptrdiff_t ce = nl != 0u ? (lb[0] - mem) & ~(w - 1) : 0;
+    for (ptrdiff_t j = 0; j < (ptrdiff_t)CTRL_HEAD && j * w < ce; j++) {
+        source_add(j * w, SK_CONTROL, 0, j * w - ce);
+    }
+    for (ptrdiff_t j = (ptrdiff_t)CTRL_TAIL; j >= 1; j--) {
+        source_add(ce - j * w, SK_CONTROL, 0, -j * w);
+    }
+}
+
 /* Builds the heap of scenario (ai, si, dir, state) and copies it to snap. */
 static bool scen_build(const rt_allocator_t *d, unsigned ai, unsigned si, size_t s, unsigned dir, unsigned state)
 {
@@ -417,6 +599,10 @@ static bool scen_build(const rt_allocator_t *d, unsigned ai, unsigned si, size_t
     (void)mprotect(snap, HMAX, PROT_READ | PROT_WRITE);
     memcpy(snap, mem, H);
     (void)mprotect(snap, HMAX, PROT_READ); /* a wild write into the copy faults */
+    sources_find();
+    if (SC.src_dropped != 0u) {
+        return setup_fail("%s: size %zu: more candidate source words than NSRC", d->name, s);
+    }
     SC.valid = true;
     return true;
 }
@@ -435,7 +621,8 @@ typedef struct exec {
     live_t live[MAXLIVE];
     unsigned nlive;
     uint64_t next_id;
-    unsigned char *target; /* the corrupted byte, or NULL */
+    unsigned char *target; /* the corrupted bytes [target, target + tlen), or NULL */
+    size_t tlen;
     run_t *r;
 } exec_t;
 
@@ -518,7 +705,7 @@ static size_t live_changed(const exec_t *e, const live_t *l, size_t n)
         return n;
     }
     for (size_t j = 0; j < n; j++) {
-        if (l->p[j] != ref[j] && l->orig + j != e->target) {
+        if (l->p[j] != ref[j] && (e->target == NULL || l->orig + j < e->target || l->orig + j >= e->target + e->tlen)) {
             return j;
         }
     }
@@ -562,20 +749,22 @@ static size_t memalign_alignment(const rt_allocator_t *d)
     return a > 64u ? a : 64u;
 }
 
-/* Runs operation o on the heap now in mem (restored by the caller). */
-static void run_op(unsigned o, unsigned char *target, run_t *r)
+/* Runs operation o on the heap now in mem (restored by the caller), whose bytes [target, target +
+ * tlen) were corrupted (NULL: the twin); leaves the shadow model in *ep (for the containment). */
+static void run_op(unsigned o, unsigned char *target, size_t tlen, run_t *r, exec_t *ep)
 {
     const rt_allocator_t *d = SC.d;
     void *h = SC.h;
     memset(r, 0, sizeof *r);
-    exec_t e;
-    memset(&e, 0, sizeof e);
-    e.r = r;
-    e.target = target;
-    e.next_id = 1;
+    memset(ep, 0, sizeof *ep);
+    exec_t *e = ep;
+    e->r = r;
+    e->target = target;
+    e->tlen = tlen;
+    e->next_id = 1;
     for (unsigned i = 0; i < NBLOCKS; i++) {
         if (SC.blk[i] != NULL) {
-            live_t *l = &e.live[e.nlive++];
+            live_t *l = &e->live[e->nlive++];
             l->p = SC.blk[i];
             l->n = SC.use[i];
             l->id = 0;
@@ -618,9 +807,9 @@ static void run_op(unsigned o, unsigned char *target, run_t *r)
                          after.used_blocks);
                 }
             } else {
-                int i = find_live(&e, p);
+                int i = find_live(e, p);
                 if (i >= 0) {
-                    drop_live(&e, i);
+                    drop_live(e, i);
                 }
             }
             break;
@@ -637,19 +826,19 @@ static void run_op(unsigned o, unsigned char *target, run_t *r)
             what = "realloc(X)";
             res = d->realloc != NULL ? d->realloc(h, x, n) : NULL;
             if (res != NULL && rec.count == 0u) {
-                int i = find_live(&e, x);
-                live_t old = e.live[i];
-                drop_live(&e, i);
-                if (new_ok(&e, res, n, what)) {
+                int i = find_live(e, x);
+                live_t old = e->live[i];
+                drop_live(e, i);
+                if (new_ok(e, res, n, what)) {
                     /* the common prefix survives the move (or the resize in place) */
                     size_t keep = old.n < n ? old.n : n;
                     live_t moved = old;
                     moved.p = res;
-                    size_t bad = live_changed(&e, &moved, keep);
+                    size_t bad = live_changed(e, &moved, keep);
                     if (bad != keep) {
                         fail(r, FK_CONTENT, "realloc(X) to %zu lost byte %zu of the %zu kept", n, bad, keep);
                     } else {
-                        add_live(&e, res, n);
+                        add_live(e, res, n);
                     }
                 }
                 x = res;
@@ -674,8 +863,8 @@ static void run_op(unsigned o, unsigned char *target, run_t *r)
         }
         if (res != NULL) {
             r->res[k] = res;
-            if (new_ok(&e, res, n, what)) {
-                add_live(&e, res, n);
+            if (new_ok(e, res, n, what)) {
+                add_live(e, res, n);
             }
         }
     }
@@ -697,7 +886,7 @@ static void run_op(unsigned o, unsigned char *target, run_t *r)
         fail(r, FK_GUARD, "the guard zone %s the buffer changed at %s%+ld", g < 0 ? "below" : "above",
              g < 0 ? "start" : "end", g);
     }
-    (void)verify_all(&e);
+    (void)verify_all(e);
 }
 
 /* --- cases ------------------------------------------------------------------------------------- */
@@ -735,6 +924,33 @@ static unsigned char *target_of(unsigned k)
     return SC.dir == 0u ? SC.X + SC.uX + k : SC.X - 1 - (ptrdiff_t)k;
 }
 
+/* The name of setup block i (by address) in scenario (dir): X, N or B0..B6. */
+static void block_label(char *buf, size_t n, unsigned i, unsigned dir)
+{
+    unsigned ni = dir == 0u ? XI + 1u : XI - 1u;
+    if (i == XI) {
+        snprintf(buf, n, "X");
+    } else if (i == ni) {
+        snprintf(buf, n, "N");
+    } else {
+        snprintf(buf, n, "B%u", i);
+    }
+}
+
+/* Copy class: where the source word lies, in words a reader can check against the layout. */
+static void source_label(char *buf, size_t n, unsigned kind, unsigned ref, long delta, unsigned dir)
+{
+    char b[8];
+    block_label(b, sizeof b, ref, dir);
+    switch (kind) {
+    case SK_BLOCK_BEFORE: snprintf(buf, n, "%s start%+ld", b, delta); break;
+    case SK_BLOCK_AFTER: snprintf(buf, n, "%s end%+ld", b, delta); break;
+    case SK_GAP_START: snprintf(buf, n, "gap after %s, its start%+ld", b, delta); break;
+    case SK_GAP_END: snprintf(buf, n, "gap after %s, its end%+ld", b, delta); break;
+    default: snprintf(buf, n, "control area, its end%+ld", delta); break;
+    }
+}
+
 static void describe(char *buf, size_t n, const rt_allocator_t *d, uint64_t idx, unsigned si, size_t s,
                      unsigned dir, unsigned state, unsigned o, unsigned k, unsigned orig, unsigned value, unsigned vi)
 {
@@ -748,6 +964,25 @@ static void describe(char *buf, size_t n, const rt_allocator_t *d, uint64_t idx,
     snprintf(buf, n, "%s case %" PRIu64 ": size %zu, %s neighbour %s, byte %s%u = 0x%02x (was 0x%02x, %s), %s",
              d->name, idx, s, state == 0u ? "used" : "free", dir == 0u ? "after" : "before",
              dir == 0u ? "end+" : "start-", dir == 0u ? k : k + 1u, value, orig, v, ops[o].name);
+}
+
+/* Copy class: the bytes written and where they were read (len bytes; source word at src_off). */
+static void describe_copy(char *buf, size_t n, const rt_allocator_t *d, uint64_t idx, size_t s, unsigned dir,
+                          unsigned state, unsigned o, unsigned len, uint32_t src_off, unsigned kind, unsigned ref,
+                          long delta)
+{
+    char where[80], dst[40];
+    source_label(where, sizeof where, kind, ref, delta, dir);
+    long from = dir == 0u ? (long)src_off : (long)src_off + (long)W_BYTES - (long)len;
+    if (dir == 0u) {
+        snprintf(dst, sizeof dst, "end+0..end+%u", len - 1u);
+    } else {
+        snprintf(dst, sizeof dst, "start-%u..start-1", len);
+    }
+    snprintf(buf, n, "%s copy case %" PRIu64 ": size %zu, %s neighbour %s, bytes %s (%u) = a copy of +%ld..+%ld "
+                     "(%s word at +%lu: %s), %s",
+             d->name, idx, s, state == 0u ? "used" : "free", dir == 0u ? "after" : "before", dst, len, from,
+             from + (long)len - 1, sk_names[kind < SK_COUNT ? kind : 0], (unsigned long)src_off, where, ops[o].name);
 }
 
 static bool results_equal(const run_t *a, const run_t *b, char *why, size_t n)
@@ -809,83 +1044,336 @@ static void on_fault(int sig)
     raise(sig);
 }
 
-static bool run_guarded(unsigned o, unsigned char *t, run_t *r)
+/* --- containment --------------------------------------------------------------------------------
+ * After a case that ended "reported" or "check", the heap goes on (see the top): check() passes,
+ * every block of the shadow model is freed without a report, and then the heap is whole again --
+ * nothing used, free plus quarantined footprints = capacity, quarantined_bytes = the quarantined
+ * footprints, no two free blocks adjacent. */
+
+typedef struct contain {
+    bool failed;        /* a containment check failed (a failure for the heaps, counted otherwise) */
+    fail_kind_t hard;   /* FK_COUNT, or a safety failure met on the way (every family) */
+    size_t quarantined; /* the largest stats.quarantined_bytes seen */
+    bool fenced;        /* something was fenced off (stats or walk) */
+    char why[200];
+} contain_t;
+
+static TL_PRINTF(2, 3) void cfail(contain_t *c, const char *fmt, ...)
+{
+    if (c->failed) {
+        return;
+    }
+    c->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct walk_acc {
+    size_t blocks, used, free_bytes, q_bytes, q_blocks, adjacent;
+    uintptr_t prev_end;
+    bool prev_free;
+} walk_acc_t;
+
+static bool walk_acc(void *context, const rt_block_info_t *b)
+{
+    walk_acc_t *w = context;
+    uintptr_t end = (uintptr_t)b->pointer + b->size;
+    uintptr_t start = end - b->footprint;
+    bool is_free = !b->used && !b->quarantined;
+    w->blocks++;
+    w->used += b->used ? 1u : 0u;
+    if (b->quarantined) {
+        w->q_bytes += b->footprint;
+        w->q_blocks++;
+    } else if (!b->used) {
+        w->free_bytes += b->footprint;
+    }
+    if (is_free && w->prev_free && w->prev_end == start) {
+        w->adjacent++;
+    }
+    w->prev_free = is_free;
+    w->prev_end = end;
+    return w->blocks < ((size_t)1 << 24); /* a walk that does not end is a hang, not a test loop */
+}
+
+/* stats, noting what was fenced; false (and the containment failed) when stats reported. */
+static bool contain_stats(contain_t *c, rt_stats_t *s, const char *when)
+{
+    memset(s, 0, sizeof *s);
+    if (SC.d->stats == NULL) {
+        return true;
+    }
+    unsigned long before = rec.count;
+    SC.d->stats(SC.h, s);
+    if (s->quarantined_bytes > c->quarantined) {
+        c->quarantined = s->quarantined_bytes;
+    }
+    c->fenced |= s->quarantined_bytes != 0u;
+    if (rec.count != before) {
+        cfail(c, "stats %s reported %s", when, tl_kind_name(rec.last));
+        return false;
+    }
+    return true;
+}
+
+static bool contain_check(contain_t *c, const char *when)
+{
+    if (SC.d->check == NULL) {
+        return true;
+    }
+    unsigned long before = rec.count;
+    bool ok = SC.d->check(SC.h);
+    if (g_verbose) {
+        printf("      contain: check() %s: %s%s\n", when, ok ? "passed" : "FAILED", rec.count != before ? ", reported" : "");
+    }
+    if (!ok || rec.count != before) {
+        cfail(c, "check() %s %s%s", when, ok ? "passed" : "failed", rec.count != before ? " and reported" : "");
+        return false;
+    }
+    return true;
+}
+
+/* The containment of the case whose shadow model is *e, on the heap as the case left it. Stops at
+ * the first check that fails. */
+static void contain_run(exec_t *e, contain_t *c)
+{
+    const rt_allocator_t *d = SC.d;
+    void *h = SC.h;
+    run_t cr;
+    memset(&cr, 0, sizeof cr);
+    e->r = &cr; /* content and overlap failures of the frees land here */
+    rt_stats_t s0, s1;
+    if (!contain_check(c, "after the damage was found")) {
+        return;
+    }
+    while (e->nlive > 0u) {
+        live_t *l = &e->live[e->nlive - 1u];
+        unsigned char *p = l->p;
+        if (!contain_stats(c, &s0, "before a free")) {
+            return;
+        }
+        unsigned long before = rec.count;
+        d->free(h, p);
+        bool said = rec.count != before;
+        if (g_verbose) {
+            printf("      contain: free(+%ld) %s\n", rel(p), said ? tl_kind_name(rec.last) : "ok");
+        }
+        if (said) {
+            cfail(c, "free(+%ld) of a live block reported %s", rel(p), tl_kind_name(rec.last));
+            return;
+        }
+        if (!contain_stats(c, &s1, "after a free")) {
+            return;
+        }
+        if (d->stats != NULL && s1.frees != s0.frees + 1u) {
+            cfail(c, "free(+%ld) of a live block: stats.frees %" PRIu64 " -> %" PRIu64, rel(p), s0.frees, s1.frees);
+            return;
+        }
+        e->nlive--;
+        if (!verify_all(e)) {
+            c->hard = cr.fk;
+            snprintf(c->why, sizeof c->why, "after free(+%ld): %.160s", rel(p), cr.why);
+            return;
+        }
+    }
+    if (!contain_check(c, "after freeing every block") || !contain_stats(c, &s1, "after freeing every block")) {
+        return;
+    }
+    if (d->stats != NULL && s1.used_blocks != 0u) {
+        cfail(c, "every block freed, but stats.used_blocks %zu", s1.used_blocks);
+        return;
+    }
+    if (d->walk != NULL) {
+        walk_acc_t w;
+        memset(&w, 0, sizeof w);
+        unsigned long before = rec.count;
+        d->walk(h, walk_acc, &w);
+        c->fenced |= w.q_blocks != 0u;
+        if (g_verbose) {
+            printf("      contain: walk: %zu blocks, %zu used, %zu free bytes, %zu quarantined bytes in %zu blocks, "
+                   "%zu adjacent free pairs; stats: capacity %zu, quarantined %zu\n",
+                   w.blocks, w.used, w.free_bytes, w.q_bytes, w.q_blocks, w.adjacent, s1.capacity,
+                   s1.quarantined_bytes);
+        }
+        if (rec.count != before) {
+            cfail(c, "the walk reported %s", tl_kind_name(rec.last));
+        } else if (w.used != 0u) {
+            cfail(c, "every block freed, but the walk shows %zu used", w.used);
+        } else if (d->stats != NULL && w.free_bytes + w.q_bytes != s1.capacity) {
+            cfail(c, "every block freed: the walk's free %zu + quarantined %zu bytes != capacity %zu", w.free_bytes,
+                  w.q_bytes, s1.capacity);
+        } else if (d->stats != NULL && w.q_bytes != s1.quarantined_bytes) {
+            cfail(c, "stats.quarantined_bytes %zu, the walk's quarantined footprints %zu", s1.quarantined_bytes,
+                  w.q_bytes);
+        } else if (w.adjacent != 0u) {
+            cfail(c, "every block freed: %zu pairs of adjacent free blocks", w.adjacent);
+        }
+    }
+}
+
+/* --- one case ---------------------------------------------------------------------------------- */
+
+typedef struct guarded {
+    unsigned o;
+    unsigned char *t;
+    size_t tlen;
+    run_t *r;
+    exec_t *e;
+    contain_t *c; /* NULL: run the operation; else: the containment */
+} guarded_t;
+
+static bool run_guarded(guarded_t *g)
 {
     if (sigsetjmp(fault_jmp, 0) != 0) { /* SA_NODEFER: no mask to restore */
-        long g = 0;
-        (void)guards_changed(SC.H, &g); /* restores them */
+        long where = 0;
+        (void)guards_changed(SC.H, &where); /* restores them */
         return false;
     }
     fault_armed = 1;
-    run_op(o, t, r);
+    if (g->c == NULL) {
+        run_op(g->o, g->t, g->tlen, g->r, g->e);
+    } else {
+        contain_run(g->e, g->c);
+        long where = 0;
+        if (g->c->hard == FK_COUNT && guards_changed(SC.H, &where)) {
+            g->c->hard = FK_GUARD;
+            snprintf(g->c->why, sizeof g->c->why, "the guard zone %s the buffer changed at %s%+ld",
+                     where < 0 ? "below" : "above", where < 0 ? "start" : "end", where);
+        }
+    }
     fault_armed = 0;
     return true;
 }
 
-/* Runs case (o, k, vi) of the current scenario; returns its outcome and, on failure, why. */
-static outcome_t run_case(unsigned o, unsigned k, unsigned vi, bool *owned, char *why, size_t wn,
-                          fail_kind_t *fk)
+/* What one case did, beyond its outcome. */
+typedef struct case_res {
+    bool owned;        /* a corrupted byte lay outside every live block's usable bytes */
+    fail_kind_t fk;
+    bool contained;    /* the containment ran */
+    contain_t ct;
+    char why[400];
+} case_res_t;
+
+/* Runs case (o, k, j) of the current scenario: class byte, offset k (0..15), value j (0..11); or
+ * class copy, the k + 1 bytes next to X's boundary, copied from source j. Returns its outcome
+ * and, on failure, why. */
+static outcome_t run_case(unsigned cls, unsigned o, unsigned k, unsigned j, case_res_t *cr)
 {
-    unsigned char *t = target_of(k);
-    if (t < mem || t >= mem + SC.H) {
-        return OUT_OUTSIDE;
-    }
-    unsigned char rnd[2];
-    randoms(SC.ai, SC.si, SC.dir, SC.state, k, rnd);
-    unsigned char orig = snap[t - mem];
-    unsigned char v = value_of(vi, orig, rnd);
-    if (v == orig) {
-        return OUT_NOOP;
-    }
-    sh->cur_orig = orig;
-    sh->cur_value = v;
-    *owned = true;
-    for (unsigned i = 0; i < NBLOCKS; i++) {
-        if (SC.blk[i] != NULL && t >= SC.blk[i] && t < SC.blk[i] + SC.use[i]) {
-            *owned = false;
+    unsigned char vals[NOFF];
+    unsigned char *t;
+    size_t len;
+    if (cls == CL_BYTE) {
+        t = target_of(k);
+        len = 1;
+        if (t < mem || t >= mem + SC.H) {
+            return OUT_OUTSIDE;
         }
+        unsigned char rnd[2];
+        randoms(SC.ai, SC.si, SC.dir, SC.state, k, rnd);
+        unsigned char orig = snap[t - mem];
+        vals[0] = value_of(j, orig, rnd);
+        if (vals[0] == orig) {
+            return OUT_NOOP;
+        }
+        sh->cur_orig = orig;
+        sh->cur_value = vals[0];
+    } else {
+        len = k + 1u;
+        t = SC.dir == 0u ? SC.X + SC.uX : SC.X - len;
+        const anchor_t *a = &SC.src[j];
+        ptrdiff_t from = (ptrdiff_t)a->off + (SC.dir == 0u ? 0 : (ptrdiff_t)W_BYTES - (ptrdiff_t)len);
+        if (t < mem || t + len > mem + SC.H || from < 0 || (size_t)from + len > SC.H) {
+            return OUT_OUTSIDE;
+        }
+        memcpy(vals, snap + from, len);
+        if (memcmp(vals, snap + (t - mem), len) == 0) {
+            return OUT_NOOP;
+        }
+    }
+    cr->owned = false;
+    for (size_t b = 0; b < len; b++) {
+        bool in_live = false;
+        for (unsigned i = 0; i < NBLOCKS; i++) {
+            in_live |= SC.blk[i] != NULL && t + b >= SC.blk[i] && t + b < SC.blk[i] + SC.use[i];
+        }
+        cr->owned |= !in_live;
     }
     memcpy(mem, snap, SC.H);
     tl_recorder_reset(&rec);
-    *t = v;
+    memcpy(t, vals, len);
     run_t r;
+    exec_t e;
     off_t said = stderr_size();
-    if (!run_guarded(o, t, &r)) {
-        *fk = FK_FAULT;
-        snprintf(why, wn, "fault: signal %d (%s) in the case", (int)fault_sig, strsignal((int)fault_sig));
+    guarded_t g = {o, t, len, &r, &e, NULL};
+    if (!run_guarded(&g)) {
+        cr->fk = FK_FAULT;
+        snprintf(cr->why, sizeof cr->why, "fault: signal %d (%s) in the case", (int)fault_sig,
+                 strsignal((int)fault_sig));
         return OUT_FAIL;
     }
     last_run = r;
     if (stderr_size() != said && !r.failed) {
-        *fk = FK_SANITIZER;
-        snprintf(why, wn, "a sanitizer reported during the case (its report is summarised below)");
+        cr->fk = FK_SANITIZER;
+        snprintf(cr->why, sizeof cr->why, "a sanitizer reported during the case (its report is summarised below)");
         return OUT_FAIL;
     }
+    outcome_t out;
     if (r.failed) {
-        *fk = r.fk;
-        snprintf(why, wn, "%s", r.why);
+        cr->fk = r.fk;
+        snprintf(cr->why, sizeof cr->why, "%s", r.why);
         return OUT_FAIL;
-    }
-    if (r.reported) {
-        return OUT_REPORTED;
     }
     const run_t *tw = &fz->twin[o];
-    if (!results_equal(&r, tw, why, wn)) {
-        *fk = FK_SILENT;
+    if (r.reported) {
+        out = OUT_REPORTED;
+    } else if (!results_equal(&r, tw, cr->why, sizeof cr->why)) {
+        cr->fk = FK_SILENT;
+        return OUT_FAIL;
+    } else if (r.check_reported || !r.check_ok) {
+        out = OUT_CHECK;
+    } else if (r.have_stats && !stats_equal(&r.st, &tw->st, cr->why, sizeof cr->why)) {
+        cr->fk = FK_SILENT_STATS;
+        return OUT_FAIL;
+    } else {
+        return OUT_HARMLESS;
+    }
+    if (!g_contain) {
+        return out;
+    }
+    /* the containment: the heap goes on from where the case left it */
+    memset(&cr->ct, 0, sizeof cr->ct);
+    cr->ct.hard = FK_COUNT;
+    cr->contained = true;
+    g.c = &cr->ct;
+    if (!run_guarded(&g)) {
+        cr->fk = FK_FAULT;
+        snprintf(cr->why, sizeof cr->why, "fault: signal %d (%s) in the containment (frees after the %s)",
+                 (int)fault_sig, strsignal((int)fault_sig), out == OUT_REPORTED ? "report" : "check");
         return OUT_FAIL;
     }
-    if (r.check_reported || !r.check_ok) {
-        return OUT_CHECK;
-    }
-    if (r.have_stats && !stats_equal(&r.st, &tw->st, why, wn)) {
-        *fk = FK_SILENT_STATS;
+    if (stderr_size() != said) {
+        cr->fk = FK_SANITIZER;
+        snprintf(cr->why, sizeof cr->why, "a sanitizer reported during the containment (summarised below)");
         return OUT_FAIL;
     }
-    return OUT_HARMLESS;
+    if (cr->ct.hard != FK_COUNT) {
+        cr->fk = cr->ct.hard;
+        snprintf(cr->why, sizeof cr->why, "in the containment: %s", cr->ct.why);
+        return OUT_FAIL;
+    }
+    if (cr->ct.failed && SC.d->family == RT_FAMILY_HEAP) {
+        cr->fk = FK_CONTAIN;
+        snprintf(cr->why, sizeof cr->why, "%s, then: %s", out == OUT_REPORTED ? "reported" : "found by check",
+                 cr->ct.why);
+        return OUT_FAIL;
+    }
+    return out;
 }
 
 /* A case that loops (a corrupted list walked forever) is a hang: the child's CPU time (not the
- * wall clock, so a busy machine does not count) is limited per operation; SIGVTALRM ends it. */
+ * wall clock, so a busy machine does not count) is limited per batch; SIGVTALRM ends it. */
 static void arm_hang_timer(long seconds)
 {
     struct itimerval it;
@@ -895,24 +1383,34 @@ static void arm_hang_timer(long seconds)
 }
 
 /* --- enumeration --------------------------------------------------------------------------------
- * Index = ((((si * 2 + dir) * 2 + state) * NOPS + o) * NOFF + k) * NVAL + vi, independent of the
- * stride (a replay names the same case at every stride). */
+ * Byte class: index = ((((si * 2 + dir) * 2 + state) * NOPS + o) * NOFF + k) * NVAL + vi;
+ * copy class: index = ((((si * 2 + dir) * 2 + state) * NOPS + o) * NOFF + k) * NSRC + j. Both
+ * independent of the stride (a replay names the same case at every stride). */
 
 static uint64_t combo_of(unsigned si, unsigned dir, unsigned state, unsigned o)
 {
     return (((uint64_t)si * 2u + dir) * 2u + state) * NOPS + o;
 }
 
-static bool combo_selected(const rt_allocator_t *d, unsigned state, unsigned o, uint64_t combo)
+static unsigned per_offset(unsigned cls) { return cls == CL_BYTE ? NVAL : NSRC; }
+
+/* Byte class: every K-th combination (K = --stride), all offsets and values of each. */
+static bool combo_selected(unsigned cls, unsigned state, unsigned o, uint64_t combo)
 {
-    (void)d;
     if (state == 1u && ops[o].needs_used_n) {
         return false;
     }
-    return combo % g_stride == 0u;
+    return cls == CL_COPY || combo % g_stride == 0u;
 }
 
-static void count(counts_t *c, outcome_t out, bool owned, fail_kind_t fk)
+/* Copy class: every combination and offset, every K-th source (K = --copy-stride), the phase
+ * turning with the offset and the combination, so every source is met at some offset. */
+static bool copy_selected(uint64_t combo, unsigned k, unsigned j)
+{
+    return (combo * NOFF + k + j) % g_copy_stride == 0u;
+}
+
+static void count(counts_t *c, outcome_t out, const case_res_t *cr, unsigned cls, unsigned kind)
 {
     switch (out) {
     case OUT_NOOP: c->noop++; return;
@@ -922,11 +1420,22 @@ static void count(counts_t *c, outcome_t out, bool owned, fail_kind_t fk)
     case OUT_HARMLESS: c->harmless++; break;
     case OUT_FAIL:
         c->failed++;
-        c->fk[fk]++;
+        c->fk[cr->fk]++;
         break;
     }
     c->cases++;
-    if (owned) {
+    if (cls == CL_COPY && kind < SK_COUNT) {
+        c->by_kind[kind]++;
+    }
+    if (cr->contained) {
+        c->contained++;
+        c->fenced += cr->ct.fenced ? 1u : 0u;
+        c->contain_failed += cr->ct.failed ? 1u : 0u;
+        if (cr->ct.quarantined > c->max_quarantined) {
+            c->max_quarantined = cr->ct.quarantined;
+        }
+    }
+    if (cr->owned) {
         c->owned++;
         c->owned_reported += out == OUT_REPORTED ? 1u : 0u;
         c->owned_check += out == OUT_CHECK ? 1u : 0u;
@@ -946,9 +1455,10 @@ static void print_run(const char *name, unsigned o, const run_t *r)
            r->failed ? ": " : "", r->failed ? r->why : "");
 }
 
-static void replay_hint(const rt_allocator_t *d, uint64_t idx)
+static void replay_hint(const rt_allocator_t *d, unsigned cls, uint64_t idx)
 {
-    printf("      replay: overflow --alloc %s --case %" PRIu64 " --seed %" PRIu64 "\n", d->name, idx, g_seed);
+    printf("      replay: overflow --class %s --alloc %s --case %" PRIu64 " --seed %" PRIu64 "%s\n", class_names[cls],
+           d->name, idx, g_seed, g_contain ? "" : " --no-contain");
 }
 
 /* Twin of every operation of the current scenario (uncorrupted). */
@@ -961,7 +1471,8 @@ static bool twins_build(void)
         }
         memcpy(mem, snap, SC.H);
         tl_recorder_reset(&rec);
-        run_op(o, NULL, &fz->twin[o]);
+        exec_t e;
+        run_op(o, NULL, 0, &fz->twin[o], &e);
         if (fz->twin[o].failed || fz->twin[o].reported || !fz->twin[o].check_ok) {
             printf("SETUP FAIL %s: size %zu, %s neighbour %s: the uncorrupted twin of %s: %s%s%s\n", SC.d->name,
                    SC.s, SC.state == 0u ? "used" : "free", SC.dir == 0u ? "after" : "before", ops[o].name,
@@ -975,20 +1486,77 @@ static bool twins_build(void)
     return true;
 }
 
-/* Runs the cases of allocator ai from index `start` (in the child); `only`: just that one. */
-static void run_from(unsigned ai, const rt_allocator_t *d, uint64_t start, bool only)
+static const char *const outs[] = {"noop", "outside", "reported", "check", "harmless", "FAIL"};
+
+/* A replay: the setup blocks (usable bytes, as offsets from the buffer) and the bytes around X. */
+static void print_layout(void)
+{
+    printf("      heap of %zu bytes, handle at +%ld; setup blocks by address:", SC.H, rel(SC.h));
+    for (unsigned i = 0; i < NBLOCKS; i++) {
+        char b[8];
+        block_label(b, sizeof b, i, SC.dir);
+        unsigned char *p = i == XI ? SC.X : SC.blk[i] != NULL ? SC.blk[i] : SC.N;
+        size_t u = i == XI ? SC.uX : SC.blk[i] != NULL ? SC.use[i] : SC.uN;
+        printf(" %s +%ld..+%ld%s", b, rel(p), rel(p) + (long)u, SC.blk[i] == NULL ? " (freed)" : "");
+    }
+    printf("\n      words around X's %s (before the corruption):", SC.dir == 0u ? "end" : "start");
+    long at = SC.dir == 0u ? rel(SC.X + SC.uX) - 2 * (long)W_BYTES : rel(SC.X) - 3 * (long)W_BYTES;
+    for (unsigned i = 0; i < 5u; i++) {
+        long o = at + (long)(i * W_BYTES);
+        if (o >= 0 && (size_t)o + W_BYTES <= SC.H) {
+            uintptr_t v;
+            memcpy(&v, snap + o, sizeof v);
+            printf(" +%ld:%0*" PRIxPTR, o, (int)(2u * W_BYTES), v);
+        }
+    }
+    printf("\n");
+}
+
+/* Prints one case (a failure, a note on a containment that failed outside the heaps, or the
+ * replayed case). */
+static void print_case(const rt_allocator_t *d, unsigned cls, uint64_t idx, unsigned si, size_t s, unsigned o,
+                       unsigned k, unsigned j, outcome_t out, const case_res_t *cr, bool note)
+{
+    char desc[320];
+    if (cls == CL_BYTE) {
+        describe(desc, sizeof desc, d, idx, si, s, SC.dir, SC.state, o, k, sh->cur_orig, sh->cur_value, j);
+    } else {
+        const anchor_t *a = &SC.src[j];
+        describe_copy(desc, sizeof desc, d, idx, s, SC.dir, SC.state, o, k + 1u, a->off, a->kind, a->ref,
+                      (long)a->delta);
+    }
+    if (note) {
+        printf("note %s\n      %s, then the containment (informational for this family): %s\n", desc, outs[out],
+               cr->ct.why);
+    } else {
+        printf("%s %s\n      %s%s%s\n", out == OUT_FAIL ? "FAIL" : "case", desc, outs[out], out == OUT_FAIL ? ": " : "",
+               out == OUT_FAIL ? cr->why : "");
+        if (out == OUT_FAIL) {
+            printf("      (%s class, %s)\n", class_names[cls], fk_names[cr->fk]);
+        }
+    }
+    if (out == OUT_FAIL || note) {
+        replay_hint(d, cls, idx);
+    }
+    fflush(stdout);
+}
+
+/* Runs the cases of class cls of allocator ai from index `start` (in the child); `only`: just
+ * that one. */
+static void run_from(unsigned ai, const rt_allocator_t *d, unsigned cls, uint64_t start, bool only)
 {
     size_t sizes[MAXSIZES];
     unsigned ns = sizes_for(d, sizes);
-    counts_t *c = &sh->c[ai];
+    counts_t *c = &sh->c[cls][ai];
+    const unsigned per = per_offset(cls);
     for (unsigned si = 0; si < ns; si++) {
         for (unsigned dir = 0; dir < 2u; dir++) {
             for (unsigned state = 0; state < 2u; state++) {
                 bool built = false;
                 for (unsigned o = 0; o < NOPS; o++) {
                     uint64_t combo = combo_of(si, dir, state, o);
-                    uint64_t first = combo * NOFF * NVAL, last = first + NOFF * NVAL - 1u;
-                    if (last < start || !combo_selected(d, state, o, combo)) {
+                    uint64_t first = combo * NOFF * per, last = first + NOFF * per - 1u;
+                    if (last < start || !combo_selected(cls, state, o, combo)) {
                         continue;
                     }
                     if (only && first > start) {
@@ -999,44 +1567,68 @@ static void run_from(unsigned ai, const rt_allocator_t *d, uint64_t start, bool 
                         if (!scen_build(d, ai, si, sizes[si], dir, state) || !twins_build()) {
                             SC.valid = false;
                         }
+                        if (cls == CL_COPY && !only && SC.valid) { /* for the coverage check */
+                            bool had[SK_COUNT] = {false};
+                            for (unsigned j = 0; j < SC.nsrc; j++) {
+                                had[SC.src[j].kind] = true;
+                            }
+                            for (unsigned kd = 0; kd < SK_COUNT; kd++) {
+                                c->kind_seen[kd] += had[kd] ? 1u : 0u;
+                            }
+                        }
                     }
                     if (!SC.valid || !fz->twin_ok[o]) {
                         continue;
                     }
-                    if (!only) {
+                    if (!only && cls == CL_BYTE) {
                         arm_hang_timer(HANG_S); /* per operation: 192 cases, milliseconds */
                     }
                     for (unsigned k = 0; k < NOFF; k++) {
-                        for (unsigned vi = 0; vi < NVAL; vi++) {
-                            uint64_t idx = first + (uint64_t)k * NVAL + vi;
-                            if (idx < start || (only && idx != start)) {
+                        if (!only && cls == CL_COPY) {
+                            arm_hang_timer(HANG_S); /* per offset: up to NSRC cases */
+                        }
+                        unsigned nj = cls == CL_BYTE ? NVAL : SC.nsrc;
+                        for (unsigned j = 0; j < nj; j++) {
+                            uint64_t idx = first + (uint64_t)k * per + j;
+                            if (idx < start || (only && idx != start) ||
+                                (!only && cls == CL_COPY && !copy_selected(combo, k, j))) {
                                 continue;
                             }
                             sh->current = idx;
                             sh->cur_orig = sh->cur_value = 0;
-                            bool owned = false;
-                            char why[240] = "";
-                            fail_kind_t fk = FK_FAULT;
-                            outcome_t out = run_case(o, k, vi, &owned, why, sizeof why, &fk);
-                            count(c, out, owned, fk);
+                            if (cls == CL_COPY) {
+                                sh->cur_src_off = SC.src[j].off;
+                                sh->cur_src_kind = SC.src[j].kind;
+                                sh->cur_src_ref = SC.src[j].ref;
+                                sh->cur_src_delta = SC.src[j].delta;
+                            }
+                            case_res_t cr;
+                            memset(&cr, 0, sizeof cr);
+                            cr.fk = FK_FAULT;
+                            outcome_t out = run_case(cls, o, k, j, &cr);
+                            count(c, out, &cr, cls, cls == CL_COPY ? SC.src[j].kind : SK_COUNT);
                             if (only || (out == OUT_FAIL && c->shown < g_show)) {
                                 c->shown += out == OUT_FAIL ? 1u : 0u;
-                                char desc[240];
-                                describe(desc, sizeof desc, d, idx, si, sizes[si], dir, state, o, k,
-                                         sh->cur_orig, sh->cur_value, vi);
-                                static const char *const outs[] = {"noop", "outside", "reported", "check",
-                                                                   "harmless", "FAIL"};
-                                printf("%s %s\n      %s%s%s\n", out == OUT_FAIL ? "FAIL" : "case", desc,
-                                       outs[out], out == OUT_FAIL ? ": " : "", out == OUT_FAIL ? why : "");
-                                if (out == OUT_FAIL) {
-                                    printf("      (%s)\n", fk_names[fk]);
-                                    replay_hint(d, idx);
-                                }
-                                fflush(stdout);
+                                print_case(d, cls, idx, si, sizes[si], o, k, j, out, &cr, false);
+                            } else if (out != OUT_FAIL && cr.contained && cr.ct.failed && c->noted < g_show) {
+                                c->noted++;
+                                print_case(d, cls, idx, si, sizes[si], o, k, j, out, &cr, true);
                             }
                             if (only) {
+                                if (out == OUT_NOOP || out == OUT_OUTSIDE) {
+                                    printf("      (not a case: %s)\n", out == OUT_NOOP ? "the bytes there are already "
+                                                                                         "these" : "outside the buffer");
+                                    return;
+                                }
+                                print_layout();
                                 print_run("twin", o, &fz->twin[o]);
                                 print_run("case", o, &last_run);
+                                if (cr.contained) {
+                                    printf("      containment: %s%s (quarantined_bytes up to %zu)\n",
+                                           cr.ct.failed || cr.ct.hard != FK_COUNT ? "FAILED: " : "passed",
+                                           cr.ct.failed || cr.ct.hard != FK_COUNT ? cr.ct.why : "",
+                                           cr.ct.quarantined);
+                                }
                                 return;
                             }
                         }
@@ -1049,19 +1641,24 @@ static void run_from(unsigned ai, const rt_allocator_t *d, uint64_t start, bool 
 }
 
 /* Decodes a case index (for a child that died on it). */
-static void describe_index(char *buf, size_t n, unsigned ai, const rt_allocator_t *d, uint64_t idx)
+static void describe_index(char *buf, size_t n, unsigned cls, const rt_allocator_t *d, uint64_t idx)
 {
     size_t sizes[MAXSIZES];
     (void)sizes_for(d, sizes);
-    unsigned vi = (unsigned)(idx % NVAL);
-    unsigned k = (unsigned)(idx / NVAL % NOFF);
-    uint64_t combo = idx / NVAL / NOFF;
+    const unsigned per = per_offset(cls);
+    unsigned j = (unsigned)(idx % per);
+    unsigned k = (unsigned)(idx / per % NOFF);
+    uint64_t combo = idx / per / NOFF;
     unsigned o = (unsigned)(combo % NOPS);
     unsigned state = (unsigned)(combo / NOPS % 2u);
     unsigned dir = (unsigned)(combo / NOPS / 2u % 2u);
     unsigned si = (unsigned)(combo / NOPS / 4u);
-    (void)ai;
-    describe(buf, n, d, idx, si, sizes[si], dir, state, o, k, sh->cur_orig, sh->cur_value, vi);
+    if (cls == CL_BYTE) {
+        describe(buf, n, d, idx, si, sizes[si], dir, state, o, k, sh->cur_orig, sh->cur_value, j);
+    } else {
+        describe_copy(buf, n, d, idx, sizes[si], dir, state, o, k + 1u, sh->cur_src_off, sh->cur_src_kind,
+                      sh->cur_src_ref, (long)sh->cur_src_delta);
+    }
 }
 
 static void child_signals(void)
@@ -1103,10 +1700,11 @@ static void stderr_report(FILE *err, long *seen, char *out, size_t n)
     *seen = ftell(err);
 }
 
-/* Runs all cases of allocator ai, restarting a child after every case that killed one. */
-static void run_allocator(unsigned ai, const rt_allocator_t *d, FILE *err)
+/* Runs all cases of class cls of allocator ai, restarting a child after every case that killed
+ * one. */
+static void run_allocator(unsigned ai, const rt_allocator_t *d, unsigned cls, FILE *err)
 {
-    counts_t *c = &sh->c[ai];
+    counts_t *c = &sh->c[cls][ai];
     uint64_t start = 0;
     long seen = 0;
     for (;;) {
@@ -1123,7 +1721,7 @@ static void run_allocator(unsigned ai, const rt_allocator_t *d, FILE *err)
                 (void)dup2(san_fd, STDERR_FILENO);
             }
             child_signals();
-            run_from(ai, d, start, false);
+            run_from(ai, d, cls, start, false);
             fflush(stdout);
             sh->done = 1;
             _exit(0);
@@ -1143,8 +1741,8 @@ static void run_allocator(unsigned ai, const rt_allocator_t *d, FILE *err)
         c->fk[hang ? FK_HANG : FK_FAULT]++;
         if (c->shown < g_show) {
             c->shown++;
-            char desc[240];
-            describe_index(desc, sizeof desc, ai, d, idx);
+            char desc[320];
+            describe_index(desc, sizeof desc, cls, d, idx);
             if (WIFSIGNALED(status)) {
                 printf("FAIL %s\n      fault: the case died by signal %d (%s)\n", desc, WTERMSIG(status),
                        WTERMSIG(status) == SIGVTALRM ? "hang: over its CPU time limit" : strsignal(WTERMSIG(status)));
@@ -1155,7 +1753,8 @@ static void run_allocator(unsigned ai, const rt_allocator_t *d, FILE *err)
             if (said[0] != '\0') {
                 printf("      stderr: %s", said);
             }
-            replay_hint(d, idx);
+            printf("      (%s class, %s)\n", class_names[cls], hang ? "hang" : "fault");
+            replay_hint(d, cls, idx);
             fflush(stdout);
         }
         start = idx + 1u;
@@ -1243,8 +1842,12 @@ static double now_s(void)
 
 static void usage(void)
 {
-    printf("usage: overflow [--alloc NAME] [--stride K] [--seed S] [--show N] [--strict] [--case I]\n"
-           "  K: odd and not a multiple of 3 (coprime to the 36 neighbour-operation combinations per size)\n");
+    printf("usage: overflow [--class byte|copy|all] [--alloc NAME] [--stride K] [--copy-stride K] [--seed S]\n"
+           "                [--show N] [--strict] [--no-contain] [--class C --alloc NAME --case I]\n"
+           "  --stride K       byte class: every K-th (size, neighbour, operation) combination; K odd and not a\n"
+           "                   multiple of 3 (coprime to the 36 combinations of one size)\n"
+           "  --copy-stride K  copy class: every K-th source word, turning with the offset and combination\n"
+           "  --no-contain     without the containment checks (after a report or a failed check)\n");
 }
 
 /* The command line (usage()); false on anything it does not know. */
@@ -1256,12 +1859,22 @@ static bool parse_args(int argc, char **argv, const char **only_alloc, uint64_t 
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--strict") == 0) {
             g_strict = true;
+        } else if (strcmp(a, "--no-contain") == 0) {
+            g_contain = false;
+        } else if (strcmp(a, "--class") == 0 && next != NULL &&
+                   (strcmp(next, "byte") == 0 || strcmp(next, "copy") == 0 || strcmp(next, "all") == 0)) {
+            g_classes[CL_BYTE] = strcmp(next, "copy") != 0;
+            g_classes[CL_COPY] = strcmp(next, "byte") != 0;
+            i++;
         } else if (strcmp(a, "--alloc") == 0 && next != NULL) {
             *only_alloc = next;
             i++;
         } else if (strcmp(a, "--stride") == 0 && tl_parse_u64(next, &v) && v >= 1u && v < 1000u &&
                    v % 2u != 0u && v % 3u != 0u) {
             g_stride = (unsigned)v;
+            i++;
+        } else if (strcmp(a, "--copy-stride") == 0 && tl_parse_u64(next, &v) && v >= 1u && v < 100000u) {
+            g_copy_stride = (unsigned)v;
             i++;
         } else if (strcmp(a, "--seed") == 0 && tl_parse_u64(next, &v)) {
             g_seed = v;
@@ -1280,18 +1893,55 @@ static bool parse_args(int argc, char **argv, const char **only_alloc, uint64_t 
     return true;
 }
 
-/* The table: one row per allocator with cases, and the total (returned). */
-static counts_t print_table(const rt_allocator_t *const *all, size_t na)
+static void add_counts(counts_t *tot, const counts_t *c)
+{
+    tot->cases += c->cases;
+    tot->reported += c->reported;
+    tot->check += c->check;
+    tot->harmless += c->harmless;
+    tot->failed += c->failed;
+    tot->noop += c->noop;
+    tot->outside += c->outside;
+    tot->owned += c->owned;
+    tot->owned_reported += c->owned_reported;
+    tot->owned_check += c->owned_check;
+    tot->owned_harmless += c->owned_harmless;
+    tot->contained += c->contained;
+    tot->fenced += c->fenced;
+    tot->contain_failed += c->contain_failed;
+    if (c->max_quarantined > tot->max_quarantined) {
+        tot->max_quarantined = c->max_quarantined;
+    }
+    for (unsigned f = 0; f < FK_COUNT; f++) {
+        tot->fk[f] += c->fk[f];
+    }
+    for (unsigned k = 0; k < SK_COUNT; k++) {
+        tot->by_kind[k] += c->by_kind[k];
+        tot->kind_seen[k] += c->kind_seen[k];
+    }
+    tot->seconds += c->seconds;
+}
+
+/* The table of one class: one row per allocator with cases, and the total (returned). Adds to
+ * *coverage_gaps the allocators whose copy class met no case of a source kind. */
+static counts_t print_table(unsigned cls, const rt_allocator_t *const *all, size_t na, unsigned *coverage_gaps)
 {
     counts_t tot;
     memset(&tot, 0, sizeof tot);
-    printf("\n%-10s %9s %9s %9s %9s %9s", "allocator", "cases", "reported", "check", "harmless", "failures");
+    printf("\n%s class%s\n", class_names[cls],
+           cls == CL_BYTE ? ": one byte at end+0..end+15 or start-1..start-16" :
+                            ": 1..16 bytes at end+0.. or ..start-1, copied from another metadata word of the heap");
+    printf("%-10s %9s %9s %9s %9s %9s", "allocator", "cases", "reported", "check", "harmless", "failures");
     if (g_strict) {
         printf(" | %9s %9s %9s %9s", "owned", "reported", "check", "harmless");
     }
+    if (g_contain) {
+        printf(" | %9s %8s %8s %8s", "contained", "fenced", "max q", "c-failed");
+    }
     printf("  seconds  failures by kind\n");
+    bool informational = false;
     for (unsigned ai = 0; ai < na; ai++) {
-        const counts_t *c = &sh->c[ai];
+        const counts_t *c = &sh->c[cls][ai];
         if (c->cases == 0u && c->noop == 0u) {
             continue;
         }
@@ -1301,6 +1951,12 @@ static counts_t print_table(const rt_allocator_t *const *all, size_t na)
             printf(" | %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, c->owned, c->owned_reported, c->owned_check,
                    c->owned_harmless);
         }
+        if (g_contain) {
+            bool info = all[ai]->family != RT_FAMILY_HEAP;
+            informational |= info && c->contain_failed != 0u;
+            printf(" | %9" PRIu64 " %8" PRIu64 " %8zu %7" PRIu64 "%s", c->contained, c->fenced, c->max_quarantined,
+                   c->contain_failed, info && c->contain_failed != 0u ? "*" : " ");
+        }
         printf(" %8.1f ", c->seconds);
         for (unsigned f = 0; f < FK_COUNT; f++) {
             if (c->fk[f] != 0u) {
@@ -1308,17 +1964,16 @@ static counts_t print_table(const rt_allocator_t *const *all, size_t na)
             }
         }
         printf("\n");
-        tot.cases += c->cases;
-        tot.reported += c->reported;
-        tot.check += c->check;
-        tot.harmless += c->harmless;
-        tot.failed += c->failed;
-        tot.noop += c->noop;
-        tot.outside += c->outside;
-        tot.owned += c->owned;
-        tot.owned_reported += c->owned_reported;
-        tot.owned_check += c->owned_check;
-        tot.owned_harmless += c->owned_harmless;
+        if (cls == CL_COPY) {
+            for (unsigned k = 0; k < SK_COUNT; k++) {
+                if (c->by_kind[k] == 0u && c->kind_seen[k] != 0u) {
+                    printf("%-10s COVERAGE: no copy case read a %s word (%" PRIu64 " scenarios had one)\n",
+                           all[ai]->name, sk_names[k], c->kind_seen[k]);
+                    (*coverage_gaps)++;
+                }
+            }
+        }
+        add_counts(&tot, c);
     }
     printf("%-10s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, "total", tot.cases, tot.reported,
            tot.check, tot.harmless, tot.failed);
@@ -1326,10 +1981,55 @@ static counts_t print_table(const rt_allocator_t *const *all, size_t na)
         printf(" | %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64, tot.owned, tot.owned_reported, tot.owned_check,
                tot.owned_harmless);
     }
-    printf("\noverflow: %" PRIu64 " cases (+%" PRIu64 " values equal to the byte there, %" PRIu64
-           " bytes outside the buffer: not cases), %" PRIu64 " setup failures\n",
-           tot.cases, tot.noop, tot.outside, sh->setup_failures);
+    if (g_contain) {
+        printf(" | %9" PRIu64 " %8" PRIu64 " %8zu %7" PRIu64 " ", tot.contained, tot.fenced, tot.max_quarantined,
+               tot.contain_failed);
+    }
+    printf(" %8.1f\n", tot.seconds);
+    if (informational) {
+        printf("  *: containment of a family other than the boundary-tag heaps: counted, not a failure\n");
+    }
+    if (cls == CL_COPY) {
+        printf("  copy cases by source kind:");
+        for (unsigned k = 0; k < SK_COUNT; k++) {
+            printf(" %s %" PRIu64 "%s%s", sk_names[k], tot.by_kind[k],
+                   tot.kind_seen[k] == 0u ? " (no scenario had one)" : "", k + 1u < SK_COUNT ? "," : "\n");
+        }
+    }
+    printf("overflow: %s class: %" PRIu64 " cases (+%" PRIu64 " %s, %" PRIu64 " %s outside the buffer: not cases), "
+           "%" PRIu64 " failures\n",
+           class_names[cls], tot.cases, tot.noop,
+           cls == CL_BYTE ? "values equal to the byte there" : "copies equal to the bytes there", tot.outside,
+           cls == CL_BYTE ? "bytes" : "runs", tot.failed);
     return tot;
+}
+
+/* One line per class that failed: the allocators and the kinds of their failures. */
+static void print_failures(unsigned cls, const rt_allocator_t *const *all, size_t na)
+{
+    bool any = false;
+    for (unsigned ai = 0; ai < na; ai++) {
+        const counts_t *c = &sh->c[cls][ai];
+        if (c->failed == 0u) {
+            continue;
+        }
+        if (!any) {
+            printf("overflow: FAILED, %s class:", class_names[cls]);
+            any = true;
+        }
+        printf(" %s (", all[ai]->name);
+        bool first = true;
+        for (unsigned f = 0; f < FK_COUNT; f++) {
+            if (c->fk[f] != 0u) {
+                printf("%s%s %" PRIu64, first ? "" : ", ", fk_names[f], c->fk[f]);
+                first = false;
+            }
+        }
+        printf(")");
+    }
+    if (any) {
+        printf("\n");
+    }
 }
 
 int main(int argc, char **argv)
@@ -1344,7 +2044,8 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
-    if (replay && only_alloc == NULL) {
+    if (replay && (only_alloc == NULL || g_classes[CL_BYTE] == g_classes[CL_COPY])) {
+        printf("overflow: a replay (--case) names its allocator and its class (--class byte or copy)\n");
         usage();
         return 2;
     }
@@ -1359,15 +2060,20 @@ int main(int argc, char **argv)
     }
     bool found = only_alloc == NULL;
     if (replay) {
+        unsigned cls = g_classes[CL_BYTE] ? CL_BYTE : CL_COPY;
         rec.print = true;
+        g_verbose = true;
         g_stride = 1;
+        g_copy_stride = 1;
         for (unsigned ai = 0; ai < na; ai++) {
             if (strcmp(all[ai]->name, only_alloc) == 0) {
                 found = true;
-                run_from(ai, all[ai], only_case, true);
-                if (sh->c[ai].cases + sh->c[ai].noop + sh->c[ai].outside == 0u) {
-                    printf("overflow: %s has no case %" PRIu64 " (an operation that needs a used neighbour)\n",
-                           only_alloc, only_case);
+                run_from(ai, all[ai], cls, only_case, true);
+                const counts_t *c = &sh->c[cls][ai];
+                if (c->cases + c->noop + c->outside == 0u) {
+                    printf("overflow: %s has no %s case %" PRIu64 " (an operation that needs a used neighbour, or a "
+                           "source word the scenario does not have)\n",
+                           only_alloc, class_names[cls], only_case);
                 }
             }
         }
@@ -1377,31 +2083,58 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    printf("overflow: seed %" PRIu64 ", stride %u (%s (size, neighbour, operation) combination; all "
-           "offsets 1..16 after the end and before the start, all 12 values)\n",
-           g_seed, g_stride, g_stride == 1u ? "every" : "every K-th");
+    printf("overflow: seed %" PRIu64 "; containment checks %s\n", g_seed,
+           g_contain ? "on (after a report or a failed check; --no-contain: off)" : "off (--no-contain)");
+    if (g_classes[CL_BYTE]) {
+        printf("overflow: byte class, stride %u (%s (size, neighbour, operation) combination; all offsets 1..16 "
+               "after the end and before the start, all 12 values)\n",
+               g_stride, g_stride == 1u ? "every" : "every K-th");
+    }
+    if (g_classes[CL_COPY]) {
+        printf("overflow: copy class, stride %u (every combination and offset; %s source word)\n", g_copy_stride,
+               g_copy_stride == 1u ? "every" : "every K-th");
+    }
     fflush(stdout);
-    for (unsigned ai = 0; ai < na; ai++) {
-        if (only_alloc != NULL && strcmp(all[ai]->name, only_alloc) != 0) {
+    for (unsigned cls = 0; cls < CL_COUNT; cls++) {
+        if (!g_classes[cls]) {
             continue;
         }
-        found = true;
-        FILE *err = tmpfile();
-        san_fd = err != NULL ? fileno(err) : -1;
-        double t0 = now_s();
-        run_allocator(ai, all[ai], err);
-        sh->c[ai].seconds = now_s() - t0;
-        if (err != NULL) {
-            fclose(err);
-            san_fd = -1;
+        for (unsigned ai = 0; ai < na; ai++) {
+            if (only_alloc != NULL && strcmp(all[ai]->name, only_alloc) != 0) {
+                continue;
+            }
+            found = true;
+            FILE *err = tmpfile();
+            san_fd = err != NULL ? fileno(err) : -1;
+            double t0 = now_s();
+            run_allocator(ai, all[ai], cls, err);
+            sh->c[cls][ai].seconds = now_s() - t0;
+            if (err != NULL) {
+                fclose(err);
+                san_fd = -1;
+            }
         }
     }
     if (!found) {
         printf("overflow: no allocator '%s'\n", only_alloc);
         return 2;
     }
-    counts_t tot = print_table(all, na);
-    tl_state.passed = (unsigned long)(tot.cases - tot.failed);
-    tl_state.failed = (unsigned long)(tot.failed + sh->setup_failures) + (registry_ok ? 0u : 1u);
+    uint64_t cases = 0, failed = 0;
+    unsigned coverage_gaps = 0;
+    for (unsigned cls = 0; cls < CL_COUNT; cls++) {
+        if (g_classes[cls]) {
+            counts_t tot = print_table(cls, all, na, &coverage_gaps);
+            cases += tot.cases;
+            failed += tot.failed;
+        }
+    }
+    printf("overflow: %" PRIu64 " setup failures, %u coverage gaps\n", sh->setup_failures, coverage_gaps);
+    for (unsigned cls = 0; cls < CL_COUNT; cls++) {
+        if (g_classes[cls]) {
+            print_failures(cls, all, na);
+        }
+    }
+    tl_state.passed = (unsigned long)(cases - failed);
+    tl_state.failed = (unsigned long)(failed + sh->setup_failures + coverage_gaps) + (registry_ok ? 0u : 1u);
     return tl_summary("overflow");
 }

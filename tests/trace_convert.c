@@ -8,13 +8,15 @@
  * and reallocs of foreign pointers, a block above 4 GiB reallocated down, an END without its
  * BEGIN and a BEGIN without its END, a slot never written, a failed realloc, calloc overflow,
  * pvalloc's rounding, realloc(p, 0) and realloc(NULL, 0), two images whose start times order the
- * streams, a log of another format (skipped) and a torn last record -- converts them with
+ * streams, a log of another format (skipped), a torn last record and a thread id of 2^32 - 2
+ * (converted in 1 GiB of address space: an id never sizes an array) -- converts them with
  * `rtbench trace record --from-raw`, and compares the trace op for op with what the conversion
  * rules of record.c's header say.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,18 @@
 #include "rawlog.h"
 #include "testlib.h"
 #include "trace.h"
+
+/* Under ASan or TSan rtbench needs terabytes of address space: no RLIMIT_AS there. */
+#if TL_ASAN || defined(__SANITIZE_THREAD__)
+#define TC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TC_SANITIZED 1
+#endif
+#endif
+#ifndef TC_SANITIZED
+#define TC_SANITIZED 0
+#endif
 
 /* testlib.h counts and prints; CHECK names the condition only. */
 #define CHECK(cond) TL_CHECK(cond, "%s", "")
@@ -77,6 +91,7 @@ static bool write_log(const char *path, uint32_t pid, uint64_t start, const char
 #define I 0x9000u
 #define UMAX UINT32_MAX
 #define FL WL_OP_FAILED
+#define T2 0xFFFFFFFEu /* image one's second thread: an id far above any array the conversion may size */
 
 /* Writes the hand-made logs into dir: image 1 (every case), image 2 (started first, a torn last
  * record) and a file of another format. False when a write fails. */
@@ -85,26 +100,25 @@ static bool write_logs(const char *dir)
     char path[4200];
     raw_rec_t one[] = {
         R(RAW_MALLOC, 0, A, 10),
-        R(RAW_MALLOC, 1, A, 20),                  /* A still live: ordering error */
+        R(RAW_MALLOC, T2, A, 20),                 /* A still live: ordering error */
         R(RAW_FREE, 0, B, 0),                     /* foreign */
         R(RAW_REALLOC_BEGIN, 0, C, 30),           /* foreign realloc ... */
         R(RAW_REALLOC_END, 0, D, 30),             /* ... makes D as realloc(NULL, 30) */
         R(RAW_MALLOC, 0, E, (uint64_t)5 << 30),   /* too large: flagged, left out */
-        R(RAW_REALLOC_BEGIN, 1, E, 40),           /* the large block reallocated down ... */
-        R(RAW_REALLOC_END, 1, F, 40),             /* ... enters the stream as realloc(NULL, 40) */
+        R(RAW_REALLOC_BEGIN, T2, E, 40),          /* the large block reallocated down ... */
+        R(RAW_REALLOC_END, T2, F, 40),            /* ... enters the stream as realloc(NULL, 40) */
         R(RAW_NONE, 0, 0x1234, 77),               /* a slot taken, never written */
         R(RAW_REALLOC_END, 0, G, 50),             /* END without BEGIN: unfinished, new block */
         R(RAW_REALLOC_BEGIN, 0, D, 0),            /* realloc(D, 0) ... */
         R(RAW_REALLOC_END, 0, 0, 0),              /* ... freed D */
-        R(RAW_REALLOC_BEGIN, 1, F, (uint64_t)1 << 40),
-        R(RAW_REALLOC_END, 1, 0, (uint64_t)1 << 40), /* failed: F stays */
-        R(RAW_FREE, 1, F, 0),
+        R(RAW_REALLOC_BEGIN, T2, F, (uint64_t)1 << 40),
+        R(RAW_REALLOC_END, T2, 0, (uint64_t)1 << 40), /* failed: F stays */
+        R(RAW_FREE, T2, F, 0),
         R(RAW_CALLOC, 0, 0, UINT64_MAX),          /* calloc overflow: failed */
         R(RAW_MEMALIGN, 0, H, 5000),              /* pvalloc(5000): 8192, page-aligned */
         R(RAW_REALLOC_NEW, 0, I, 0),              /* realloc(NULL, 0): malloc(0) */
         R(RAW_REALLOC_BEGIN, 0, I, 60),           /* BEGIN without END: unfinished */
     };
-    one[1].tid = 1;
     one[15].flags = RAW_F_OVERFLOW;
     one[16].align = 12;
     one[16].sub = RAW_SUB_PVALLOC;
@@ -129,6 +143,11 @@ static void run_convert(const char *rtbench, const char *dir, const char *out)
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
+#if !TC_SANITIZED
+        /* 1 GiB of address space: a thread id that sized an array (4 GiB for T2) cannot be served */
+        struct rlimit as = {(rlim_t)1 << 30, (rlim_t)1 << 30};
+        setrlimit(RLIMIT_AS, &as);
+#endif
         execl(rtbench, rtbench, "trace", "record", "--from-raw", dir, "-o", out, (char *)NULL);
         _exit(127);
     }

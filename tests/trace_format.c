@@ -7,6 +7,21 @@
  * checksum recomputed (so the structural checks, not only the checksum, are exercised), a wrong
  * magic and version, an empty file -- and every load must either refuse with a message or return
  * a trace whose order is valid. Under ASan this also proves no read past the buffer.
+ *
+ * The loader's memory limit (trace.c's header): a trace loads with exactly the memory its
+ * accounting says -- the streams (sizeof (tr_stream_t) each), every op (12 bytes) and one
+ * stream's per-slot tables (5 bytes a slot) at a time, plus, from a file, its length and one byte
+ * -- and one byte less is refused ("memory limit"); a file is not read past the limit (/dev/zero);
+ * headers that claim more streams, ops or slots than the file holds are refused before anything
+ * of that size is allocated; and a valid file of 300 live 4 GiB blocks loads in a few KiB (the
+ * loader allocates by ops and slots, never by requested sizes). A memalign of 2^40 loads where
+ * size_t has 64 bits and is refused with its reason where it has 32.
+ *
+ *   trace_format [DIR]                the tests (scratch files in DIR)
+ *   trace_format --write-hostile DIR  writes the hostile files tests/trace_limits.sh feeds rtbench:
+ *                                     big.rtt (300 live mallocs of 4 GiB - 1), multi.rtt (a small
+ *                                     stream, then big.rtt's), claim_ops.rtt (a stream that claims
+ *                                     2^40 ops), claim_streams.rtt (2^32 streams), all checksummed
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,8 +261,251 @@ static void check_header_errors(const char *bad, const unsigned char *orig, unsi
     CHECK(!tr_load("/nonexistent/trace.rtt", &g, err, sizeof err) && strstr(err, "cannot open") != NULL);
 }
 
+/* ---- the memory limit ------------------------------------------------------------------------ */
+
+/* A byte buffer for hand-made files (headers that lie). */
+typedef struct hbuf {
+    unsigned char p[512];
+    size_t n;
+} hbuf_t;
+
+static void h_byte(hbuf_t *b, unsigned v)
+{
+    if (b->n < sizeof b->p) {
+        b->p[b->n++] = (unsigned char)v;
+    }
+}
+
+static void h_varint(hbuf_t *b, uint64_t v)
+{
+    do {
+        h_byte(b, (unsigned)(v & 0x7fu) | (v >= 0x80u ? 0x80u : 0u));
+        v >>= 7;
+    } while (v != 0);
+}
+
+/* Magic, version 1, nstreams, an empty command. */
+static void h_header(hbuf_t *b, uint64_t nstreams)
+{
+    memcpy(b->p, "RTTRACE", 8);
+    b->n = 8;
+    h_byte(b, 1), h_byte(b, 0), h_byte(b, 0), h_byte(b, 0);
+    h_varint(b, nstreams);
+    h_varint(b, 0);
+}
+
+/* One stream whose header says slots, nops and ops_bytes, then `body` bytes of ops: malloc(1)
+ * into slot 0 and its free, repeated (3 + 2 bytes a pair: two ops). */
+static void h_stream(hbuf_t *b, uint64_t slots, uint64_t nops, uint64_t ops_bytes, size_t body)
+{
+    h_varint(b, 1), h_varint(b, 1), h_varint(b, 0), h_varint(b, 0); /* pid threads failed foreign */
+    h_varint(b, slots), h_varint(b, nops);
+    h_varint(b, body / 5u), h_varint(b, body / 5u), h_varint(b, body >= 5u ? 1u : 0u); /* counters */
+    h_varint(b, 0), h_varint(b, 0), h_varint(b, 0); /* command, name, params */
+    h_varint(b, ops_bytes);
+    for (size_t i = 0; i + 5 <= body; i += 5) {
+        h_byte(b, WL_MALLOC), h_byte(b, 0), h_byte(b, 1); /* kind, slot delta 0, size 1 */
+        h_byte(b, WL_FREE), h_byte(b, 0);
+    }
+}
+
+/* Appends the checksum. */
+static void h_finish(hbuf_t *b)
+{
+    uint64_t h = tr_checksum(b->p, b->n);
+    for (size_t i = 0; i < 8; i++) {
+        h_byte(b, (unsigned)(h >> (8 * i)) & 0xffu);
+    }
+}
+
+/* 300 live mallocs of 4 GiB - 1 (sizes are 32-bit), slot i each, never freed: 1.17 TiB live.
+ * ops: 300 entries. */
+static void make_big(tr_file_t *f, tr_stream_t *st, wl_op_t *ops)
+{
+    memset(f, 0, sizeof *f);
+    memset(st, 0, sizeof *st);
+    snprintf(f->command, sizeof f->command, "hostile: 300 live 4 GiB mallocs");
+    for (uint32_t i = 0; i < 300; i++) {
+        ops[i] = (wl_op_t){i, UINT32_MAX, WL_MALLOC};
+    }
+    st->pid = 1;
+    st->threads = 1;
+    snprintf(st->command, sizeof st->command, "hostile");
+    st->trace.ops = ops;
+    st->trace.nops = 300;
+    st->trace.slots = 300;
+    st->trace.nmalloc = 300;
+    st->trace.peak_live = 300u * (uint64_t)UINT32_MAX;
+    f->streams = st;
+    f->nstreams = 1;
+}
+
+/* The limit at the byte: parse of f's file at the accounted figure, and one byte below. */
+static void check_limit_exact(const char *dir, const tr_file_t *f)
+{
+    unsigned char *data = NULL;
+    size_t len = 0;
+    CHECK(tr_encode(f, &data, &len));
+    if (data == NULL) {
+        return;
+    }
+    /* streams, then per stream its ops (kept) and its tables (5 bytes a slot, released) */
+    uint64_t need = 0, held = f->nstreams * sizeof(tr_stream_t);
+    for (size_t s = 0; s < f->nstreams; s++) {
+        const wl_trace_t *t = &f->streams[s].trace;
+        held += t->nops * sizeof(wl_op_t);
+        need = held + 5u * t->slots > need ? held + 5u * t->slots : need;
+    }
+    tr_file_t g;
+    char err[256];
+    CHECK(tr_parse(data, len, need, &g, err, sizeof err));
+    tr_release(&g);
+    CHECK(!tr_parse(data, len, need - 1u, &g, err, sizeof err) && strstr(err, "memory limit") != NULL);
+    CHECK(g.streams == NULL && g.nstreams == 0);
+    /* from a file: its bytes and one more (the read that finds the end) count too */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/trace_format_limit.rtt", dir);
+    spit(path, data, len);
+    CHECK(tr_load_max(path, need + len + 1u, &g, err, sizeof err));
+    tr_release(&g);
+    CHECK(!tr_load_max(path, need + len, &g, err, sizeof err) && strstr(err, "memory limit") != NULL);
+    CHECK(!tr_load_max(path, len - 1u, &g, err, sizeof err) && strstr(err, "memory limit") != NULL);
+    remove(path);
+    free(data);
+}
+
+/* Headers that claim more than the file holds, a file without an end, and a valid file whose
+ * requests are huge. */
+static void check_limit_hostile(void)
+{
+    tr_file_t g;
+    char err[256];
+    hbuf_t b;
+    h_header(&b, 1);
+    h_stream(&b, 1, (uint64_t)1 << 40, 10, 10);
+    h_finish(&b);
+    CHECK(!tr_parse(b.p, b.n, UINT64_MAX, &g, err, sizeof err) && strstr(err, "more ops than the file") != NULL);
+    h_header(&b, (uint64_t)1 << 32);
+    h_stream(&b, 1, 2, 5, 5);
+    h_finish(&b);
+    CHECK(!tr_parse(b.p, b.n, UINT64_MAX, &g, err, sizeof err) && strstr(err, "more streams") != NULL);
+    h_header(&b, 1);
+    h_stream(&b, UINT32_MAX, 2, 5, 5);
+    h_finish(&b);
+    CHECK(!tr_parse(b.p, b.n, UINT64_MAX, &g, err, sizeof err) && strstr(err, "more slots than ops") != NULL);
+    /* 100 ops claimed, the file long enough for them, but the stream's ops_bytes holds 5 bytes */
+    h_header(&b, 1);
+    h_stream(&b, 1, 100, 5, 400);
+    h_finish(&b);
+    CHECK(!tr_parse(b.p, b.n, UINT64_MAX, &g, err, sizeof err) && strstr(err, "stream's bytes") != NULL);
+    /* the hand-made builder itself is right: the same stream with honest figures loads */
+    h_header(&b, 1);
+    h_stream(&b, 1, 160, 400, 400);
+    h_finish(&b);
+    bool honest = tr_parse(b.p, b.n, UINT64_MAX, &g, err, sizeof err);
+    CHECK(honest && g.nstreams == 1 && g.streams[0].trace.nops == 160);
+    if (!honest) {
+        fprintf(stderr, "honest hand-made file refused: %s\n", err);
+    }
+    tr_release(&g);
+    /* a file that never ends is read up to the limit, not further */
+    CHECK(!tr_load_max("/dev/zero", (uint64_t)1 << 20, &g, err, sizeof err) && strstr(err, "memory limit") != NULL);
+    /* 300 live 4 GiB blocks: a valid file; the loader holds its ops, not its requests */
+    tr_file_t f;
+    tr_stream_t st;
+    static wl_op_t ops[300];
+    make_big(&f, &st, ops);
+    unsigned char *data = NULL;
+    size_t len = 0;
+    CHECK(tr_encode(&f, &data, &len));
+    CHECK(data != NULL && tr_parse(data, len, 16384, &g, err, sizeof err) && g.nstreams == 1 &&
+          g.streams[0].trace.peak_live == 300u * (uint64_t)UINT32_MAX);
+    tr_release(&g);
+    free(data);
+}
+
+/* A memalign of 2^40 (flagged failed, as a 64-bit recording has it): loads where size_t holds the
+ * alignment, and is refused with the reason where it does not (WL_OP_ALIGN would shift by the
+ * width of size_t). */
+static void check_wide_alignment(void)
+{
+    static wl_op_t ops[] = {{0, 64, WL_MEMALIGN | (40u << 8) | WL_OP_FAILED}, {0, 8, WL_MALLOC}, {0, 0, WL_FREE}};
+    tr_stream_t st;
+    tr_file_t f;
+    memset(&st, 0, sizeof st);
+    memset(&f, 0, sizeof f);
+    st.trace.ops = ops;
+    st.trace.nops = 3;
+    st.trace.slots = 1;
+    st.trace.nmalloc = 1;
+    st.trace.nfree = 1;
+    st.trace.peak_live = 8;
+    f.streams = &st;
+    f.nstreams = 1;
+    unsigned char *data = NULL;
+    size_t len = 0;
+    CHECK(tr_encode(&f, &data, &len));
+    tr_file_t g;
+    char err[256];
+    bool ok = data != NULL && tr_parse(data, len, UINT64_MAX, &g, err, sizeof err);
+    if (sizeof(size_t) >= 8) {
+        CHECK(ok && WL_OP_ALIGN(&g.streams[0].trace.ops[0]) == (size_t)1 << (sizeof(size_t) >= 8 ? 40 : 0));
+        tr_release(&g);
+    } else {
+        CHECK(!ok && strstr(err, "beyond this machine's size_t") != NULL);
+    }
+    free(data);
+}
+
+/* The files tests/trace_limits.sh gives rtbench (trace_format's header). */
+static int write_hostile(const char *dir)
+{
+    char path[4200], err[256];
+    bool ok = true;
+    tr_file_t f;
+    tr_stream_t st[2];
+    static wl_op_t ops[300];
+    make_big(&f, &st[0], ops);
+    snprintf(path, sizeof path, "%s/big.rtt", dir);
+    ok = ok && tr_save(path, &f, err, sizeof err);
+    static wl_op_t small[] = {{0, 64, WL_MALLOC}, {0, 0, WL_FREE}};
+    st[1] = st[0];
+    memset(&st[0], 0, sizeof st[0]);
+    st[0].pid = 2;
+    st[0].threads = 1;
+    snprintf(st[0].command, sizeof st[0].command, "small");
+    st[0].trace.ops = small;
+    st[0].trace.nops = 2;
+    st[0].trace.slots = 1;
+    st[0].trace.nmalloc = 1;
+    st[0].trace.nfree = 1;
+    st[0].trace.peak_live = 64;
+    f.nstreams = 2;
+    f.streams = st;
+    snprintf(path, sizeof path, "%s/multi.rtt", dir);
+    ok = ok && tr_save(path, &f, err, sizeof err);
+    hbuf_t b;
+    h_header(&b, 1);
+    h_stream(&b, 1, (uint64_t)1 << 40, 10, 10);
+    h_finish(&b);
+    snprintf(path, sizeof path, "%s/claim_ops.rtt", dir);
+    spit(path, b.p, b.n);
+    h_header(&b, (uint64_t)1 << 32);
+    h_stream(&b, 1, 2, 5, 5);
+    h_finish(&b);
+    snprintf(path, sizeof path, "%s/claim_streams.rtt", dir);
+    spit(path, b.p, b.n);
+    if (!ok) {
+        fprintf(stderr, "trace_format --write-hostile: %s\n", err);
+    }
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--write-hostile") == 0) {
+        return write_hostile(argv[2]);
+    }
     const char *dir = argc > 1 ? argv[1] : ".";
     char path[4096], bad[4096];
     snprintf(path, sizeof path, "%s/trace_format.rtt", dir);
@@ -268,6 +526,9 @@ int main(int argc, char **argv)
     check_truncations(bad, orig, len);
     check_corruptions(bad, orig, buf, len);
     check_header_errors(bad, orig, buf, len);
+    check_limit_exact(dir, &f);
+    check_limit_hostile();
+    check_wide_alignment();
 
     free(buf);
     free(orig);

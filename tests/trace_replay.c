@@ -18,6 +18,10 @@
  *     the peak of live chunk bytes are at least the live peak, even after an in-process replay
  *     left an arena for the child to inherit, and a second child reads the same footprint; in
  *     this process, the same peak of live chunk bytes and no footprint sampled.
+ *   - what a replay needs (rp_need): on the hand-written trace (live peak 550, a flagged 3 GiB
+ *     malloc: heap 64 MiB; replay 128 MiB, + 550 + 3 GiB with a system peer; size 256 MiB +
+ *     550 + 3 GiB) and on 300 live 4 GiB mallocs (heap 8 x 1.2 TiB, rounded to 1 MiB), worked
+ *     out without mapping anything; the parser and the printer of --max-memory sizes.
  * `trace_replay --write FILE` writes the synthetic trace as a file (a fixture generator).
  */
 #include <stdio.h>
@@ -173,6 +177,81 @@ static void check_glibc(const wl_trace_t *t)
            (unsigned long long)g.peak_used, (unsigned long long)g.span);
 }
 
+static void check_need(void)
+{
+    const uint64_t mib = 1u << 20, gib = (uint64_t)1 << 30;
+    wl_trace_t t;
+    hand_trace(&t);
+    rp_need_t n;
+    rp_need(&t, false, &n);
+    TL_CHECK(n.peak == 550u && n.largest == 3u * gib && n.heap == 64u * mib && n.replay == 128u * mib &&
+                 n.size == 256u * mib + 550u + 3u * gib,
+             "hand: peak %llu largest %llu heap %llu replay %llu size %llu", (unsigned long long)n.peak,
+             (unsigned long long)n.largest, (unsigned long long)n.heap, (unsigned long long)n.replay,
+             (unsigned long long)n.size);
+    rp_need(&t, true, &n);
+    TL_CHECK(n.replay == 128u * mib + 550u + 3u * gib, "hand with a peer: replay %llu", (unsigned long long)n.replay);
+    TL_CHECK(rp_replay_heap(&t) == 64u * mib, "hand: replay heap %zu", rp_replay_heap(&t));
+    /* 300 live mallocs of 4 GiB - 1: nothing mapped, the figures from the ops */
+    static wl_op_t big[300];
+    for (uint32_t i = 0; i < 300; i++) {
+        big[i] = (wl_op_t){i, UINT32_MAX, WL_MALLOC};
+    }
+    memset(&t, 0, sizeof t);
+    t.ops = big;
+    t.nops = 300;
+    t.slots = 300;
+    rp_finish_trace(&t);
+    rp_need(&t, true, &n);
+    uint64_t peak = 300u * (uint64_t)UINT32_MAX, heap = (8u * peak + mib - 1u) / mib * mib;
+    TL_CHECK(n.peak == peak && n.largest == UINT32_MAX && n.heap == heap && n.replay == 2u * heap + peak + UINT32_MAX &&
+                 n.size == 4u * heap + peak + UINT32_MAX,
+             "300 x 4 GiB: heap %llu replay %llu size %llu", (unsigned long long)n.heap, (unsigned long long)n.replay,
+             (unsigned long long)n.size);
+    TL_CHECK(n.heap > ((uint64_t)9 << 40), "300 x 4 GiB: the heap is above 9 TiB");
+
+    static const struct {
+        const char *s;
+        uint64_t v; /* 0: refused */
+    } sizes[] = {
+        {"1", 1},
+        {"4096", 4096},
+        {"16K", 16384},
+        {"16k", 16384},
+        {"128M", 128u * mib},
+        {"3G", 3u * gib},
+        {"64T", (uint64_t)64 << 40},
+        {"16777215T", (uint64_t)16777215 << 40},
+        {"18446744073709551615", UINT64_MAX},
+        {"16777216T", 0}, /* 2^64 */
+        {"18446744073709551616", 0},
+        {"0", 0},
+        {"0K", 0},
+        {"", 0},
+        {"K", 0},
+        {"1.5G", 0},
+        {"12Q", 0},
+        {"12GB", 0},
+        {"-1", 0},
+        {" 1", 0},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint64_t v = 0;
+        bool ok = rp_parse_size(sizes[i].s, &v);
+        TL_CHECK(sizes[i].v != 0u ? ok && v == sizes[i].v : !ok, "rp_parse_size(\"%s\"): %s %llu", sizes[i].s,
+                 ok ? "took" : "refused", (unsigned long long)v);
+    }
+    char out[32];
+    rp_format_size(out, sizeof out, 1023u);
+    TL_CHECK(strcmp(out, "1023 B") == 0, "%s", out);
+    rp_format_size(out, sizeof out, 128u * mib);
+    TL_CHECK(strcmp(out, "128.0 MiB") == 0, "%s", out);
+    rp_format_size(out, sizeof out, heap);
+    TL_CHECK(strcmp(out, "9.4 TiB") == 0, "%s", out);
+    rp_format_size(out, sizeof out, UINT64_MAX);
+    TL_CHECK(strcmp(out, "16.0 EiB") == 0, "%s", out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--write") == 0) {
@@ -191,6 +270,7 @@ int main(int argc, char **argv)
         return 1;
     }
     check_hand(buf);
+    check_need();
     tr_file_t f;
     if (!rp_synth(&f, 7, 4000, 64)) {
         return 1;

@@ -173,10 +173,9 @@ typedef struct conv {
     uint32_t nslots;
     uint32_t *freelist;
     size_t nfree_slots, freecap;
-    pend_t *pend;    /* per thread id: its realloc between BEGIN and END */
+    amap_t tids;     /* thread id + 1 -> the thread's index, in the order threads first appear */
+    pend_t *pend;    /* per thread index: its realloc between BEGIN and END */
     size_t pendcap;
-    uint8_t *seen;   /* per thread id */
-    size_t seencap;
     uint64_t live;
     uint32_t page;
     bool oom;
@@ -289,18 +288,18 @@ static void release(conv_t *c, uint32_t s)
     slot_give(c, s);
 }
 
-static pend_t *pend_of(conv_t *c, uint32_t tid)
+static pend_t *pend_of(conv_t *c, uint32_t thread)
 {
-    if (!grow((void **)&c->pend, &c->pendcap, (size_t)tid + 1, sizeof *c->pend)) {
+    if (!grow((void **)&c->pend, &c->pendcap, (size_t)thread + 1, sizeof *c->pend)) {
         c->oom = true;
         return NULL;
     }
-    return &c->pend[tid];
+    return &c->pend[thread];
 }
 
-static void realloc_begin(conv_t *c, const raw_rec_t *r)
+static void realloc_begin(conv_t *c, const raw_rec_t *r, uint32_t thread)
 {
-    pend_t *p = pend_of(c, r->tid);
+    pend_t *p = pend_of(c, thread);
     if (p == NULL) {
         return;
     }
@@ -375,9 +374,9 @@ static void realloc_end_slot(conv_t *c, const pend_t *q, uint64_t addr, uint64_t
     }
 }
 
-static void realloc_end(conv_t *c, const raw_rec_t *r)
+static void realloc_end(conv_t *c, const raw_rec_t *r, uint32_t thread)
 {
-    pend_t *p = pend_of(c, r->tid);
+    pend_t *p = pend_of(c, thread);
     if (p == NULL) {
         return;
     }
@@ -423,17 +422,22 @@ static void realloc_end(conv_t *c, const raw_rec_t *r)
     }
 }
 
-/* Counts a record's thread, the first time the thread shows up. False when out of memory. */
-static bool note_thread(conv_t *c, const raw_rec_t *r)
+/* A record's thread: its index in the order threads first appear (counted then). The recorder's
+ * ids are small, but a log is input: an id (up to 2^32 - 1) never sizes an array, the number of
+ * threads seen does. False when out of memory. */
+static bool thread_of(conv_t *c, const raw_rec_t *r, uint32_t *thread)
 {
-    if (!grow((void **)&c->seen, &c->seencap, (size_t)r->tid + 1, 1)) {
+    size_t at;
+    uint64_t key = (uint64_t)r->tid + 1u; /* 0 marks an empty entry */
+    if (amap_find(&c->tids, key, &at)) {
+        *thread = c->tids.val[at];
+        return true;
+    }
+    if (!amap_put(&c->tids, key, c->st->threads)) {
         c->oom = true;
         return false;
     }
-    if (!c->seen[r->tid]) {
-        c->seen[r->tid] = 1;
-        c->st->threads++;
-    }
+    *thread = c->st->threads++;
     return true;
 }
 
@@ -475,7 +479,8 @@ static void convert_free(conv_t *c, const raw_rec_t *r)
 
 static void convert_rec(conv_t *c, const raw_rec_t *r)
 {
-    if (!note_thread(c, r)) {
+    uint32_t thread;
+    if (!thread_of(c, r, &thread)) {
         return;
     }
     switch ((raw_op_t)r->op) {
@@ -496,10 +501,10 @@ static void convert_rec(conv_t *c, const raw_rec_t *r)
         convert_free(c, r);
         break;
     case RAW_REALLOC_BEGIN:
-        realloc_begin(c, r);
+        realloc_begin(c, r, thread);
         break;
     case RAW_REALLOC_END:
-        realloc_end(c, r);
+        realloc_end(c, r, thread);
         break;
     case RAW_REALLOC_NEW:
         if (r->ptr == 0) {
@@ -658,7 +663,8 @@ static void conv_finish(conv_t *c)
     free(c->full);
     free(c->freelist);
     free(c->pend);
-    free(c->seen);
+    free(c->tids.key);
+    free(c->tids.val);
 }
 
 /* Hands c's ops to st, counts st's mallocs and frees, and adds c's counters to tot. */

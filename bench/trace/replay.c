@@ -72,13 +72,107 @@ void rp_write_kinds(FILE *csv, const rp_replay_t *r)
 
 enum { RP_MIN_HEAP = 64u << 20 };
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return a != 0u && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+/* max(64 MiB, 8 x peak) rounded up to 1 MiB, saturating (at UINT64_MAX rounded down to 1 MiB). */
+static uint64_t heap_for_peak(uint64_t peak)
+{
+    const uint64_t mib = (uint64_t)1 << 20;
+    uint64_t want = sat_mul(peak, 8u);
+    want = want < RP_MIN_HEAP ? RP_MIN_HEAP : want;
+    return want > UINT64_MAX - (mib - 1u) ? UINT64_MAX & ~(mib - 1u) : (want + mib - 1u) & ~(mib - 1u);
+}
+
 size_t rp_replay_heap(const wl_trace_t *t)
 {
-    uint64_t want = rp_peak_live(t) * 8u;
-    if (want < RP_MIN_HEAP) {
-        want = RP_MIN_HEAP;
+    uint64_t heap = heap_for_peak(rp_peak_live(t));
+    uint64_t most = (uint64_t)SIZE_MAX & ~(uint64_t)((1u << 20) - 1u);
+    return (size_t)(heap < most ? heap : most);
+}
+
+void rp_need(const wl_trace_t *t, bool peers, rp_need_t *need)
+{
+    need->peak = rp_peak_live(t);
+    need->largest = 0;
+    for (size_t i = 0; i < t->nops; i++) {
+        uint64_t sz = t->ops[i].size;
+        need->largest = sz > need->largest ? sz : need->largest;
     }
-    return (size_t)((want + (1u << 20) - 1u) & ~(uint64_t)((1u << 20) - 1u));
+    need->heap = heap_for_peak(need->peak);
+    uint64_t blocks = sat_add(need->peak, need->largest);
+    need->replay = sat_add(sat_mul(need->heap, 2u), peers ? blocks : 0u);
+    need->size = sat_add(sat_mul(need->heap, 4u), blocks);
+}
+
+bool rp_parse_size(const char *s, uint64_t *bytes)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    if (*p < '0' || *p > '9') {
+        return false;
+    }
+    for (; *p >= '0' && *p <= '9'; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10u) {
+            return false;
+        }
+        v = v * 10u + d;
+    }
+    unsigned shift = 0;
+    switch (*p) {
+    case '\0':
+        break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        break;
+    default:
+        return false;
+    }
+    if (*p != '\0' && p[1] != '\0') {
+        return false;
+    }
+    if (v == 0u || v > (UINT64_MAX >> shift)) {
+        return false;
+    }
+    *bytes = v << shift;
+    return true;
+}
+
+void rp_format_size(char *out, size_t len, uint64_t bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    unsigned u = 0;
+    double v = (double)bytes;
+    while (v >= 1024.0 && u + 1u < sizeof unit / sizeof unit[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0u) {
+        snprintf(out, len, "%llu B", (unsigned long long)bytes);
+    } else {
+        snprintf(out, len, "%.1f %s", v, unit[u]);
+    }
 }
 
 void rp_finish_trace(wl_trace_t *t)
@@ -546,7 +640,27 @@ typedef struct rp_cli {
     size_t stride;
     uint64_t budget;
     unsigned reps;
+    uint64_t max_memory;  /* --max-memory, or the default (tr_default_max_memory) */
+    bool max_memory_set;
 } rp_cli_t;
+
+static void cli_usage(FILE *out, const char *what)
+{
+    bool replay = strcmp(what, "replay") == 0;
+    char def[32];
+    rp_format_size(def, sizeof def, tr_default_max_memory());
+    fprintf(out,
+            "usage: rtbench trace %s FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE]%s\n"
+            "  --max-memory SIZE  refuse, before mapping anything, a trace whose %s may take more\n"
+            "                     memory than SIZE: bytes, or with K, M, G or T (powers of 1024);\n"
+            "                     default half of physical memory (here %s). A stream takes\n"
+            "%s"
+            "                     heap = max(64 MiB, 8 x the stream's live peak) (doc/traces.md)\n",
+            what, replay ? " [--stride N] [--budget STEPS] [--reps N]" : "", replay ? "replay" : "sizing", def,
+            replay ? "                     2 x heap, plus live peak + largest request when a system\n"
+                     "                     peer (glibc, jemalloc, mimalloc) replays it;\n"
+                   : "                     4 x heap + live peak + largest request;\n");
+}
 
 static int parse_cli(int argc, char **argv, rp_cli_t *cli, const char *what)
 {
@@ -554,9 +668,23 @@ static int parse_cli(int argc, char **argv, rp_cli_t *cli, const char *what)
     cli->stride = 100;
     cli->budget = 2000000u;
     cli->reps = 5;
+    cli->max_memory = tr_default_max_memory();
     for (int i = 0; i < argc; i++) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--alloc") == 0 && val != NULL) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            cli_usage(stdout, what);
+            cli->file = NULL;
+            return 0;
+        }
+        if (strcmp(argv[i], "--max-memory") == 0) {
+            if (val == NULL || !rp_parse_size(val, &cli->max_memory)) {
+                fprintf(stderr, "rtbench trace %s: --max-memory needs a size above 0 such as 512M or 8G, not '%s'\n",
+                        what, val != NULL ? val : "");
+                cli->file = NULL;
+                return 2;
+            }
+            cli->max_memory_set = true, i++;
+        } else if (strcmp(argv[i], "--alloc") == 0 && val != NULL) {
             cli->alloc_names = val, i++;
         } else if (strcmp(argv[i], "--csv") == 0 && val != NULL) {
             cli->csv_dir = strcmp(val, "-") == 0 ? NULL : val, i++;
@@ -575,9 +703,11 @@ static int parse_cli(int argc, char **argv, rp_cli_t *cli, const char *what)
         }
     }
     if (cli->file == NULL) {
-        fprintf(stderr, "usage: rtbench trace %s FILE [--alloc LIST] [--csv DIR]%s\n", what,
-                strcmp(what, "replay") == 0 ? " [--stride N] [--budget STEPS] [--reps N]" : "");
+        cli_usage(stderr, what);
         return 2;
+    }
+    if ((uint64_t)SIZE_MAX < cli->max_memory) {
+        cli->max_memory = SIZE_MAX; /* no mapping is larger than the address space */
     }
     return -1;
 }
@@ -670,7 +800,38 @@ typedef struct rp_session {
     size_t na;
     FILE *csv; /* NULL: no --csv */
     char path[1200];
+    bool failed; /* a stream could not be replayed (its buffer not mapped) */
 } rp_session_t;
+
+/* Whether every stream of the loaded trace fits the command's memory limit (rp_need). If not,
+ * prints the one-line refusal for the first stream that does not. */
+static bool session_fits(const rp_session_t *s, const rp_command_t *cmd)
+{
+    bool peers = false;
+    for (size_t k = 0; k < s->na; k++) {
+        peers = peers || s->allocs[k]->create == NULL;
+    }
+    for (size_t si = 0; si < s->f.nstreams; si++) {
+        rp_need_t n;
+        rp_need(&s->f.streams[si].trace, peers, &n);
+        uint64_t need = strcmp(cmd->what, "replay") == 0 ? n.replay : n.size;
+        if (need > s->cli.max_memory) {
+            char nd[32], pk[32], lg[32], hp[32], lim[32];
+            rp_format_size(nd, sizeof nd, need);
+            rp_format_size(pk, sizeof pk, n.peak);
+            rp_format_size(lg, sizeof lg, n.largest);
+            rp_format_size(hp, sizeof hp, n.heap);
+            rp_format_size(lim, sizeof lim, s->cli.max_memory);
+            fprintf(stderr,
+                    "rtbench trace %s: %s: stream %zu would need %s (live peak %s, largest request %s, heap %s), "
+                    "more than --max-memory %s%s; refused\n",
+                    cmd->what, s->cli.file, si, nd, pk, lg, hp, lim,
+                    s->cli.max_memory_set ? "" : " (default: half of physical memory)");
+            return false;
+        }
+    }
+    return true;
+}
 
 /* Parses the command line, loads the trace, picks the allocators, opens the CSV with its header
  * and prints the trace's first line. -1 when the command goes on, else its exit status. */
@@ -680,15 +841,22 @@ static int session_open(rp_session_t *s, int argc, char **argv, const rp_command
     if (rc >= 0) {
         return rc;
     }
-    char err[256];
-    if (!tr_load(s->cli.file, &s->f, err, sizeof err)) {
-        fprintf(stderr, "rtbench trace %s: %s: %s\n", cmd->what, s->cli.file, err);
+    s->failed = false;
+    char err[512];
+    if (!tr_load_max(s->cli.file, s->cli.max_memory, &s->f, err, sizeof err)) {
+        /* err names the file; one line */
+        fprintf(stderr, "rtbench trace %s: %s%s\n", cmd->what, err,
+                strstr(err, "memory limit") != NULL ? " (--max-memory)" : "");
         return 1;
     }
     s->na = pick_allocators(s->cli.alloc_names, cmd->need_create, s->allocs, BENCH_MAX_SELECTED);
     if (s->na == 0) {
         tr_release(&s->f);
         return 2;
+    }
+    if (!session_fits(s, cmd)) {
+        tr_release(&s->f);
+        return 1;
     }
     static bench_ctx_t ctx;
     cli_ctx(&ctx, s->cli.csv_dir);
@@ -701,12 +869,13 @@ static int session_open(rp_session_t *s, int argc, char **argv, const rp_command
     return -1;
 }
 
-/* Closes the CSV, releases the trace; the command's exit status (130 when interrupted). */
+/* Closes the CSV, releases the trace; the command's exit status (130 when interrupted, 1 when a
+ * stream could not be replayed). */
 static int session_close(rp_session_t *s)
 {
     bench_csv_close(s->csv, s->path);
     tr_release(&s->f);
-    return drv_stop ? 130 : 0;
+    return drv_stop ? 130 : s->failed ? 1 : 0;
 }
 
 /* --- trace replay ------------------------------------------------------------------------------ */
@@ -856,6 +1025,7 @@ int trace_replay(int argc, char **argv)
            s.cli.stride, (unsigned long long)s.cli.budget, s.cli.reps);
     for (size_t si = 0; si < s.f.nstreams && !drv_stop; si++) {
         if (!replay_stream(&s, si)) {
+            s.failed = true;
             break;
         }
     }
@@ -983,6 +1153,7 @@ int trace_size(int argc, char **argv)
     size_max_t max = {{0}, {0}, {0}};
     for (size_t si = 0; si < s.f.nstreams && !drv_stop; si++) {
         if (!size_stream(&s, si, &opts, &max)) {
+            s.failed = true;
             break;
         }
     }

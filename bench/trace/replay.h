@@ -11,6 +11,8 @@
  *           watermark over the stream's live peak, minus 1, on the smallest heap that fits), and
  *           the worst call counted.
  *           Heap of a library allocator: max(64 MiB, 8 x the stream's live peak), touched once.
+ *           Both commands refuse, before mapping anything, a trace whose replay would take more
+ *           than --max-memory (default: half of physical memory; rp_need).
  *   size    the smallest buffer (bytes passed to create) on which every call that got memory in
  *           the recording gets memory again, by bisection (rp_size), beside the live peak, and
  *           the worst-case bound of the power-of-two allocators (rp_bound).
@@ -117,8 +119,33 @@ void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_
 void rp_time(const rt_allocator_t *const *allocs, size_t n, void *buffer, size_t size, const wl_trace_t *t,
              unsigned reps, double *ns, size_t *failures, void (*progress)(void *, double), void *context);
 
-/* The heap a library allocator replays on: max(64 MiB, 8 x live peak), rounded up to 1 MiB. */
+/* The heap a library allocator replays on: max(64 MiB, 8 x live peak), rounded up to 1 MiB (at
+ * most SIZE_MAX rounded down to 1 MiB: callers check rp_need first). */
 size_t rp_replay_heap(const wl_trace_t *t);
+
+/* What replaying or sizing a stream may take of the machine at once, worked out from the
+ * stream's own figures before anything is mapped (bytes; sums and products saturate at
+ * UINT64_MAX, so a hostile trace cannot wrap them to a small figure):
+ *   heap    the replay heap (rp_replay_heap): mapped, and written whole, by `trace replay`;
+ *   replay  2 x heap (the instruction counter's forked child writes into its own copy of the
+ *           heap's pages), + peak + largest when an allocator without a heap of its own (the
+ *           system peers) replays the stream: its live blocks, and the block a realloc or a call
+ *           flagged failed gets beside them;
+ *   size    4 x heap: the buffer `trace size` maps for the bisection, whose largest try may write
+ *           all of it; + peak + largest: glibc's footprint replay in a child. */
+typedef struct rp_need {
+    uint64_t peak;    /* the live peak (rp_peak_live) */
+    uint64_t largest; /* the largest single request, calls flagged WL_OP_FAILED included */
+    uint64_t heap, replay, size;
+} rp_need_t;
+void rp_need(const wl_trace_t *t, bool peers, rp_need_t *need);
+
+/* Parses a memory size: decimal digits, optionally followed by K, M, G or T (powers of 1024,
+ * either case). False on anything else, on 0 and on a value above UINT64_MAX. */
+bool rp_parse_size(const char *s, uint64_t *bytes);
+
+/* "1.5 GiB": bytes in the largest binary unit that leaves at least 1 (B, KiB ... EiB). */
+void rp_format_size(char *out, size_t len, uint64_t bytes);
 
 /* Synthetic realloc-heavy traces (tests and development): one stream of `nops` ops over `slots`
  * slots, every kind of workload.h: mallocs, callocs, memaligns (16..4096), reallocs growing and

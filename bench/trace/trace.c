@@ -23,17 +23,32 @@
  * single-threaded order (a create only into an empty slot, a free or a realloc of a non-empty
  * slot only of a full one, failed ops changing nothing), and the stored counters against the
  * ops (nmalloc, nfree, peak_live). A file that fails any check is refused with a reason; nothing
- * read from the file sizes an allocation beyond what the file's own length allows.
+ * read from the file sizes an allocation beyond what the file's own length allows: a stream takes
+ * at least 13 bytes, an op at least 2 of its stream's ops_bytes, and a slot needs an op.
+ *
+ * The loader's memory limit (tr_load_max, tr_parse): every allocation the loader makes -- the
+ * file's bytes, the streams (about 600 bytes each in memory), their ops (12 bytes each) and the
+ * check's per-slot tables (5 bytes a slot, released after each stream) -- is counted before it is
+ * made, and a file that would take more than the limit is refused ("... more than the memory
+ * limit ..."): the file is never read past the limit (a pipe or /dev/zero included), and a small
+ * file cannot make the loader take more than about 50 times its size. tr_load uses
+ * tr_default_max_memory().
  *
  * Counters, as rtbench trace record fills them and tr_load checks them:
  *   nmalloc    ops that are not WL_FREE and not failed (malloc, calloc, memalign, realloc)
  *   nfree      WL_FREE ops
  *   peak_live  the most requested bytes live at once (a realloc counts its new size)
  */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat, sysconf */
+#endif
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "trace.h"
 
@@ -50,8 +65,8 @@ typedef struct tr_buf {
 
 static void buf_put(tr_buf_t *b, const void *src, size_t n)
 {
-    if (b->oom) {
-        return;
+    if (b->oom || n == 0) {
+        return; /* n == 0: src may be NULL (a stream without ops), which memcpy may not be given */
     }
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
@@ -190,7 +205,7 @@ static bool write_atomic(const char *path, const unsigned char *p, size_t len, c
     return ok;
 }
 
-bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
+bool tr_encode(const tr_file_t *f, unsigned char **out, size_t *len)
 {
     tr_buf_t b = {0};
     buf_put(&b, tr_magic, sizeof tr_magic);
@@ -200,19 +215,35 @@ bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
     for (size_t s = 0; s < f->nstreams; s++) {
         encode_stream(&b, &f->streams[s]);
     }
+    if (!b.oom) {
+        buf_le(&b, fnv1a(b.p, b.len), 8);
+    }
     if (b.oom) {
         free(b.p);
+        *out = NULL;
+        *len = 0;
+        return false;
+    }
+    *out = b.p;
+    *len = b.len;
+    return true;
+}
+
+uint64_t tr_checksum(const unsigned char *p, size_t n)
+{
+    return fnv1a(p, n);
+}
+
+bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
+{
+    unsigned char *p = NULL;
+    size_t len = 0;
+    if (!tr_encode(f, &p, &len)) {
         snprintf(err, errlen, "out of memory encoding the trace");
         return false;
     }
-    buf_le(&b, fnv1a(b.p, b.len), 8);
-    if (b.oom) {
-        free(b.p);
-        snprintf(err, errlen, "out of memory encoding the trace");
-        return false;
-    }
-    bool ok = write_atomic(path, b.p, b.len, err, errlen);
-    free(b.p);
+    bool ok = write_atomic(path, p, len, err, errlen);
+    free(p);
     return ok;
 }
 
@@ -299,6 +330,11 @@ static const char *read_op(tr_reader_t *r, dec_state_t *d, wl_op_t *op)
         (k != WL_MEMALIGN && ((kind >> 8) & 0xffu) != 0) || ((kind >> 8) & 0xffu) > 63) {
         return "corrupt (an unknown op kind or flag)";
     }
+    if (((kind >> 8) & 0xffu) >= sizeof(size_t) * CHAR_BIT) {
+        /* a 64-bit recording's memalign(2^32 or more) read by a 32-bit rtbench: WL_OP_ALIGN
+         * cannot hold it (a shift by the width of size_t) */
+        return "an alignment of 2^32 or more: beyond this machine's size_t";
+    }
     if (slot < 0 || (uint64_t)slot >= d->slots) {
         return "corrupt (an op's slot outside the stream's slots)";
     }
@@ -340,20 +376,55 @@ static const char *apply_op(dec_state_t *d, const wl_op_t *op)
     return NULL;
 }
 
+/* What the loader holds at once, against its limit (bytes). */
+typedef struct tr_mem {
+    uint64_t used, max;
+} tr_mem_t;
+
+/* Counts `bytes` more held; false (nothing counted) when that would pass the limit. */
+static bool mem_take(tr_mem_t *m, uint64_t bytes)
+{
+    if (bytes > m->max - m->used) {
+        return false;
+    }
+    m->used += bytes;
+    return true;
+}
+
+static void mem_give(tr_mem_t *m, uint64_t bytes)
+{
+    m->used -= bytes < m->used ? bytes : m->used;
+}
+
 /* Decodes and checks one stream's ops (the reader limited to its ops_bytes). */
-static bool decode_ops(tr_reader_t *r, tr_stream_t *st, char *err, size_t errlen, size_t sidx)
+static bool decode_ops(tr_reader_t *r, tr_stream_t *st, tr_mem_t *mem, char *err, size_t errlen, size_t sidx)
 {
     wl_trace_t *t = &st->trace;
     dec_state_t d = {0};
     d.slots = t->slots;
+    /* the ops stay with the file; the per-slot tables go when the stream is checked */
+    uint64_t ops_bytes = (uint64_t)(t->nops ? t->nops : 1u) * sizeof *t->ops;
+    uint64_t tables = (uint64_t)(t->slots ? t->slots : 1u) * (1u + sizeof *d.size);
+    if (!mem_take(mem, ops_bytes)) {
+        snprintf(err, errlen, "stream %zu: its %zu ops need more than the memory limit of %llu bytes", sidx,
+                 t->nops, (unsigned long long)mem->max);
+        return false;
+    }
+    if (!mem_take(mem, tables)) {
+        mem_give(mem, ops_bytes);
+        snprintf(err, errlen, "stream %zu: its %u slots need more than the memory limit of %llu bytes", sidx,
+                 (unsigned)t->slots, (unsigned long long)mem->max);
+        return false;
+    }
     d.full = calloc(t->slots ? t->slots : 1u, 1);
     d.size = calloc(t->slots ? t->slots : 1u, sizeof *d.size);
     t->ops = malloc((t->nops ? t->nops : 1u) * sizeof *t->ops);
     if (d.full == NULL || d.size == NULL || t->ops == NULL) {
         free(d.full);
         free(d.size);
+        mem_give(mem, tables);
         snprintf(err, errlen, "out of memory loading stream %zu (%zu ops)", sidx, t->nops);
-        return false;
+        return false; /* t->ops (if any) goes with the file: tr_release */
     }
     const char *bad = NULL;
     size_t i = 0;
@@ -369,6 +440,7 @@ static bool decode_ops(tr_reader_t *r, tr_stream_t *st, char *err, size_t errlen
     }
     free(d.full);
     free(d.size);
+    mem_give(mem, tables);
     if (r->what == NULL && bad == NULL && r->p != r->end) {
         bad = "corrupt (bytes left over after a stream's ops)";
     }
@@ -448,10 +520,14 @@ static uint64_t read_stream_header(tr_reader_t *r, tr_stream_t *st)
     rd_string(r, st->command, sizeof st->command);
     rd_string(r, t->name, sizeof t->name);
     rd_string(r, t->params, sizeof t->params);
-    return rd_bounded(r, (uint64_t)(r->end - r->p), "truncated (a stream's ops)");
+    uint64_t ops_bytes = rd_bounded(r, (uint64_t)(r->end - r->p), "truncated (a stream's ops)");
+    if (r->what == NULL && nops > ops_bytes / 2u) {
+        r->what = "corrupt (more ops than the stream's bytes can hold)";
+    }
+    return ops_bytes;
 }
 
-static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err, size_t errlen)
+static bool parse(const unsigned char *data, size_t len, tr_mem_t *mem, tr_file_t *f, char *err, size_t errlen)
 {
     if (!check_file(data, len, err, errlen)) {
         return false;
@@ -465,7 +541,12 @@ static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err
         snprintf(err, errlen, "header: %s", r.what);
         return false;
     }
-    f->streams = calloc(n ? (size_t)n : 1u, sizeof *f->streams); /* n <= the file size: fits */
+    if (!mem_take(mem, (n ? n : 1u) * sizeof *f->streams)) { /* n <= the file size: no overflow */
+        snprintf(err, errlen, "its %llu streams need more than the memory limit of %llu bytes", (unsigned long long)n,
+                 (unsigned long long)mem->max);
+        return false;
+    }
+    f->streams = calloc(n ? (size_t)n : 1u, sizeof *f->streams);
     if (f->streams == NULL) {
         snprintf(err, errlen, "out of memory");
         return false;
@@ -480,7 +561,7 @@ static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err
             return false;
         }
         tr_reader_t ops = {r.p, r.p + ops_bytes, NULL};
-        if (!decode_ops(&ops, st, err, errlen, s)) {
+        if (!decode_ops(&ops, st, mem, err, errlen, s)) {
             tr_release(f);
             return false;
         }
@@ -494,7 +575,74 @@ static bool parse(const unsigned char *data, size_t len, tr_file_t *f, char *err
     return true;
 }
 
-bool tr_load(const char *path, tr_file_t *f, char *err, size_t errlen)
+uint64_t tr_default_max_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGE_SIZE);
+    uint64_t half = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2u : (uint64_t)1 << 30;
+    /* a 32-bit process cannot map more than its address space, whatever the machine holds */
+    uint64_t space = (uint64_t)(SIZE_MAX / 2u);
+    return half < space ? half : space;
+}
+
+bool tr_parse(const unsigned char *data, size_t len, uint64_t max_memory, tr_file_t *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    tr_mem_t mem = {0, max_memory};
+    if (!parse(data, len, &mem, f, err, errlen)) {
+        memset(f, 0, sizeof *f);
+        return false;
+    }
+    return true;
+}
+
+/* Reads the whole of `in` into *data, every byte held counted in mem. False with the reason. */
+static bool read_all(FILE *in, const char *path, tr_mem_t *mem, unsigned char **data, size_t *len, char *err,
+                     size_t errlen)
+{
+    struct stat sb;
+    size_t cap = 1u << 16;
+    if (fstat(fileno(in), &sb) == 0 && S_ISREG(sb.st_mode)) {
+        if ((uint64_t)sb.st_size > mem->max || (uint64_t)sb.st_size >= (uint64_t)SIZE_MAX) {
+            snprintf(err, errlen, "%s: %llu bytes, more than the memory limit of %llu bytes", path,
+                     (unsigned long long)sb.st_size, (unsigned long long)mem->max);
+            return false;
+        }
+        cap = (size_t)sb.st_size + 1u; /* one more: the read that finds the end */
+    }
+    *data = NULL;
+    *len = 0;
+    size_t held = 0;
+    for (;;) {
+        if (*len == held) {
+            size_t ncap = held == 0 ? cap : held * 2u;
+            if (ncap < held || !mem_take(mem, ncap - held)) {
+                snprintf(err, errlen, "%s: more than the memory limit of %llu bytes (still reading)", path,
+                         (unsigned long long)mem->max);
+                return false;
+            }
+            unsigned char *p = realloc(*data, ncap);
+            if (p == NULL) {
+                snprintf(err, errlen, "out of memory reading %s", path);
+                return false;
+            }
+            *data = p;
+            held = ncap;
+        }
+        size_t got = fread(*data + *len, 1, held - *len, in);
+        *len += got;
+        if (got == 0) {
+            break;
+        }
+    }
+    if (ferror(in) != 0) {
+        snprintf(err, errlen, "cannot read %s", path);
+        return false;
+    }
+    return true;
+}
+
+bool tr_load_max(const char *path, uint64_t max_memory, tr_file_t *f, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
     FILE *in = fopen(path, "rb");
@@ -502,40 +650,26 @@ bool tr_load(const char *path, tr_file_t *f, char *err, size_t errlen)
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return false;
     }
+    tr_mem_t mem = {0, max_memory};
     unsigned char *data = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 1u << 16;
-            unsigned char *p = realloc(data, ncap);
-            if (p == NULL) {
-                free(data);
-                fclose(in);
-                snprintf(err, errlen, "out of memory reading %s", path);
-                return false;
-            }
-            data = p;
-            cap = ncap;
-        }
-        size_t got = fread(data + len, 1, cap - len, in);
-        len += got;
-        if (got == 0) {
-            break;
-        }
-    }
-    bool rerr = ferror(in) != 0;
+    size_t len = 0;
+    bool ok = read_all(in, path, &mem, &data, &len, err, errlen);
     fclose(in);
-    if (rerr) {
+    if (!ok) {
         free(data);
-        snprintf(err, errlen, "cannot read %s", path);
         return false;
     }
     char why[200];
-    bool ok = parse(data, len, f, why, sizeof why);
+    ok = parse(data, len, &mem, f, why, sizeof why);
     free(data);
     if (!ok) {
         memset(f, 0, sizeof *f);
         snprintf(err, errlen, "%s: %s", path, why);
     }
     return ok;
+}
+
+bool tr_load(const char *path, tr_file_t *f, char *err, size_t errlen)
+{
+    return tr_load_max(path, tr_default_max_memory(), f, err, errlen);
 }

@@ -36,18 +36,36 @@ typedef struct tr_file {
     char command[256];     /* what `record` ran */
 } tr_file_t;
 
-/* Loads a trace file. On failure returns false with the reason in err. */
+/* Loads a trace file. On failure returns false with the reason in err. Everything the loader
+ * allocates (the file's bytes, the streams, their ops, the check's per-slot tables) is counted
+ * against max_memory before it is allocated: a file that would take more is refused, its reason
+ * saying "more than the memory limit" (trace.c). tr_load: max_memory = tr_default_max_memory(). */
 bool tr_load(const char *path, tr_file_t *f, char *err, size_t errlen);
+bool tr_load_max(const char *path, uint64_t max_memory, tr_file_t *f, char *err, size_t errlen);
+
+/* The same checks on the len bytes at data (a whole file, checksum included). */
+bool tr_parse(const unsigned char *data, size_t len, uint64_t max_memory, tr_file_t *f, char *err, size_t errlen);
+
+/* Half of the machine's physical memory (sysconf), at most half of the address space; 1 GiB when
+ * the system does not say. The default limit of the loader and of `trace replay|size`. */
+uint64_t tr_default_max_memory(void);
 
 /* Writes f to path (atomically: path.tmp, then rename). */
 bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen);
+
+/* The file tr_save writes, in memory (*out malloc'ed). False when out of memory. */
+bool tr_encode(const tr_file_t *f, unsigned char **out, size_t *len);
+
+/* The checksum of the format (FNV-1a 64) of n bytes: a file's last 8 bytes hold that of the rest,
+ * little endian. */
+uint64_t tr_checksum(const unsigned char *p, size_t n);
 
 void tr_release(tr_file_t *f);
 
 /* The subcommands, each given argv after "trace <name>" (argc counts only those). Return the
  * process exit status. */
 int trace_record(int argc, char **argv);  /* [-o FILE] -- CMD ARGS... (bench/trace/record.c) */
-int trace_replay(int argc, char **argv);  /* FILE [--alloc LIST] [--csv DIR] (bench/trace/replay.c) */
-int trace_size(int argc, char **argv);    /* FILE [--alloc LIST] [--csv DIR] (bench/trace/replay.c) */
+int trace_replay(int argc, char **argv);  /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
+int trace_size(int argc, char **argv);    /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
 
 #endif /* RTBENCH_TRACE_H */

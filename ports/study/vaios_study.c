@@ -27,6 +27,12 @@
  *         @WC,<scenario>,<ops>,<oom>,<max malloc instr measured>,<max free instr measured>,
  *             <max malloc instr any op>,<max free instr any op>,<max masked measured>,<max masked any op>
  *
+ *   realloc (STUDY_REALLOC): the slide of a boundary-tag heap's realloc (a block grown into its free
+ *     predecessor), for blocks of 64 B to 16 KiB, each on a fresh 2 MiB instance with the counting
+ *     hooks: [free S][b: S bytes][used] and realloc(b, S + S/2) moves b's payload down. The copy
+ *     is made with the lock released, so the longest masked stretch must not grow with S:
+ *         @RS,<allocator>,<S>,<slid: 1 or 0>,<instructions of the call>,<longest masked>,<sections>
+ *
  * The header: "@META,<key>,<value>" lines (the port, the counter's unit and self-check, the hooks'
  * costs, the seed, the trace's FNV-1a hash) and one "@ALLOC|<name>|<malloc bound>|<free bound>|<lock
  * hooks or lock-free>" line per allocator; "@END" closes a complete output.
@@ -54,6 +60,9 @@
 #endif
 #ifndef STUDY_WORST
 #define STUDY_WORST 1
+#endif
+#ifndef STUDY_REALLOC
+#define STUDY_REALLOC 1
 #endif
 #ifndef STUDY_MEMFRAG_NMAX
 #define STUDY_MEMFRAG_NMAX 256
@@ -435,6 +444,45 @@ static void worst(const rt_allocator_t *const *all, size_t count, unsigned char 
     }
 }
 
+/* --- realloc's slide: the masked stretch does not grow with the block ------------------------- */
+
+static void realloc_slide(const rt_allocator_t *const *all, size_t count, unsigned char *buf)
+{
+    static const size_t sizes[] = {64, 256, 1024, 4096, 16384};
+    for (size_t k = 0; k < count; k++) {
+        const rt_allocator_t *d = all[k];
+        if (d->family != RT_FAMILY_HEAP || d->realloc == NULL || d->set_lock == NULL) {
+            continue;
+        }
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            size_t s = sizes[i];
+            void *h = open_instance(d, buf, WC_HEAP, HOOKS_COUNTING);
+            unsigned char *g0 = d->malloc(h, s), *b = d->malloc(h, s), *g1 = d->malloc(h, 64);
+            if (g0 == NULL || b == NULL || g1 == NULL) {
+                port_panic("study: realloc: setup");
+            }
+            for (size_t j = 0; j < s; j++) {
+                b[j] = (unsigned char)(j * 7u);
+            }
+            d->free(h, g0); /* [free S][b][g1] (a heap with quick lists keeps blocks above 256 B out of them) */
+            mk_begin_op();
+            port_count_t t0 = port_count_begin();
+            unsigned char *p = d->realloc(h, b, s + s / 2u);
+            uint32_t n = port_count_end(t0);
+            if (p == NULL) {
+                port_panic("study: realloc: NULL");
+            }
+            for (size_t j = 0; j < s; j++) {
+                if (p[j] != (unsigned char)(j * 7u)) {
+                    port_panic("study: realloc: the payload was not kept");
+                }
+            }
+            port_printf("@RS,%s,%lu,%u,%lu,%lu,%lu\n", d->name, (unsigned long)s, p == g0 ? 1u : 0u, (unsigned long)n,
+                        (unsigned long)mk_op_masked(), (unsigned long)mk_op_sections);
+        }
+    }
+}
+
 /* --- main -------------------------------------------------------------------------------------- */
 
 int main(void)
@@ -487,6 +535,9 @@ int main(void)
     }
     if (STUDY_WORST) {
         worst(all, count, buf);
+    }
+    if (STUDY_REALLOC) {
+        realloc_slide(all, count, buf);
     }
     free(buf);
     port_printf("@END\n");

@@ -22,21 +22,58 @@
  * A header that coalescing swallowed is overwritten with STALE (FREE, size 0), so a later free
  * of that pointer is recognised as a double free rather than trusted.
  *
- * Hardening (RT_HARDENING >= 1): the header word is tagged. Its low D = RT_HEAP_MAX_BLOCK_LOG2
- * bits hold size | flags (the "data"); its high T = 8W - D bits hold
- *     tag = fold_T(data) XOR key          (key: per heap, never 0 in its low T bits)
- * (on 64-bit with the default D = 32: tag = data * M + key mod 2^32 instead, see BLK_LINEAR_TAG)
- * where fold_T XORs the data's T-bit chunks together. fold is linear and every byte of the data
- * lands in its own byte of the tag (T is a multiple of 8 and D <= 4T), so any change confined to
- * one byte of the header -- a bit flip, a 0x00 or 0xFF or any other byte written over it -- breaks
- * the tag: detected, deterministically. A run of several corrupted bytes escapes with probability
- * 2^-T (2^-32 on 64-bit with the default D = 32, 2^-8 on 32-bit with D = 24). An all-zero word
- * never verifies (the key is nonzero). A linear tag lets a pattern of flips through (the same
- * XOR in a data byte and in its image in the tag), which the affine tag of the default
- * 64-bit layout does not. A flag update re-tags the header. The tag is a check against accident (an
- * overflow, a stale pointer), not a MAC: an application that reads one of its headers can learn
- * the key; the link checks of the facade still keep such a forger's writes inside the heap.
- * At RT_HARDENING 0 the tag is empty (T = 0 bits used, key ignored) and the verbs are as before.
+ * Hardening (RT_HARDENING >= 1): every header word is tagged, and the tag is bound to three
+ * things: the word's data (size | flags), the ADDRESS where the word stands, and the heap's key,
+ * which each create draws anew (a new "generation", heap_common.c). So a header verifies only
+ * where it was written, in the life of the heap that wrote it.
+ *
+ * The default 64-bit layout (D = RT_HEAP_MAX_BLOCK_LOG2 = 32, BLK_LINEAR_TAG): the word at
+ * address a holding data d (< 2^32) is
+ *     head = d * K1 + key + a * 2^29   (mod 2^64),   K1 = 1 + M * 2^32, M odd, key = k * 2^32,
+ * i.e. low half = d, high half (the tag) = d * M + k + a / 8 (mod 2^32): header addresses are
+ * multiples of 8, so a * 2^29 = (a / 8) * 2^32. K1 is odd, so decoding is one multiply:
+ * d = (head - key - a * 2^29) * K1^-1, and a word is a header iff that is below 2^32.
+ *   - Any change of the data alone changes the tag it must carry (d -> d * M is a bijection mod
+ *     2^32); a change of the tag alone is seen at once; a change confined to one byte of the word
+ *     passes only if delta * M^-1 were within one of 0 mod 2^32, impossible for a one-byte delta
+ *     since M^-1 mod 2^32 = 0x0E8B2F51: every one-byte change is detected, deterministically.
+ *   - A COPY: the word written at a' (any header of the heap, of any data d') and copied to
+ *     a != a' decodes at a to d' + ((a' - a) / 8) * 2^32 (the K1^-1 factor keeps multiples of
+ *     2^32 as they are): its high half is (a' - a) / 8 mod 2^32, nonzero unless a and a' are a
+ *     multiple of 32 GiB apart. So a copy of any valid header to any other place of a heap
+ *     smaller than 32 GiB is detected, deterministically, whatever the two data are.
+ *   - A STALE header (written by an earlier create, key k0, over the same buffer) decodes under
+ *     the new key k1 to d + (k0 - k1) * 2^32: detected iff k0 != k1, which create guarantees
+ *     against the key the buffer held (and the keys of older lives differ with probability
+ *     1 - 2^-31: they are drawn, rtalloc/common.h rt_set_entropy).
+ *   - A flag set or cleared is one add of flag * K1 to the word (blk_set_flag): the address term
+ *     does not change.
+ * Other layouts (32-bit, D = 24 of W = 32 bits; 64-bit with another D): the word is
+ *     head = d | (tag << D),   tag = fold_T(d) XOR key XOR (a / A)   (the low T = 8W - D bits)
+ * where fold_T XORs the data's T-bit chunks together (linear; every byte of d lands in its own
+ * byte of the tag, as T is a multiple of 8 and D <= 4T): every one-byte change of the data or of
+ * the tag is detected, deterministically. A copy from a' to a passes iff the two words' tags
+ * agree, i.e. iff a / A and a' / A agree in their low T bits: headers (which are A apart) less
+ * than 2^T * A bytes apart never do -- 2 KiB on 32-bit (T = 8, A = 8) -- and copies from farther
+ * away pass this check when the distance is a multiple of 2 KiB. No single word can do better:
+ * 2^D data at P places need 2^D * P distinct words, so P <= 2^T. The successor's header and
+ * the free lists' back links (heap_internal.h) must then also agree, which a copy of a block of
+ * another size rarely does; RT_HEAP_MAX_BLOCK_LOG2 = 16 gives T = 16 (copies within 512 KiB).
+ * The zero word decodes (64-bit) to size 0, which only a pool's sentinel may have.
+ *
+ * The footer is a plain size: it is trusted only through the header it leads to (the facade
+ * reads it only to find a free predecessor, and then requires a tagged FREE header of exactly
+ * that size at that place: a header bound to its address, so the footer must be the true
+ * distance to a real free block ending here). The free lists' links (next, pprev) are plain
+ * pointers, trusted only when they point back (heap_linked: the slot pprev names holds the block,
+ * next's pprev names this block's next): a link copied from another block points back to that
+ * block, not to this one. The quick lists' links carry a check word bound to their address
+ * (heap_tlsfq.c).
+ *
+ * The tag is a check against accident (an overflow, a copy, a stale pointer), not a MAC: an
+ * application that reads its headers can learn the key; the link checks of the facade still
+ * keep such a forger's writes inside the heap. At RT_HARDENING 0 the tag is empty (T = 0 bits
+ * used; key and address ignored) and the verbs are the plain ones.
  */
 #ifndef RT_BLOCK_BLOCK_H
 #define RT_BLOCK_BLOCK_H
@@ -99,44 +136,50 @@ static inline size_t blk_fold(size_t x)
     return x;
 }
 #if BLK_DATA_BITS == 32 && BLK_WORD_BITS == 64
-/* The default 64-bit layout: the header word is an affine map of its data,
- *     head = data * K1 + key  (mod 2^64),  K1 = 1 + M * 2^32, M odd, key = k * 2^32 (k != 0),
- * i.e. low half = data, high half (the tag) = data * M + k (mod 2^32). K1 is odd, so the map is
- * inverted by one multiply: data = (head - key) * K1^-1, and a word is a header iff that is below
- * 2^32 (one compare). Any change of the data alone changes the tag it must carry (data -> tag is a
- * bijection); a change of the tag alone is seen at once; a change of one byte anywhere in the word
- * passes only if delta * M^-1 were within one of 0 mod 2^32, impossible for a one-byte delta since
- * M^-1 mod 2^32 = 0x0E8B2F51 (deterministic detection). A change of both halves passes only where
- * tag and data happen to agree: no pattern of XOR flips passes systematically. Being affine, a
- * flag is set by adding flag * K1 to the word (blk_add_flag): no decode, no multiply. The zero
- * word decodes to -k * 2^32: never a header. */
+/* The default 64-bit layout: the affine tag bound to the word's address (top of this file). */
 #define BLK_LINEAR_TAG 1
 #define BLK_TAG_MUL 0x9E3779B1u
 #define BLK_K1 ((size_t)1 + ((size_t)BLK_TAG_MUL << 32))
 #define BLK_K1_INV ((size_t)0x61C8864F00000001ull) /* BLK_K1 * BLK_K1_INV = 1 mod 2^64 */
 _Static_assert((size_t)(BLK_K1 * BLK_K1_INV) == 1u, "K1's inverse");
-static inline size_t blk_enc(size_t key, size_t data) { return data * BLK_K1 + key; }
-/* The data of a header word, or a value >= 2^32 when the word is not a header. */
-static inline size_t blk_decode(size_t key, size_t head) { return (head - key) * BLK_K1_INV; }
-static inline bool blk_head_ok(size_t key, size_t head) { return (blk_decode(key, head) >> 32) == 0u; }
-#else
-/* The header word for `data` (size | flags). */
-static inline size_t blk_enc(size_t key, size_t data) { return data | ((blk_fold(data) ^ key) << BLK_DATA_BITS); }
-/* True iff `head` carries the tag of its data. */
-static inline bool blk_head_ok(size_t key, size_t head)
+/* The key of the word at address `at`: the heap's key plus (at / 8) * 2^32. */
+static inline size_t blk_key_at(size_t key, const void *at) { return key + ((size_t)(uintptr_t)at << 29); }
+static inline size_t blk_enc(size_t key, const void *at, size_t data) { return data * BLK_K1 + blk_key_at(key, at); }
+/* The data of the header word at `at`, or a value >= 2^32 when the word is not one. */
+static inline size_t blk_decode(size_t key, const void *at, size_t head)
 {
-    return (((head >> BLK_DATA_BITS) ^ blk_fold(head & BLK_DATA_MASK) ^ key) & (~(size_t)0 >> BLK_DATA_BITS)) == 0u;
+    return (head - blk_key_at(key, at)) * BLK_K1_INV;
 }
-static inline size_t blk_decode(size_t key, size_t head)
+static inline bool blk_head_ok(size_t key, const void *at, size_t head)
 {
-    return blk_head_ok(key, head) ? head & BLK_DATA_MASK : ~(size_t)0;
+    return (blk_decode(key, at, head) >> 32) == 0u;
+}
+#else
+#define BLK_A_LOG2 ((unsigned)__builtin_ctz((unsigned)RT_HEAP_ALIGN))
+/* The key of the word at address `at` (only its low T bits matter): the heap's XOR at / A. */
+static inline size_t blk_key_at(size_t key, const void *at) { return key ^ ((uintptr_t)at >> BLK_A_LOG2); }
+/* The header word for `data` (size | flags) at `at`. */
+static inline size_t blk_enc(size_t key, const void *at, size_t data)
+{
+    return data | ((blk_fold(data) ^ blk_key_at(key, at)) << BLK_DATA_BITS);
+}
+/* True iff `head`, read at `at`, carries the tag of its data there. */
+static inline bool blk_head_ok(size_t key, const void *at, size_t head)
+{
+    return (((head >> BLK_DATA_BITS) ^ blk_fold(head & BLK_DATA_MASK) ^ blk_key_at(key, at)) &
+            (~(size_t)0 >> BLK_DATA_BITS)) == 0u;
+}
+static inline size_t blk_decode(size_t key, const void *at, size_t head)
+{
+    return blk_head_ok(key, at, head) ? head & BLK_DATA_MASK : ~(size_t)0;
 }
 #endif
 #else
 #define BLK_DATA_MASK (~(size_t)0)
-static inline size_t blk_enc(size_t key, size_t data) { return (void)key, data; }
-static inline bool blk_head_ok(size_t key, size_t head) { return (void)key, (void)head, true; }
-static inline size_t blk_decode(size_t key, size_t head) { return (void)key, head; }
+static inline size_t blk_key_at(size_t key, const void *at) { return (void)at, key; }
+static inline size_t blk_enc(size_t key, const void *at, size_t data) { return (void)key, (void)at, data; }
+static inline bool blk_head_ok(size_t key, const void *at, size_t head) { return (void)key, (void)at, (void)head, true; }
+static inline size_t blk_decode(size_t key, const void *at, size_t head) { return (void)key, (void)at, head; }
 #endif
 #ifndef BLK_LINEAR_TAG
 #define BLK_LINEAR_TAG 0
@@ -172,7 +215,7 @@ static inline void blk_set_footer(rt_blk *b, size_t size)
 }
 
 /* Writes b's header: size | flags, tagged. */
-static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = blk_enc(key, data); }
+static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = blk_enc(key, b, data); }
 
 /* Sets / clears a flag known to be clear / set in b's verified header, re-tagged. With the affine
  * tag this is one add to the word (no decode, no multiply). */
@@ -213,7 +256,7 @@ static inline void blk_make_stale(size_t key, rt_blk *b) { blk_set_head(key, b, 
 /* The header a free block of `size` bytes must have exactly (tag, no PREV_FREE, no MARK). */
 static inline bool blk_is_free_header(size_t key, const rt_blk *b, size_t size)
 {
-    return b->head == blk_enc(key, size | BLK_FREE);
+    return b->head == blk_enc(key, b, size | BLK_FREE);
 }
 
 /* The index contract's visitor, used by the integrity check: returns false if b is not a

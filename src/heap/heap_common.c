@@ -65,20 +65,30 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
     return true;
 }
 
-/* The header tags' key of a heap at `address`: a mix of the address and RT_HEAP_KEY_SEED, odd
- * (so a zeroed header word never verifies); with the affine tag of the default 64-bit layout
- * (block.h) the key is that odd 32-bit number shifted to the tag's half. */
-static size_t heap_key(uintptr_t address)
+/* The header tags' key of a new heap at `address`: drawn (rt_entropy_draw: the user's entropy
+ * source, or the core's counter) and mixed with the address and RT_HEAP_KEY_SEED, never equal
+ * in its tag bits to `previous` -- the key the buffer held where the new control structure
+ * stands, i.e. the key of the heap that lived there before -- so that no header, link or pointer
+ * of that earlier life verifies in this one (block.h). With the affine tag of the default 64-bit
+ * layout the key is an odd 32-bit number in the tag's half. */
+static size_t heap_key(uintptr_t address, size_t previous)
 {
-    uint64_t x = (uint64_t)address ^ (uint64_t)RT_HEAP_KEY_SEED;
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
+    uint64_t x = rt_entropy_draw() ^ rt_mix64((uint64_t)address ^ (uint64_t)RT_HEAP_KEY_SEED);
 #if BLK_LINEAR_TAG
-    return (size_t)((x | 1u) & 0xFFFFFFFFu) << 32;
+    size_t key = (size_t)((x | 1u) & 0xFFFFFFFFu) << 32;
+    if (key == previous) {
+        key += (size_t)2 << 32; /* still odd in the tag's half */
+    }
+#elif RT_HARDENING >= 1
+    size_t key = (size_t)x | 1u;
+    if (((key ^ previous) & (~(size_t)0 >> BLK_DATA_BITS)) == 0u) { /* the tag's T bits */
+        key ^= 2u;
+    }
 #else
-    return (size_t)x | 1u;
+    size_t key = (size_t)x | 1u;
+    (void)previous;
 #endif
+    return key;
 }
 
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
@@ -93,18 +103,13 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
         return NULL;
     }
     rt_heap_t *h = (rt_heap_t *)(void *)base;
+    size_t previous = *(volatile size_t *)&h->key; /* whatever the buffer held there */
     __builtin_memset(h, 0, ops->control_size);
     h->ops = ops;
-    h->key = heap_key(base);
+    h->key = heap_key(base, previous);
     ops->reset(h);
     if (!pool_add(h, base + ops->control_size, start + size)) {
         return NULL;
-    }
-    if (ops->quick_offset != 0u) { /* one cached block at most per 4 KiB of capacity */
-        h->quick = (rt_quick_t *)(void *)((char *)h + ops->quick_offset);
-        size_t per_kib = h->capacity / 4096u;
-        h->quick->limit = per_kib < RT_HEAP_QUICK_BLOCKS ? (unsigned)per_kib : RT_HEAP_QUICK_BLOCKS;
-        h->quick->room = h->quick->limit;
     }
     return h;
 }
@@ -121,97 +126,31 @@ bool rt_heap_add_pool(rt_heap_t *h, void *mem, size_t size)
     return ok;
 }
 
-/* True iff b is on the quick list of blocks of `size` bytes: a walk of at most the cached count,
- * each link checked before it is followed. O(limit); for diagnosis only. */
-static bool quick_listed(const rt_heap_t *h, const rt_blk *b, size_t size)
-{
-    const rt_quick_t *q = h->quick;
-    if (size < BLK_MIN || size > HEAP_QUICK_MAX_BLOCK || (size & (BLK_A - 1u)) != 0u) {
-        return false;
-    }
-    rt_blk *x = q->head[(size - BLK_MIN) / BLK_A];
-    for (unsigned n = 0; x != NULL && n < heap_quick_count(q); n++) {
-        uintptr_t a = (uintptr_t)blk_payload(x);
-        if (x == b) {
-            return true;
-        }
-        if (heap_pool_of(h, a) == NULL || (a & (BLK_A - 1u)) != 0u) {
-            return false;
-        }
-        x = heap_quick_next(h, x);
-    }
-    return false;
-}
+/* --- the checker's cold half: why a block is not live ---------------------------------------- */
 
-/* --- bad pointers: which error -------------------------------------------------------------- */
-
-/* Why heap_validate_fast refused p: the same checks, one at a time, each with the error it
- * means. Off the hot path (only a refused call comes here). */
-rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p)
+rt_error_kind_t heap_own_error(const rt_heap_t *h, const rt_pool_t *pool, void *p)
 {
-    const rt_pool_t *pool = heap_pool_of(h, (uintptr_t)p);
-    if (pool == NULL) {
-        return RT_ERR_FOREIGN_POINTER;
-    }
-    if (((uintptr_t)p & (BLK_A - 1u)) != 0u) {
-        return RT_ERR_BAD_POINTER;
-    }
     rt_blk *b = blk_from_payload(p);
-    size_t key = h->key;
-    size_t head = b->head;
-    size_t size = blk_head_size(head);
-    size_t room = (size_t)((char *)pool->end - (char *)b);
-    if (!blk_head_ok(key, head)) { /* not a header: a bad pointer, or a header overwritten */
-        return RT_ERR_BAD_POINTER;
+    size_t d = blk_decode(h->key, b, b->head);
+    if (d > BLK_DATA_MASK || blk_data_fenced(d)) {
+        return RT_ERR_BAD_POINTER; /* no header here (a pointer into a block, a damaged header) */
     }
-    if ((head & (BLK_FREE | BLK_MARK)) == BLK_MARK && h->quick != NULL) {
-        /* a block waiting on a quick list; at level 0 (no tag) only if it is on its list */
-        return RT_HARDENING >= 1 || quick_listed(h, b, size) ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
+    size_t size = blk_head_size(d);
+    if ((d & BLK_FENCE) == BLK_MARK) {
+        /* a block a layer holds (freed); at level 0 (no tag) only the layer can tell */
+        return h->quick != NULL && (RT_HARDENING >= 1 || h->ops->layer_holds(h, b)) ? RT_ERR_DOUBLE_FREE
+                                                                                   : RT_ERR_BAD_POINTER;
     }
-    if ((head & BLK_FREE) != 0u) {
+    if ((d & BLK_FREE) != 0u) {
         /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
-         * stale mark a merge left; anything else with bit 0 set is not a header at all. */
-        bool genuine = blk_data(head) == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
+         * stale mark a merge left; anything else with FREE set is not a header at all. */
+        size_t room = (size_t)((char *)pool->end - (char *)b);
+        bool genuine = d == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
                        blk_prev_size(blk_offset(b, size)) == size;
-        return genuine || blk_data(head) == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
+        return genuine || d == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
     }
-    if ((RT_HARDENING < 1 && (head & BLK_BAD_BITS) != 0u) || size < BLK_MIN || size > room) {
-        return RT_ERR_BAD_POINTER;
-    }
-    rt_blk *next = blk_offset(b, size);
-    size_t nhead = next->head;
-    size_t nsize = blk_head_size(nhead);
-    /* The successor must be a header too (a corrupted size lands in payload): tagged (an
-     * overflow of p's block into it is caught here), flags clean, and a size that fits the
-     * pool -- unless it is the pool's sentinel. */
-    if (!blk_head_ok(key, nhead)) {
-        return RT_ERR_CORRUPTED;
-    }
-    if ((RT_HARDENING < 1 && (nhead & ((BLK_BAD_BITS & ~BLK_MARK) | BLK_PREV_FREE)) != 0u) || nsize > room - size ||
-        (nsize < BLK_MIN && next != pool->end)) {
-        return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
-    }
-    /* A successor the facade will treat as free must prove it: its footer, and its membership
-     * of the index (safe unlinking) -- before free or realloc writes anything. */
-    if (RT_HARDENING >= 1 && (nhead & BLK_FREE) != 0u &&
-        (nsize < BLK_MIN || blk_prev_size(blk_offset(next, nsize)) != nsize || !heap_linked(h, next) ||
-         (RT_HARDENING >= 2 && !heap_free_proven(h, next, nsize)))) {
-        return RT_ERR_CORRUPTED;
-    }
-    if ((head & BLK_PREV_FREE) != 0u) {
-        size_t psize = blk_prev_size(b); /* a raw word: check its alignment before using it */
-        if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first) ||
-            !blk_is_free_header(key, blk_prev(b), psize) || !heap_linked(h, blk_prev(b)) ||
-            (RT_HARDENING >= 2 && !heap_free_proven(h, blk_prev(b), psize))) {
-            return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
-        }
-    }
-    if (RT_DEBUG >= 2 && !heap_is_block_start(h, pool, b)) {
-        return RT_ERR_BAD_POINTER;
-    }
-    return RT_ERR_NONE; /* the fast check is stricter: heap_validate reports this as corrupted */
+    return RT_ERR_BAD_POINTER; /* level 0: a used header with impossible bits */
 }
-
 
 /* --- generic entry points ------------------------------------------------------------------ */
 
@@ -228,8 +167,11 @@ size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
 {
     uintptr_t token = heap_lock(h);
     blk_view v;
-    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_validate(h, ptr, &v, h->quick != NULL);
-    size_t size = error == RT_ERR_NONE ? blk_size(blk_from_payload(ptr)) - BLK_W : 0u;
+    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_vet(h, ptr, h->quick != NULL, &v);
+    size_t size = error == RT_ERR_NONE ? blk_head_size(v.data) - BLK_W : 0u;
+    if (error == RT_ERR_CORRUPTED) {
+        heap_contain(h);
+    }
     heap_unlock(h, token);
     if (error != RT_ERR_NONE) {
         rt_heap_report(h, error, "usable_size", ptr, 0);
@@ -269,36 +211,189 @@ void heap_deliver(rt_heap_t *h)
     }
 }
 
-/* --- quick lists ----------------------------------------------------------------------------- */
-
-unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
-{
-    if (h->quick == NULL) {
-        return 0;
-    }
-    uintptr_t token = heap_lock(h);
-    blocks = blocks < RT_HEAP_QUICK_MAX_LIMIT ? blocks : RT_HEAP_QUICK_MAX_LIMIT;
-    if (heap_quick_count(h->quick) > blocks) {
-        h->ops->quick_flush(h, "set_quick_limit");
-    }
-    h->quick->room = blocks - heap_quick_count(h->quick);
-    h->quick->limit = blocks;
-    heap_unlock(h, token);
-    HEAP_DELIVER(h);
-    return blocks;
-}
-
 void rt_heap_flush(rt_heap_t *h)
 {
-    if (h->quick == NULL) {
+    if (h->ops->layer_reclaim == NULL) {
         return;
     }
     uintptr_t token = heap_lock(h);
-    if (heap_quick_count(h->quick) != 0u) {
-        h->ops->quick_flush(h, "flush");
-    }
+    h->ops->layer_reclaim(h, "flush");
     heap_unlock(h, token);
     HEAP_DELIVER(h);
+}
+
+/* --- containment --------------------------------------------------------------------------- */
+
+/* The slot of fenced_live[] that holds b, or RT_HEAP_FENCED_LIVE. */
+static unsigned fenced_slot(const rt_heap_t *h, const rt_blk *b)
+{
+    unsigned i = 0;
+    while (i < RT_HEAP_FENCED_LIVE && h->fenced_live[i] != b) {
+        i++;
+    }
+    return i;
+}
+
+bool heap_free_fenced(rt_heap_t *h, void *ptr)
+{
+    rt_blk *b = blk_from_payload(ptr);
+    unsigned i = b != NULL ? fenced_slot(h, b) : RT_HEAP_FENCED_LIVE;
+    if (i == RT_HEAP_FENCED_LIVE || !blk_data_fenced(blk_decode(h->key, b, b->head))) {
+        return false;
+    }
+    h->fenced_live[i] = NULL;
+    h->frees++;
+    return true;
+}
+
+/* True iff the header at s, in pool, is verified and sane, and leads through its size to `depth`
+ * more such headers or to the pool's end: a place where the blocks resume. A word of data passes
+ * one header check with probability 2^-T (T = 32 on the default 64-bit layout, 8 on 32-bit);
+ * three in a row, 2^-3T. */
+static bool contain_resumes(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *s, unsigned depth)
+{
+    for (unsigned k = 0; k <= depth && s != pool->end; k++) {
+        size_t d = blk_decode(h->key, s, s->head);
+        size_t size = blk_head_size(d);
+        if (d > BLK_DATA_MASK || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
+            size > (size_t)((char *)pool->end - (char *)s) || (d & BLK_FLAGS & ~(BLK_FENCE | BLK_PREV_FREE)) != 0u) {
+            return false;
+        }
+        s = blk_offset(s, size);
+    }
+    return true;
+}
+
+/* The extent of a block whose header at b is damaged: the first place after it (a smallest block
+ * on, in steps of A) where the blocks resume, or the pool's end. O(extent / A). */
+static rt_blk *contain_extent(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b)
+{
+    for (rt_blk *s = blk_offset(b, BLK_MIN); s < pool->end; s = blk_offset(s, BLK_A)) {
+        if (contain_resumes(h, pool, s, 2u)) {
+            return s;
+        }
+    }
+    return pool->end;
+}
+
+typedef struct contain_acc {
+    size_t used, quarantined;
+    uint64_t live;
+    unsigned nfenced;
+    rt_blk *fenced[RT_HEAP_FENCED_LIVE];
+} contain_acc;
+
+enum { C_FREE, C_LIVE, C_DEAD, C_FENCED_LIVE };
+
+/* Pass 1, before the index is touched (its links are what is checked): fences each free block
+ * whose footer or own links are damaged -- a damaged link fences the block that holds it and the
+ * block it names or that names it (heap_linked; the rebuild writes every link anew) -- stepping
+ * over damaged headers. Writes headers only. */
+static void contain_links(rt_heap_t *h, const rt_pool_t *pool)
+{
+    size_t key = h->key;
+    for (rt_blk *b = pool->first; b < pool->end;) {
+        size_t d = blk_decode(key, b, b->head);
+        size_t size = blk_head_size(d);
+        if (d > BLK_DATA_MASK || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
+            size > (size_t)((char *)pool->end - (char *)b)) {
+            b = contain_extent(h, pool, b);
+            continue;
+        }
+        if (blk_data_free(d) &&
+            (d != (size | BLK_FREE) || blk_prev_size(blk_offset(b, size)) != size || !heap_linked(h, b))) {
+            blk_set_head(key, b, size | BLK_FENCE | (d & BLK_PREV_FREE));
+        }
+        b = blk_offset(b, size);
+    }
+}
+
+/* Pass 2, the index reset: classifies each block, merges free runs into one free block each
+ * (indexed), writes every header whose flags the walk changes. */
+static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
+{
+    size_t key = h->key;
+    rt_blk *end = pool->end;
+    rt_blk *run = NULL; /* the start of the free run being merged */
+    size_t run_size = 0;
+    for (rt_blk *b = pool->first; b < end;) {
+        size_t d = blk_decode(key, b, b->head);
+        size_t size = blk_head_size(d);
+        int state;
+        if (d > BLK_DATA_MASK || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
+            size > (size_t)((char *)end - (char *)b)) {
+            rt_blk *s = contain_extent(h, pool, b);
+            size = (size_t)((char *)s - (char *)b);
+            bool was_free = s != end && (blk_decode(key, s, s->head) & BLK_PREV_FREE) != 0u;
+            state = was_free ? C_DEAD : C_FENCED_LIVE;
+        } else if (blk_data_fenced(d)) {
+            state = fenced_slot(h, b) < RT_HEAP_FENCED_LIVE ? C_FENCED_LIVE : C_DEAD;
+        } else if ((d & BLK_MARK) != 0u || (d & BLK_FREE) != 0u) {
+            state = C_FREE; /* free (sound: pass 1), or held by a layer that has forgotten it */
+        } else {
+            state = C_LIVE;
+        }
+        if (state == C_FREE) {
+            if (run == NULL) {
+                run = b;
+                run_size = size;
+            } else {
+                blk_make_stale(key, b);
+                run_size += size;
+            }
+        } else {
+            size_t prev_free = run != NULL ? BLK_PREV_FREE : 0u;
+            if (run != NULL) {
+                blk_set_head(key, run, run_size | BLK_FREE);
+                blk_set_footer(run, run_size);
+                h->ops->insert(h, run);
+                run = NULL;
+            }
+            if (state == C_LIVE) {
+                blk_set_head(key, b, size | prev_free);
+                a->used += size;
+                a->live++;
+            } else {
+                blk_set_head(key, b, size | BLK_FENCE | prev_free);
+                a->quarantined += size;
+                if (state == C_FENCED_LIVE && a->nfenced < RT_HEAP_FENCED_LIVE) {
+                    a->fenced[a->nfenced++] = b;
+                    a->live++;
+                }
+            }
+        }
+        b = blk_offset(b, size);
+    }
+    if (run != NULL) {
+        blk_set_head(key, run, run_size | BLK_FREE);
+        blk_set_footer(run, run_size);
+        h->ops->insert(h, run);
+    }
+    blk_set_head(key, end, run != NULL ? BLK_PREV_FREE : 0u);
+}
+
+void heap_contain(rt_heap_t *h)
+{
+    if (RT_HARDENING < 1) {
+        return;
+    }
+    if (h->ops->layer_forget != NULL) {
+        h->ops->layer_forget(h);
+    }
+    for (unsigned i = 0; i < h->npools; i++) {
+        contain_links(h, &h->pools[i]);
+    }
+    h->ops->reset(h);
+    contain_acc a = {0, 0, 0, 0, {NULL}};
+    for (unsigned i = 0; i < h->npools; i++) {
+        contain_pool(h, &h->pools[i], &a);
+    }
+    for (unsigned i = 0; i < RT_HEAP_FENCED_LIVE; i++) {
+        h->fenced_live[i] = i < a.nfenced ? a.fenced[i] : NULL;
+    }
+    h->used = a.used;
+    h->quarantined = a.quarantined;
+    h->live_adjust = (int64_t)(a.live - (h->mallocs - h->frees));
 }
 
 /* --- walk, statistics, check --------------------------------------------------------------- */
@@ -306,15 +401,17 @@ void rt_heap_flush(rt_heap_t *h)
 void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 {
     uintptr_t token = heap_lock(h);
-    if (h->quick != NULL && heap_quick_count(h->quick) != 0u) { /* the merged state: the cached blocks back first */
-        h->ops->quick_flush(h, "walk");
+    if (h->ops->layer_reclaim != NULL) { /* the merged state: the held blocks back first */
+        h->ops->layer_reclaim(h, "walk");
     }
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
         for (rt_blk *b = pool->first; b < pool->end; b = heap_walk_next(h, pool, b)) {
             size_t size = blk_size(b);
-            /* a block on a quick list (MARK outside rt_heap_check) is not used */
-            rt_block_info_t info = {blk_payload(b), size - BLK_W, size, (b->head & (BLK_FREE | BLK_MARK)) == 0u, false};
+            size_t d = blk_data(b->head);
+            bool fenced = blk_data_fenced(d);
+            rt_block_info_t info = {blk_payload(b), size - BLK_W, size,
+                                    fenced ? fenced_slot(h, b) < RT_HEAP_FENCED_LIVE : (d & BLK_FENCE) == 0u, fenced};
             if (heap_walk_next(h, pool, b) == NULL || !fn(context, &info)) {
                 heap_unlock(h, token);
                 HEAP_DELIVER(h);
@@ -329,14 +426,15 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
 {
     uintptr_t token = heap_lock(h);
-    if (h->quick != NULL && heap_quick_count(h->quick) != 0u) { /* exact figures: the cached blocks back first */
-        h->ops->quick_flush(h, "stats");
+    if (h->ops->layer_reclaim != NULL) { /* exact figures: the held blocks back first */
+        h->ops->layer_reclaim(h, "stats");
     }
     rt_stats_t own = {
         .capacity = h->capacity,
         .used_bytes = h->used,
         .peak_used = h->peak_used,
-        .used_blocks = (size_t)(heap_mallocs(h) - heap_frees(h)),
+        .used_blocks = (size_t)heap_live_blocks(h),
+        .quarantined_bytes = h->quarantined,
     }; /* watermark, free_blocks and largest_free: summed over the pools below */
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
@@ -348,7 +446,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
             own.watermark += (size_t)(h->high - first);
         }
         for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = heap_walk_next(h, pool, b)) {
-            if (blk_is_free(b) && heap_walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
+            if (blk_data_free(blk_data(b->head)) && heap_walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
                 size_t fit = h->ops->fit_limit(blk_size(b)) - BLK_W;
                 own.free_blocks++;
                 if (fit > own.largest_free) {
@@ -361,32 +459,37 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
     if (head > BLK_W && head - BLK_W > own.largest_free) {
         own.largest_free = head - BLK_W < h->max_request ? head - BLK_W : h->max_request;
     }
-    rt_front_counts_t counts = {heap_mallocs(h), heap_frees(h), h->reallocs, h->reallocs_in_place, h->hooks.failures,
+    rt_front_counts_t counts = {h->mallocs, h->frees, h->reallocs, h->reallocs_in_place, h->hooks.failures,
                                 h->hooks.errors};
     heap_unlock(h, token);
     HEAP_DELIVER(h);
     rt_front_stats(s, &own, &counts);
 }
 
+/* The integrity check marks each free block the index lists by setting bit 0 of its footer (a
+ * multiple of A otherwise), and the physical walk requires the mark on every free block and
+ * clears it. */
 typedef struct check_ctx {
     rt_heap_t *heap;
     size_t indexed;
 } check_ctx;
 
-/* Index visitor: b must be an A-aligned free block inside a pool, not seen before; marks it. */
+/* Index visitor: b must be an A-aligned free block inside a pool, with a footer that agrees,
+ * not seen before (unmarked); marks it. */
 static bool check_visit(void *context, rt_blk *b)
 {
     check_ctx *c = context;
     const rt_pool_t *pool = heap_pool_of(c->heap, (uintptr_t)b + BLK_W);
-    if (pool == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u || !blk_head_ok(c->heap->key, b->head) ||
+    if (pool == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u || !blk_head_ok(c->heap->key, b, b->head) ||
         (b->head & (BLK_FREE | BLK_PREV_FREE | BLK_MARK)) != BLK_FREE) {
         return false;
     }
     size_t size = blk_size(b);
-    if (size < BLK_MIN || size > (size_t)((char *)pool->end - (char *)b)) {
+    if (size < BLK_MIN || size > (size_t)((char *)pool->end - (char *)b) ||
+        blk_prev_size(blk_offset(b, size)) != size) {
         return false;
     }
-    blk_set_flag(c->heap->key, b, BLK_MARK);
+    ((size_t *)(void *)blk_offset(b, size))[-1] = size | 1u;
     c->indexed++;
     return true;
 }
@@ -396,12 +499,16 @@ static bool check_visit(void *context, rt_blk *b)
 static bool unmark_visit(void *context, rt_blk *b)
 {
     check_ctx *c = context;
-    if (heap_pool_of(c->heap, (uintptr_t)b + BLK_W) == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u ||
-        !blk_head_ok(c->heap->key, b->head)) {
+    const rt_pool_t *pool = heap_pool_of(c->heap, (uintptr_t)b + BLK_W);
+    if (pool == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u || !blk_head_ok(c->heap->key, b, b->head)) {
         return false;
     }
-    if ((b->head & BLK_MARK) != 0u) {
-        blk_clear_flag(c->heap->key, b, BLK_MARK);
+    size_t size = blk_size(b);
+    if (size < BLK_MIN || size > (size_t)((char *)pool->end - (char *)b)) {
+        return false;
+    }
+    if (blk_prev_size(blk_offset(b, size)) == (size | 1u)) {
+        blk_set_footer(b, size);
     }
     return true;
 }
@@ -423,34 +530,14 @@ static bool guards_ok(const rt_pool_t *pool)
     return true;
 }
 
-/* The quick lists (rt_tlsfq): every block listed lies in a pool, is aligned, has a tagged
- * cached header (MARK, not FREE) of its list's size; no more blocks than counted (which ends a
- * cycle). Returns the blocks listed, or SIZE_MAX on a failure. */
-static size_t check_quick(const rt_heap_t *h)
-{
-    const rt_quick_t *q = h->quick;
-    size_t n = 0;
-    for (size_t c = 0; c < HEAP_QUICK_CLASSES; c++) {
-        size_t size = BLK_MIN + c * BLK_A;
-        for (rt_blk *b = q->head[c]; b != NULL; b = heap_quick_next(h, b)) {
-            uintptr_t a = (uintptr_t)blk_payload(b);
-            if (n >= heap_quick_count(q) || heap_pool_of(h, a) == NULL || (a & (BLK_A - 1u)) != 0u ||
-                !blk_head_ok(h->key, b->head) || (blk_data(b->head) | BLK_PREV_FREE) != (size | BLK_MARK | BLK_PREV_FREE)) {
-                return SIZE_MAX;
-            }
-            n++;
-        }
-    }
-    return n;
-}
-
 bool rt_heap_check(rt_heap_t *h)
 {
     uintptr_t token = heap_lock(h);
     check_ctx c = {h, 0};
-    size_t listed = h->quick != NULL ? check_quick(h) : 0u, cached = 0;
+    size_t listed = h->ops->layer_check != NULL ? h->ops->layer_check(h) : 0u, held = 0;
     bool ok = listed != SIZE_MAX && h->ops->check_index(h, check_visit, &c);
-    size_t free_blocks = 0, used_blocks = 0, used = 0, capacity = 0;
+    size_t free_blocks = 0, used = 0, capacity = 0, quarantined = 0;
+    uint64_t live = 0;
     bool broken = false;
     /* The physical walk runs even after a failure so that it clears every mark. */
     for (unsigned i = 0; i < h->npools; i++) {
@@ -462,36 +549,39 @@ bool rt_heap_check(rt_heap_t *h)
         }
         while (b < end) {
             size_t head = b->head;
+            size_t d = blk_data(head);
             size_t size = blk_head_size(head);
-            bool is_free = (head & BLK_FREE) != 0u;
-            if (!blk_head_ok(h->key, head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
-                size > (size_t)((char *)end - (char *)b)) {
+            bool is_free = blk_data_free(d);
+            if (!blk_head_ok(h->key, b, head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
+                size > (size_t)((char *)end - (char *)b) || (RT_HARDENING < 1 && (d & (BLK_A - 1u) & ~BLK_FLAGS) != 0u)) {
                 ok = false;
                 broken = true;
                 break;
             }
-            if ((head & BLK_MARK) != 0u && is_free) { /* a used one with MARK waits on a quick list */
-                blk_clear_flag(h->key, b, BLK_MARK);
-            }
-            if (((head & BLK_PREV_FREE) != 0u) != prev_free) {
+            if (((d & BLK_PREV_FREE) != 0u) != prev_free) {
                 ok = false;
             }
-            if ((head & (BLK_FREE | BLK_MARK)) == BLK_MARK) {
-                cached++;
+            if (blk_data_fenced(d)) {
+                quarantined += size;
+                live += fenced_slot(h, b) < RT_HEAP_FENCED_LIVE;
+            } else if ((d & BLK_MARK) != 0u) {
+                held++; /* held by a layer (MARK, not FREE) */
             } else if (is_free) {
-                bool footer_ok = ((size_t *)(void *)((char *)b + size))[-1] == size;
-                if (prev_free || !footer_ok || (head & BLK_MARK) == 0u) {
-                    ok = false; /* adjacent free blocks, bad tag, or not indexed */
+                size_t *footer = (size_t *)(void *)((char *)b + size) - 1;
+                if (prev_free || *footer != (size | 1u)) {
+                    ok = false; /* adjacent free blocks, bad footer, or not indexed */
+                } else {
+                    *footer = size;
                 }
                 free_blocks++;
             } else {
-                used_blocks++;
+                live++;
                 used += size;
             }
             prev_free = is_free;
             b = blk_offset(b, size);
         }
-        if (b != end || end->head != blk_enc(h->key, prev_free ? BLK_PREV_FREE : 0u)) {
+        if (b != end || end->head != blk_enc(h->key, end, prev_free ? BLK_PREV_FREE : 0u)) {
             ok = false;
         }
         capacity += (size_t)((char *)end - (char *)h->pools[i].first);
@@ -499,9 +589,12 @@ bool rt_heap_check(rt_heap_t *h)
     if (broken) { /* blocks past a broken header were not walked: clear their marks */
         (void)h->ops->check_index(h, unmark_visit, &c);
     }
-    if (free_blocks != c.indexed || used != h->used || used_blocks != (size_t)(heap_mallocs(h) - heap_frees(h)) ||
-        capacity != h->capacity || cached != listed || (h->quick != NULL && listed != heap_quick_count(h->quick))) {
+    if (free_blocks != c.indexed || used != h->used || live != heap_live_blocks(h) || capacity != h->capacity ||
+        quarantined != h->quarantined || held != listed) {
         ok = false;
+    }
+    if (!ok) { /* the damage found is fenced off, and reported */
+        heap_contain(h);
     }
     heap_unlock(h, token);
     if (!ok) {

@@ -1,20 +1,20 @@
 /*
  * heap_common.h -- what heap_common.c gives the index-specific code above it: creation over a
- * buffer through a backend's table, and the tables themselves (one per heap_<index>.c), which
- * heap_select.c and the registry reach by index.
+ * buffer through a backend's table, the delivery of deferred reports, containment, and the
+ * tables themselves (one per heap_<index>.c), which heap_select.c and the registry reach by index.
  *
  * Kept apart from heap_internal.h so that nothing inline there calls into heap_common.c: the
- * control structure, the O(1) checks and the walk step are the bottom of the heap (including
- * only block/ and base/); heap_common.c and the facade stand on them, never the other way round.
+ * control structure, the checker and the walk step are the bottom of the heap (including only
+ * block/ and base/); heap_common.c and the facade stand on them, never the other way round.
  */
 #ifndef RT_HEAP_COMMON_H
 #define RT_HEAP_COMMON_H
 
 #include "heap/heap_internal.h"
 
-/* Lays the control structure and pool 0 over [mem, mem + size) for the backend `ops`. NULL when
- * the buffer is too small for the control structure and one smallest block. O(1) plus the
- * backend's index reset. */
+/* Lays the control structure and pool 0 over [mem, mem + size) for the backend `ops`, with a
+ * key of a new generation (never the key the buffer held). NULL when the buffer is too small for
+ * the control structure and one smallest block. O(1) plus the backend's index reset. */
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops);
 
 /* Delivers the reports heap_defer kept (to the handler, or RT_PANIC as rt_hooks_report does), in
@@ -22,19 +22,24 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops);
 void heap_deliver(rt_heap_t *h) __attribute__((cold, noinline));
 #define HEAP_DELIVER(h) ((h)->npending != 0u ? heap_deliver(h) : (void)0)
 
-/* Why p is not a block free may give back (heap_validate_fast refused it). Cold. */
-rt_error_kind_t heap_diagnose(const rt_heap_t *h, void *p) __attribute__((cold, noinline));
+/* Containment, with the lock held, by a call that met damage (after counting its report): every
+ * damaged place of the heap is fenced off and the index rebuilt from the blocks that remain free,
+ * so that rt_heap_check passes again, live blocks free and merge normally and the rest of the
+ * heap serves. One walk of every pool, checking each block as rt_heap_check does:
+ *   - a header that does not verify: the block's extent runs to the next place where a verified
+ *     header leads through its size to two more (or to the pool's end); the block was free when
+ *     that header says PREV_FREE (fenced, dead), else live (fenced, kept in fenced_live: its free
+ *     is accepted, its memory never reused);
+ *   - a free block whose footer, or whose own links, are damaged: fenced;
+ *   - blocks a layer held (layer_forget first) and free blocks: merged runs, indexed anew;
+ *   - the counters of used bytes and live blocks set to what the walk found.
+ * O(blocks + damaged bytes / A): the cost of an error path, paid once per damage. Level 0 (no
+ * tags): nothing (damage there cannot be told from data). */
+void heap_contain(rt_heap_t *h) __attribute__((cold, noinline));
 
-/* RT_ERR_NONE and *v filled iff p is a live block of h (heap_validate_fast; quick: h has quick
- * lists, whose cached blocks are refused); else the error. */
-RT_HOT rt_error_kind_t heap_validate(const rt_heap_t *h, void *p, blk_view *v, bool quick)
-{
-    if (__builtin_expect(heap_validate_fast(h, p, v, quick), 1)) {
-        return RT_ERR_NONE;
-    }
-    rt_error_kind_t kind = heap_diagnose(h, p);
-    return kind != RT_ERR_NONE ? kind : RT_ERR_CORRUPTED;
-}
+/* True iff ptr is the payload of a fenced live block (heap_internal.h, fenced_live): then its
+ * free is accepted -- counted, the memory stays fenced -- and it is forgotten. Lock held. */
+bool heap_free_fenced(rt_heap_t *h, void *ptr) __attribute__((cold, noinline));
 
 extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seglist, rt_heap_ops_firstfit,
     rt_heap_ops_bestfit, rt_heap_ops_halffit, rt_heap_ops_tlsfq;

@@ -1,8 +1,8 @@
 /*
- * heap_internal.h -- the bottom of the heap: its control structure, the O(1) checks every call
- * makes before it trusts a word (hardening), pointer validation and the walk step. Self-contained
- * over block/ and base/: nothing here calls into heap_common.c (whose exports are declared in
- * heap_common.h, one step up), so the facade and heap_common.c both stand on this header.
+ * heap_internal.h -- the bottom of the heap: its control structure, the one checker every call
+ * runs before it trusts a block (hardening), and the walk step. Self-contained over block/ and
+ * base/: nothing here calls into heap_common.c (whose exports are declared in heap_common.h, one
+ * step up), so the facade and heap_common.c both stand on this header.
  */
 #ifndef RT_HEAP_INTERNAL_H
 #define RT_HEAP_INTERNAL_H
@@ -12,7 +12,7 @@
 #include "front/front.h"
 
 /* What the generic entry points and heap_common.c need from a backend: its compiled facade
- * (for run-time dispatch) and three index functions used off the hot path. */
+ * (for run-time dispatch) and the index functions used off the hot path. */
 typedef struct rt_heap_ops {
     rt_index_t index;
     const char *(*name)(void);
@@ -34,11 +34,22 @@ typedef struct rt_heap_ops {
     /* The largest block size that a request may need and still be served by the first block of
      * a list, beyond fit_limit (TLSF's good fit within the slot); 0 when the index has none. */
     size_t (*head_fit)(rt_heap_t *heap);
-    /* Quick lists (rt_tlsfq): the offset of the heap's rt_quick_t in its control structure (0:
-     * the backend has none), and the function that gives every cached block back to the index
-     * (called with the lock held). */
-    size_t quick_offset;
-    void (*quick_flush)(rt_heap_t *heap, const char *operation);
+    /* A layer over the facade that keeps freed blocks of its own (the quick lists of rt_tlsfq,
+     * heap/quick.h; all NULL for the plain heaps). Its blocks are used blocks to the facade,
+     * with MARK set in their headers ("held"). With the lock held:
+     *   layer_reclaim  gives every held block back to the index (merging), `operation` naming
+     *                  the call for the reports of damage it meets;
+     *   layer_check    the number of blocks it holds, each verified (SIZE_MAX: damage found);
+     *   layer_forget   before a containment walk (heap_contain): restores the header of each
+     *                  held block it can still reach through verified links, fences each held
+     *                  block whose own words are damaged, then forgets them all -- the walk
+     *                  gives every held block back to the index;
+     *   layer_holds    whether b is one of its blocks (a walk of its lists: diagnosis at level
+     *                  0, where a header's MARK may be data). */
+    void (*layer_reclaim)(rt_heap_t *heap, const char *operation);
+    size_t (*layer_check)(rt_heap_t *heap);
+    void (*layer_forget)(rt_heap_t *heap);
+    bool (*layer_holds)(const rt_heap_t *heap, const rt_blk *b);
 } rt_heap_ops_t;
 
 typedef struct rt_pool {
@@ -49,22 +60,6 @@ typedef struct rt_pool {
     uintptr_t words; /* (end - first) / W: a word at address a lies in [first, end] iff
                         rotr(a - first, log2 W) <= words (heap_word_ok) */
 } rt_pool_t;
-
-/* Quick lists (RT_INDEX_TLSFQ, rtalloc/heap.h): a freed block of at most HEAP_QUICK_MAX_BLOCK
- * bytes waits, unmerged, on the LIFO list of its exact size, and a malloc of that size takes it
- * back without touching the index. A cached block keeps its used header with MARK set (so a
- * neighbour's free sees it as used and does not merge, and a second free of it is refused), and
- * holds the link to the next block of its list in its first payload word, XORed with the heap's
- * key. At most `limit` blocks are cached (rt_heap_set_quick_limit). */
-#define HEAP_QUICK_MAX_BLOCK ((RT_HEAP_QUICK_MAX_REQUEST + BLK_W + BLK_A - 1u) & ~(BLK_A - 1u))
-#define HEAP_QUICK_CLASSES ((HEAP_QUICK_MAX_BLOCK - BLK_MIN) / BLK_A + 1u)
-_Static_assert(HEAP_QUICK_MAX_BLOCK >= BLK_MIN, "quick lists: the largest cached block");
-typedef struct rt_quick {
-    unsigned room;                     /* blocks that may still be cached: limit - cached */
-    unsigned limit;                    /* the most that may be cached */
-    rt_blk *head[HEAP_QUICK_CLASSES];  /* class c: blocks of BLK_MIN + c * A bytes */
-} rt_quick_t;
-static inline unsigned heap_quick_count(const rt_quick_t *q) { return q->limit - q->room; }
 
 /* Hardening: bytes kept free of metadata before each pool's first block and after its sentinel
  * (filled with RT_HEAP_GUARD_BYTE, checked by rt_heap_check), so that a write of up to 16 bytes
@@ -84,37 +79,49 @@ typedef struct heap_pending {
     rt_error_kind_t kind;
 } heap_pending_t;
 
+/* Containment (heap_contain, heap_common.c): damage a call detects is fenced off. A FENCED block
+ * (header: FREE | MARK, tagged; blk_fenced) is never handed out, never indexed, and no merge
+ * crosses it: to its neighbours it is a used block. A fenced block that was live -- a used block
+ * whose header was damaged: its extent is where the next verified header stands, which cannot be
+ * proven, so its memory never goes back to service -- stays the application's: its address is
+ * kept in fenced_live[] and a free of it is accepted (counted, no report; the memory stays
+ * fenced). RT_HEAP_FENCED_LIVE such blocks are remembered; a free of any beyond is refused. */
+#define RT_HEAP_FENCED_LIVE 8u
+
+struct rt_quick; /* heap/quick.h */
+
 struct rt_heap {
     const rt_heap_ops_t *ops;
-    size_t key;          /* the header tags' key (block.h); nonzero in its low bits */
-    uintptr_t span_lo;   /* the control structure and pool 0 (contiguous): a word at address a */
+    size_t key;           /* the header tags' key (block.h): a new one per create */
+    uintptr_t span_lo;    /* the control structure and pool 0 (contiguous): a word at address a */
     uintptr_t span_words; /* lies in them iff rotr(a - span_lo, log2 W) < span_words */
-    size_t max_request;  /* largest malloc that any pool could ever serve */
-    size_t used;         /* bytes in used blocks (used blocks: mallocs - frees) */
-    uintptr_t high;      /* highest block end ever handed out */
+    size_t max_request;   /* largest malloc that any pool could ever serve */
+    size_t used;          /* bytes in used blocks (fenced ones excluded) */
+    uintptr_t high;       /* highest block end ever handed out */
     unsigned last_probes;
     unsigned npools;
     rt_hooks_t hooks;
     size_t capacity;
     size_t peak_used;
-    size_t max_block;    /* largest pool's block */
-    rt_quick_t *quick;   /* the quick lists, or NULL (every backend but rt_tlsfq) */
+    size_t max_block;     /* largest pool's block */
+    struct rt_quick *quick; /* the quick lists, or NULL (every backend but rt_tlsfq) */
     unsigned npending;
     heap_pending_t pending[HEAP_PENDING];
     uint64_t mallocs, frees, reallocs, reallocs_in_place;
+    /* containment: bytes fenced off; live blocks the walk found minus mallocs - frees (the
+     * counters' view) at the last containment; the fenced blocks that are still live */
+    size_t quarantined;
+    int64_t live_adjust;
+    rt_blk *fenced_live[RT_HEAP_FENCED_LIVE];
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
 };
 
-/* The block after b on its quick list (NULL at the end): b's first payload word XOR the key. */
-static inline rt_blk *heap_quick_next(const rt_heap_t *h, rt_blk *b)
+/* Live blocks, as the statistics count them. */
+static inline uint64_t heap_live_blocks(const rt_heap_t *h)
 {
-    return (rt_blk *)(*(uintptr_t *)(void *)((char *)b + BLK_W) ^ h->key);
+    return h->mallocs - h->frees + (uint64_t)h->live_adjust;
 }
-
-/* Successful mallocs and frees, as the statistics count them (a push is a free, a pop a malloc). */
-static inline uint64_t heap_mallocs(const rt_heap_t *h) { return h->mallocs; }
-static inline uint64_t heap_frees(const rt_heap_t *h) { return h->frees; }
 
 static inline uintptr_t heap_lock(rt_heap_t *h) { return rt_hooks_lock(&h->hooks); }
 static inline void heap_unlock(rt_heap_t *h, uintptr_t token) { rt_hooks_unlock(&h->hooks, token); }
@@ -140,15 +147,16 @@ static inline void heap_account_alloc(rt_heap_t *h, rt_blk *b, size_t size)
     }
 }
 
-/* The pool holding payload address a, or NULL: a must lie in (first, end). One unsigned compare
- * per pool, at most RT_HEAP_MAX_POOLS. */
-RT_HOT const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
+/* The fenced-block header's flags (containment): a FREE block with MARK. */
+#define BLK_FENCE (BLK_FREE | BLK_MARK)
+/* d: a decoded header. True iff it is a free block's (FREE without MARK: not fenced). */
+static inline bool blk_data_free(size_t d) { return (d & BLK_FENCE) == BLK_FREE; }
+static inline bool blk_data_fenced(size_t d) { return (d & BLK_FENCE) == BLK_FENCE; }
+
+/* The pool holding payload address a when a is not in pool 0 (cold: pool 0 is tested inline). */
+static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
 {
-    const rt_pool_t *pool = h->pools; /* pool 0 always exists: test it before looping */
-    if (a - pool->lo < pool->span) {
-        return pool;
-    }
-    for (const rt_pool_t *last = pool + h->npools; ++pool < last;) {
+    for (const rt_pool_t *pool = h->pools + 1, *last = h->pools + h->npools; pool < last; pool++) {
         if (a - pool->lo < pool->span) {
             return pool;
         }
@@ -156,12 +164,35 @@ RT_HOT const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
     return NULL;
 }
 
-/* The block after x in a walk of pool, or NULL when x's size is not sane (a corrupted heap: the
- * walks stop there instead of running off the pool). */
+/* The pool holding payload address a, or NULL: a must lie in (first, end). One unsigned compare
+ * per pool, at most RT_HEAP_MAX_POOLS. */
+RT_HOT const rt_pool_t *heap_pool_of(const rt_heap_t *h, uintptr_t a)
+{
+    const rt_pool_t *pool = h->pools; /* pool 0 always exists: test it before looping */
+    return a - pool->lo < pool->span ? pool : heap_pool_rest(h, a);
+}
+
+/* The pool of payload address p, when p is an A-aligned address inside one (else NULL). */
+RT_HOT const rt_pool_t *heap_pool_aligned(const rt_heap_t *h, void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    const rt_pool_t *pool = h->pools;
+    if (__builtin_expect(a - pool->lo >= pool->span, 0)) {
+        pool = heap_pool_rest(h, a);
+        if (pool == NULL) {
+            return NULL;
+        }
+    }
+    return (a & (BLK_A - 1u)) == 0u ? pool : NULL;
+}
+
+/* The block after x in a walk of pool, or NULL when x's header is not sane (a corrupted heap:
+ * the walks stop there instead of running off the pool). */
 static inline rt_blk *heap_walk_next(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *x)
 {
     size_t size = blk_size(x);
-    if (!blk_head_ok(h->key, x->head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u || size > (size_t)((char *)pool->end - (char *)x)) {
+    if (!blk_head_ok(h->key, x, x->head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
+        size > (size_t)((char *)pool->end - (char *)x)) {
         return NULL;
     }
     return blk_offset(x, size);
@@ -220,7 +251,7 @@ RT_HOT bool heap_linked(const rt_heap_t *h, const rt_blk *b)
     }
     return next == NULL ||
            (heap_word_ok(h, (uintptr_t)next + offsetof(rt_blk, pprev)) && next->pprev == &((rt_blk *)(uintptr_t)b)->next &&
-            (RT_HARDENING < 2 || (blk_head_ok(h->key, next->head) && (next->head & BLK_FREE) != 0u)));
+            (RT_HARDENING < 2 || (blk_head_ok(h->key, next, next->head) && blk_data_free(blk_data(next->head)))));
 }
 
 /* Level 2 (RT_HARDENING >= 2): a free block of `size` bytes also proves itself by its boundary
@@ -233,19 +264,21 @@ RT_HOT bool heap_free_proven(const rt_heap_t *h, const rt_blk *b, size_t size)
         return false;
     }
     size_t shead = succ->head;
-    return blk_prev_size(succ) == size && blk_head_ok(h->key, shead) && (shead & BLK_PREV_FREE) != 0u;
+    return blk_prev_size(succ) == size && blk_head_ok(h->key, succ, shead) && (shead & BLK_PREV_FREE) != 0u;
 }
 
-/* n: a free block of `size` bytes that heap_validate proved. True iff its successor -- the block
+/* n: a free block of `size` bytes that the checker proved. True iff its successor -- the block
  * a call that absorbs n will sit next to, and whose header it will read and change -- has a
- * tagged used header with PREV_FREE set (it lies in the pool: heap_validate bounded n's size). */
+ * tagged header (used or fenced) with PREV_FREE set (it lies in the pool: the checker bounded
+ * n's size). */
 RT_HOT bool heap_succ_ok(const rt_heap_t *h, const rt_blk *n, size_t size)
 {
     if (RT_HARDENING < 1) {
         return true;
     }
-    size_t shead = ((const rt_blk *)(const void *)((const char *)n + size))->head;
-    return blk_head_ok(h->key, shead) && (shead & (BLK_FREE | BLK_PREV_FREE)) == BLK_PREV_FREE;
+    const rt_blk *s = (const rt_blk *)(const void *)((const char *)n + size);
+    size_t d = blk_decode(h->key, s, s->head);
+    return d <= BLK_DATA_MASK && !blk_data_free(d) && (d & BLK_PREV_FREE) != 0u;
 }
 
 /* b: reached through `slot` while walking a list (slot = the head, or the previous block's
@@ -257,19 +290,22 @@ RT_HOT bool heap_member(const rt_heap_t *h, const rt_blk *b, rt_blk *const *slot
         return true;
     }
     return heap_word_ok(h, (uintptr_t)b + offsetof(rt_blk, pprev)) && heap_word_ok(h, (uintptr_t)b) &&
-           blk_head_ok(h->key, b->head) && (b->head & BLK_FREE) != 0u && b->pprev == slot;
+           blk_head_ok(h->key, b, b->head) && blk_data_free(blk_data(b->head)) && b->pprev == slot;
 }
+
+/* --- the checker: is p a live block a call may act on? ------------------------------------- */
 
 /* Header bits that must be clear in a used block's header, beyond FREE: MARK and the size bits
  * below A (A >= 8, so bits 0-2 are the flags). */
 #define BLK_BAD_BITS (BLK_MARK | ((BLK_A - 1u) & ~BLK_FLAGS))
 
-/* What validation learnt about a live block, reused by free so nothing is loaded twice. */
+/* What the checker learnt about a live block, reused by the call so nothing is loaded twice. */
 typedef struct blk_view {
     rt_blk *b;
     size_t data;      /* b's size | flags (PREV_FREE kept: release needs it) */
     rt_blk *next;
     size_t next_data; /* the successor's size | flags */
+    const rt_pool_t *pool;
 } blk_view;
 
 /* True iff d, a decoded header (blk_decode), is a valid header with FREE clear: one rotate and
@@ -277,134 +313,122 @@ typedef struct blk_view {
  * BLK_DATA_MASK. */
 static inline bool heap_used_data_ok(size_t d) { return heap_rotr(d, 1) <= (BLK_DATA_MASK >> 1); }
 
-/* The pool of payload address a when a is not in pool 0 (cold: pool 0 is tested inline). */
-static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
+/* True iff d, a block's decoded header, is a live block's the call may take. held: the heap
+ * has a layer whose held blocks carry MARK (rt_tlsfq), refused too; the plain heaps never write
+ * MARK into a used header outside rt_heap_check, so at level >= 1 (where a header's flags cannot
+ * change unseen) they skip the test. */
+static inline bool heap_own_ok(size_t d, bool held)
 {
-    for (const rt_pool_t *pool = h->pools + 1, *last = h->pools + h->npools; pool < last; pool++) {
-        if (a - pool->lo < pool->span) {
-            return pool;
-        }
-    }
-    return NULL;
+    return held ? d <= BLK_DATA_MASK && (d & (RT_HARDENING < 1 ? BLK_BAD_BITS | BLK_FREE : BLK_FREE | BLK_MARK)) == 0u
+                : heap_used_data_ok(d) && (RT_HARDENING >= 1 || (d & BLK_BAD_BITS) == 0u);
 }
 
-/* Decides in O(1) whether p is a live block of h that free may give back, in two stages.
- * Stage 1 (heap_validate_head): the pool, the header's tag, flags and size, and the successor's
- * tag -- an overflow of p's block into it is caught here. Each costs one compare where it can:
- * the pool one, the block's own header (tag and FREE) one, the successor's header one. True and
- * *v, *pool filled if they hold; false says nothing of why (heap_diagnose, cold, tells).
- * quick: a header with MARK is refused too (a block waiting on a quick list). Only a heap with
- * quick lists can hold one outside rt_heap_check, so the others pass false and save the test. In two halves: heap_validate_own (the pool and
- * the block's own header) and heap_validate_succ (its size and its successor's header), so that
- * the quick lists' free can decide between its two paths in between. */
-/* The pool of payload address p, when p is an A-aligned address inside one (else NULL). */
-RT_HOT const rt_pool_t *heap_pool_aligned(const rt_heap_t *h, void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    const rt_pool_t *pool = h->pools;
-    if (__builtin_expect(a - pool->lo >= pool->span, 0)) {
-        pool = heap_pool_rest(h, a);
-        if (pool == NULL) {
-            return NULL;
-        }
-    }
-    return (a & (BLK_A - 1u)) == 0u ? pool : NULL;
-}
+/* Why the block at payload p, inside an A-aligned place of `pool`, is not live: its header is
+ * no header (a pointer into a block, or a damaged header: RT_ERR_BAD_POINTER), or the header of
+ * a free block (genuine -- a footer that agrees -- or the stale mark a merge left), or of a
+ * block a layer holds: RT_ERR_DOUBLE_FREE. Cold: only a refused call comes here. */
+rt_error_kind_t heap_own_error(const rt_heap_t *h, const rt_pool_t *pool, void *p) __attribute__((cold, noinline));
 
-/* True iff d, a block's decoded header, is a used header free may take (see below). */
-static inline bool heap_own_ok(size_t d, bool quick)
-{
-    return quick ? d <= BLK_DATA_MASK && (d & (RT_HARDENING < 1 ? BLK_BAD_BITS | BLK_FREE : BLK_FREE | BLK_MARK)) == 0u
-                 : heap_used_data_ok(d) && (RT_HARDENING >= 1 || (d & BLK_BAD_BITS) == 0u);
-}
-
-RT_HOT bool heap_validate_own(const rt_heap_t *h, void *p, bool quick, const rt_pool_t **pool_out, size_t *d_out)
+/* The checker, stage 1a: p is an A-aligned payload address inside a pool, and its header a live
+ * block's (heap_own_ok). RT_ERR_NONE and v->b, v->data, v->pool filled, or the error
+ * (RT_ERR_FOREIGN_POINTER, _BAD_POINTER, _DOUBLE_FREE; worked out on the cold path). */
+RT_HOT rt_error_kind_t heap_vet_own(const rt_heap_t *h, void *p, bool held, blk_view *v)
 {
     const rt_pool_t *pool = heap_pool_aligned(h, p);
-    if (pool == NULL) {
-        return false;
+    if (__builtin_expect(pool == NULL, 0)) {
+        return heap_pool_of(h, (uintptr_t)p) == NULL ? RT_ERR_FOREIGN_POINTER : RT_ERR_BAD_POINTER;
     }
-    size_t d = blk_decode(h->key, blk_from_payload(p)->head);
-    if (!heap_own_ok(d, quick)) {
-        return false; /* no header, FREE, or (quick) MARK: a block waiting on a quick list */
-    }
-    *pool_out = pool;
-    *d_out = d;
-    return true;
-}
-
-/* The second half of stage 1, for b whose own header (decoded: d) passed heap_validate_own: its
- * size fits the pool, and its successor's header is tagged. Fills *v. */
-RT_HOT bool heap_validate_succ(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b, size_t d, blk_view *v)
-{
-    size_t size = blk_head_size(d);
-    size_t room = (size_t)((char *)pool->end - (char *)b);
-    if (size < BLK_MIN || size > room) {
-        return false;
-    }
-    rt_blk *next = blk_offset(b, size);
-    size_t nd = blk_decode(h->key, next->head);
-    if (nd > BLK_DATA_MASK) { /* not a header: a corrupted size, or an overflow into it */
-        return false;
-    }
-    if (RT_HARDENING < 1) { /* level 0 has no tag: the successor's plausibility stands in for it */
-        size_t nsize = blk_head_size(nd);
-        if ((nd & ((BLK_BAD_BITS & ~BLK_MARK) | BLK_PREV_FREE)) != 0u || nsize > room - size ||
-            (nsize < BLK_MIN && next != pool->end)) {
-            return false;
+    rt_blk *b = blk_from_payload(p);
+    size_t d = blk_decode(h->key, b, b->head);
+    if (__builtin_expect(!heap_own_ok(d, held), 0)) {
+        rt_error_kind_t kind = heap_own_error(h, pool, p);
+        if (kind == RT_ERR_NONE) {
+            __builtin_unreachable(); /* it never says "none" */
         }
-    }
-    if (RT_DEBUG >= 2 && !heap_is_block_start(h, pool, b)) {
-        return false;
+        return kind;
     }
     v->b = b;
     v->data = d;
+    v->pool = pool;
+    return RT_ERR_NONE;
+}
+
+/* Stage 1b, after stage 1a: the block's size fits its pool, and its successor's header is
+ * tagged -- an overflow of the block into it is caught here (RT_ERR_CORRUPTED). At level 0 (no
+ * tag) the successor's plausibility stands in for it. Fills v->next, v->next_data. */
+RT_HOT rt_error_kind_t heap_vet_succ(const rt_heap_t *h, blk_view *v)
+{
+    const rt_pool_t *pool = v->pool;
+    rt_blk *b = v->b;
+    size_t size = blk_head_size(v->data);
+    size_t room = (size_t)((char *)pool->end - (char *)b);
+    if (__builtin_expect(size < BLK_MIN || size > room, 0)) {
+        return RT_ERR_BAD_POINTER; /* a size no block of this place can have */
+    }
+    rt_blk *next = blk_offset(b, size);
+    size_t nd = blk_decode(h->key, next, next->head);
+    if (__builtin_expect(nd > BLK_DATA_MASK, 0)) {
+        return RT_ERR_CORRUPTED; /* not a header: an overflow into it (or a forged size) */
+    }
+    if (RT_HARDENING < 1) {
+        size_t nsize = blk_head_size(nd);
+        if ((nd & ((BLK_BAD_BITS & ~BLK_MARK) | BLK_PREV_FREE)) != 0u || nsize > room - size ||
+            (nsize < BLK_MIN && next != pool->end)) {
+            return RT_ERR_BAD_POINTER;
+        }
+    }
+    if (RT_DEBUG >= 2 && !heap_is_block_start(h, pool, b)) {
+        return RT_ERR_BAD_POINTER;
+    }
     v->next = next;
     v->next_data = nd;
-    return true;
+    return RT_ERR_NONE;
 }
 
-RT_HOT bool heap_validate_head(const rt_heap_t *h, void *p, blk_view *v, const rt_pool_t **pool_out, bool quick)
+/* Stage 2, after stage 1: the neighbours a call will absorb. A free successor proves its size
+ * and its membership of its list (safe unlinking; its footer is not read -- the merged block's
+ * footer is written over it -- but level 2 checks it, heap_free_proven); a fenced successor is
+ * not absorbed and needs nothing. When the header says the predecessor is free: its footer (read
+ * to find it), its header -- a tagged free header of exactly that size at that place, which binds
+ * the footer -- and its membership. Nothing is written before both stages pass. */
+RT_HOT rt_error_kind_t heap_vet_neighbours(const rt_heap_t *h, const blk_view *v)
 {
-    size_t d;
-    return heap_validate_own(h, p, quick, pool_out, &d) && heap_validate_succ(h, *pool_out, blk_from_payload(p), d, v);
-}
-
-/* Stage 2, for a block that passed stage 1: the neighbours a call will absorb. A free successor
- * proves its size and its membership of its list (safe unlinking; its footer is not read -- the
- * merged block's footer is written over it -- but level 2 checks it, heap_free_proven). When
- * the header says the predecessor is free, its footer (read to find it), its header and its
- * membership. Nothing is written before both stages pass. */
-RT_HOT bool heap_validate_neighbours(const rt_heap_t *h, const rt_pool_t *pool, const blk_view *v)
-{
+    const rt_pool_t *pool = v->pool;
     rt_blk *b = v->b;
-    if ((v->next_data & BLK_FREE) != 0u) {
+    if (blk_data_free(v->next_data)) {
         size_t nsize = blk_head_size(v->next_data);
         size_t room = (size_t)((char *)pool->end - (char *)v->next);
         if (nsize < BLK_MIN || nsize > room || !heap_linked(h, v->next) ||
             (RT_HARDENING >= 2 && !heap_free_proven(h, v->next, nsize))) {
-            return false;
+            return RT_ERR_CORRUPTED;
         }
     }
     if ((v->data & BLK_PREV_FREE) != 0u) {
         size_t psize = blk_prev_size(b); /* a raw word: check its alignment before using it */
         if (psize < BLK_MIN || (psize & (BLK_A - 1u)) != 0u || psize > (size_t)((char *)b - (char *)pool->first)) {
-            return false;
+            return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
         }
         rt_blk *prev = blk_prev(b);
         if (!blk_is_free_header(h->key, prev, psize) || !heap_linked(h, prev) ||
             (RT_HARDENING >= 2 && !heap_free_proven(h, prev, psize))) {
-            return false;
+            return RT_HARDENING >= 1 ? RT_ERR_CORRUPTED : RT_ERR_BAD_POINTER;
         }
     }
-    return true;
+    return RT_ERR_NONE;
 }
 
-/* Both stages: true iff p is a live block of h whose neighbours a free or realloc may absorb. */
-RT_HOT bool heap_validate_fast(const rt_heap_t *h, void *p, blk_view *v, bool quick)
+/* The whole checker: RT_ERR_NONE and *v filled iff p is a live block of h whose neighbours a
+ * free or realloc may absorb; else why not. */
+RT_HOT rt_error_kind_t heap_vet(const rt_heap_t *h, void *p, bool held, blk_view *v)
 {
-    const rt_pool_t *pool;
-    return heap_validate_head(h, p, v, &pool, quick) && heap_validate_neighbours(h, pool, v);
+    rt_error_kind_t kind = heap_vet_own(h, p, held, v);
+    if (kind == RT_ERR_NONE) {
+        kind = heap_vet_succ(h, v);
+    }
+    if (kind == RT_ERR_NONE) {
+        kind = heap_vet_neighbours(h, v);
+    }
+    return kind;
 }
 
 /* With RT_DEBUG >= 2 every operation ends with a full integrity check (rt_heap_check, public).

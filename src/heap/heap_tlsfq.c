@@ -1,10 +1,287 @@
-/* The heap with the TLSF index (16 slots per octave) behind quick lists for small blocks. See
- * rtalloc/heap.h (RT_HEAP_QUICK_MAX_REQUEST) and facade.inc ("quick lists"). */
+/*
+ * heap_tlsfq.c -- rt_tlsfq: the TLSF heap behind quick lists for small blocks (rtalloc/heap.h,
+ * RT_HEAP_QUICK_MAX_REQUEST), a layer over the facade: the facade is compiled here with the TLSF
+ * index as for rt_tlsf, and the quick lists plug into its three hooks (facade.inc):
+ *   malloc (layer_take)      a block of a size the lists keep, from the head of its list (a hit:
+ *                            no index, no split); else TLSF's malloc (heap_claim)
+ *   free (layer_keep)        a small block the checker's first stage passed, while fewer than
+ *                            `limit` are cached: its successor's header checked, pushed (no merge,
+ *                            no index); else TLSF's free
+ *   a failing malloc or memalign (layer_reclaim): every cached block back to the index, merged
+ *                            with its neighbours (at most `limit` frees), and the search once more
+ * The lists' state and the layout of a cached block are in heap/quick.h. Invariant: a block is
+ * handed out only while its header says cached and its link's seal holds, and handing it out
+ * clears that; so however a list is damaged, no block is handed out twice. Damage met on a list
+ * is reported and fenced off (heap_contain, whose walk gives the cached blocks still intact back
+ * to the index).
+ */
 #include "index/tlsf.h"
-#define FACADE_QUICK 1
+#include "heap/quick.h"
+
+#define FACADE_LAYER 1
+#define FACADE_LAYER_STATE rt_quick_t quick;
 #define FACADE_NAME tlsfq_name
+#define FACADE_LAYER_OPS                                                                                       \
+    .layer_reclaim = quick_reclaim_op, .layer_check = quick_check, .layer_forget = quick_forget,             \
+    .layer_holds = quick_holds
 static const char *tlsfq_name(void) { return "tlsfq"; }
 #include "heap/facade.inc"
+
+static inline rt_quick_t *heap_quick(rt_heap_t *h) { return &((heap_full *)(void *)h)->quick; }
+#define QUICK_A_LOG2 ((unsigned)__builtin_ctz((unsigned)BLK_A))
+/* Class size / A - BLK_MIN / A: written so, the compiler folds the subtraction into the address. */
+static inline size_t quick_class(size_t size) { return size / BLK_A - BLK_MIN / BLK_A; }
+
+/* True iff b, reached through a list of blocks of `size` bytes, may be taken: its payload lies in
+ * a pool and is aligned (tested before b's words are read), its header is a cached block's of
+ * exactly that size, and its link carries its seal. */
+RT_HOT bool quick_ok(const rt_heap_t *h, rt_blk *b, size_t size)
+{
+    uintptr_t a = (uintptr_t)blk_payload(b);
+    const rt_pool_t *pool = h->pools;
+    if (__builtin_expect(a - pool->lo >= pool->span, 0) && heap_pool_rest(h, a) == NULL) {
+        return false;
+    }
+    return (a & (BLK_A - 1u)) == 0u &&
+           (blk_decode(h->key, b, b->head) | BLK_PREV_FREE) == (size | BLK_MARK | BLK_PREV_FREE) &&
+           heap_quick_sealed(h, b);
+}
+
+/* b, reached on the list of blocks of `size` bytes through a verified link (the list's head, or a
+ * sealed link), failed quick_ok (or is met by a containment walk). Mends what can be told apart:
+ *   - a header that is no header at all (written over by the overflow of a neighbour) of a block
+ *     whose link still carries its seal: written again, cached -- the seal, bound to b's address
+ *     and this heap's key, says a push wrote it here, and the list led here;
+ *   - a cached header whose link or seal is damaged (a use after free): fenced (dead);
+ *   - any other header (a used or free block a link was aimed at): not the list's; left alone.
+ * True iff b is a cached block again whose link may be followed. Cold. */
+static bool quick_mend(rt_heap_t *h, rt_blk *b, size_t size)
+{
+    uintptr_t a = (uintptr_t)blk_payload(b);
+    const rt_pool_t *pool = heap_pool_of(h, a);
+    if (pool == NULL || (a & (BLK_A - 1u)) != 0u || size > (size_t)((char *)pool->end - (char *)b)) {
+        return false;
+    }
+    size_t d = blk_decode(h->key, b, b->head);
+    bool sealed = heap_quick_sealed(h, b);
+    if (RT_HARDENING >= 1 && d > BLK_DATA_MASK) {
+        if (sealed) {
+            blk_set_head(h->key, b, size | BLK_MARK);
+        }
+        return sealed;
+    }
+    if ((d | BLK_PREV_FREE) == (size | BLK_MARK | BLK_PREV_FREE)) {
+        if (!sealed) {
+            blk_set_head(h->key, b, size | BLK_FENCE | (d & BLK_PREV_FREE));
+        }
+        return sealed;
+    }
+    return false;
+}
+
+/* A damaged list met by malloc: reported, the damage fenced off (heap_contain; its walk gives
+ * the blocks of every list back to the index), NULL. Cold. */
+static void *__attribute__((noinline, cold)) quick_damaged(rt_heap_t *h, rt_quick_t *q, size_t c, rt_blk *b)
+{
+    heap_defer(h, true, RT_ERR_CORRUPTED, "malloc", b);
+    if (RT_HARDENING < 1) { /* no containment at level 0: the list is dropped (its blocks lost) */
+        q->head[c] = NULL;
+    }
+    heap_contain(h);
+    if (h->hooks.lock == NULL) {
+        heap_deliver(h);
+    }
+    return NULL;
+}
+
+/* malloc's hit: b, the head of class c's list, handed out as a block of `need` bytes. */
+RT_HOT void *quick_pop(rt_heap_t *h, rt_quick_t *q, size_t c, rt_blk *b, size_t need)
+{
+    if (!quick_ok(h, b, need)) {
+        return quick_damaged(h, q, c, b);
+    }
+    q->head[c] = heap_quick_next(h, b);
+    q->room++;
+    blk_clear_flag(h->key, b, BLK_MARK);
+    h->used += need; /* its end is below h->high already: it was handed out before */
+    h->mallocs++;
+    if (h->used > h->peak_used) {
+        h->peak_used = h->used;
+    }
+    h->last_probes = 1;
+    return blk_payload(b);
+}
+
+RT_HOT void *layer_take(rt_heap_t *h, size_t need)
+{
+    if (need <= HEAP_QUICK_MAX_BLOCK) {
+        rt_quick_t *q = heap_quick(h);
+        size_t c = quick_class(need);
+        rt_blk *b = q->head[c];
+        if (b != NULL) {
+            return quick_pop(h, q, c, b, need);
+        }
+    }
+    return heap_claim(h, need);
+}
+
+/* free's push: b, a vetted used block of `size` <= HEAP_QUICK_MAX_BLOCK bytes (class c), cached. */
+RT_HOT void quick_push(rt_heap_t *h, rt_quick_t *q, rt_blk *b, size_t size, size_t c)
+{
+    uintptr_t link = (uintptr_t)q->head[c] ^ (uintptr_t)h->key;
+    *heap_quick_link(b) = link;
+    if (RT_HARDENING >= 1) {
+        *heap_quick_seal_word(b) = heap_quick_seal(h, b, link);
+    }
+    blk_set_flag(h->key, b, BLK_MARK);
+    q->head[c] = b;
+    q->room--;
+    h->used -= size;
+    h->frees++;
+}
+
+RT_HOT bool layer_keep(rt_heap_t *h, const blk_view *v)
+{
+    rt_quick_t *q = heap_quick(h);
+    size_t size = blk_head_size(v->data);
+    /* At level 0 a block with PREV_FREE is not cached: with no tag, the flag may be damage that
+     * only the index's free (which proves the predecessor) can see. */
+    if (size > HEAP_QUICK_MAX_BLOCK || q->room == 0u || (RT_HARDENING < 1 && (v->data & BLK_PREV_FREE) != 0u)) {
+        return false;
+    }
+    /* The successor: it lies in the pool, and its header is tagged (an overflow of b into it is
+     * caught here: the index's free then refuses b and reports it) -- at level 0 and in debug
+     * builds the whole of the checker's stage 1b. */
+    rt_blk *b = v->b;
+    rt_blk *next = blk_offset(b, size);
+    if (RT_HARDENING >= 1 && RT_DEBUG < 2) {
+        if (next > v->pool->end || !blk_head_ok(h->key, next, next->head)) {
+            return false;
+        }
+    } else {
+        blk_view w = *v;
+        if (heap_vet_succ(h, &w) != RT_ERR_NONE) {
+            return false;
+        }
+    }
+    quick_push(h, q, b, size, quick_class(size));
+    return true;
+}
+
+/* Gives every cached block back to the index, merging it with its free neighbours (heap_release),
+ * list by list. A block that is no cached block of its list, or whose neighbours fail the
+ * checker, is reported (RT_ERR_CORRUPTED, `operation`; kept by heap_defer: delivered at once
+ * without lock hooks, else by the caller once the lock is released) and the damage fenced off
+ * (heap_contain, which gives the other cached blocks back). O(cached blocks) frees; the lock is
+ * held. True iff blocks were given back and no damage was met: a malloc or memalign then tries
+ * its search once more (one that met damage is refused: it reported). */
+static bool layer_reclaim(rt_heap_t *h, const char *operation)
+{
+    rt_quick_t *q = heap_quick(h);
+    unsigned counted = heap_quick_count(q), n = 0;
+    if (counted == 0u) {
+        return false;
+    }
+    bool damaged = false;
+    for (size_t c = 0; c < HEAP_QUICK_CLASSES && !damaged; c++) {
+        size_t size = BLK_MIN + c * BLK_A;
+        rt_blk *b = q->head[c];
+        for (; b != NULL && !damaged; n++) {
+            if (n >= counted || !quick_ok(h, b, size)) {
+                heap_defer(h, false, RT_ERR_CORRUPTED, operation, b);
+                damaged = true;
+                break;
+            }
+            rt_blk *next = heap_quick_next(h, b);
+            blk_clear_flag(h->key, b, BLK_MARK);
+            blk_view v;
+            rt_error_kind_t kind = heap_vet(h, blk_payload(b), false, &v);
+            if (kind != RT_ERR_NONE) { /* its neighbours: still cached, the walk will see to it */
+                blk_set_flag(h->key, b, BLK_MARK);
+                heap_defer(h, false, RT_ERR_CORRUPTED, operation, b);
+                damaged = true;
+                break;
+            }
+            q->head[c] = next;
+            q->room++;
+            h->used += size; /* live again for a moment: heap_release books the free */
+            h->frees--;
+            heap_release(h, &v);
+            b = next;
+        }
+    }
+    if (damaged) {
+        heap_contain(h); /* forgets the lists: every intact cached block goes back to the index */
+        if (h->hooks.lock == NULL) {
+            heap_deliver(h);
+        }
+    }
+    return !damaged;
+}
+
+static void quick_reclaim_op(rt_heap_t *h, const char *operation) { (void)layer_reclaim(h, operation); }
+
+/* Every block listed lies in a pool, is aligned, has a tagged cached header (MARK, not FREE) of
+ * its list's size and a sealed link; no more blocks than counted (which ends a cycle). Returns
+ * the blocks listed, or SIZE_MAX on a failure. */
+static size_t quick_check(rt_heap_t *h)
+{
+    const rt_quick_t *q = heap_quick(h);
+    size_t n = 0;
+    for (size_t c = 0; c < HEAP_QUICK_CLASSES; c++) {
+        size_t size = BLK_MIN + c * BLK_A;
+        for (rt_blk *b = q->head[c]; b != NULL; b = heap_quick_next(h, b)) {
+            if (n >= heap_quick_count(q) || !quick_ok(h, b, size)) {
+                return SIZE_MAX;
+            }
+            n++;
+        }
+    }
+    return n == heap_quick_count(q) ? n : SIZE_MAX;
+}
+
+/* Before a containment walk: follows each list through verified links as long as the blocks are
+ * cached blocks of its size, or can be mended (quick_mend); then empties every list. The walk
+ * then gives every block whose header says cached back to the index. O(limit). */
+static void quick_forget(rt_heap_t *h)
+{
+    rt_quick_t *q = heap_quick(h);
+    unsigned counted = heap_quick_count(q), n = 0;
+    for (size_t c = 0; c < HEAP_QUICK_CLASSES; c++) {
+        size_t size = BLK_MIN + c * BLK_A;
+        for (rt_blk *b = q->head[c]; b != NULL && n < counted; n++) {
+            if (!quick_ok(h, b, size) && !quick_mend(h, b, size)) {
+                break;
+            }
+            b = heap_quick_next(h, b);
+        }
+        q->head[c] = NULL;
+    }
+    q->room = q->limit;
+}
+
+/* True iff b is on the quick list of its header's size: a walk of at most the cached count, each
+ * link checked before it is followed. O(limit); for diagnosis only. */
+static bool quick_holds(const rt_heap_t *h, const rt_blk *b)
+{
+    const rt_quick_t *q = &((const heap_full *)(const void *)h)->quick;
+    size_t size = blk_size(b);
+    if (size < BLK_MIN || size > HEAP_QUICK_MAX_BLOCK || (size & (BLK_A - 1u)) != 0u) {
+        return false;
+    }
+    rt_blk *x = q->head[quick_class(size)];
+    for (unsigned n = 0; x != NULL && n < heap_quick_count(q); n++) {
+        uintptr_t a = (uintptr_t)blk_payload(x);
+        if (x == b) {
+            return true;
+        }
+        if (heap_pool_of(h, a) == NULL || (a & (BLK_A - 1u)) != 0u) {
+            return false;
+        }
+        x = heap_quick_next(h, x);
+    }
+    return false;
+}
 
 void *rt_tlsfq_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_tlsfq_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
@@ -15,4 +292,33 @@ void *rt_tlsfq_memalign(rt_heap_t *h, size_t alignment, size_t size) { return fa
 const rt_heap_ops_t rt_heap_ops_tlsfq =
     FACADE_OPS(RT_INDEX_TLSFQ, rt_tlsfq_malloc, rt_tlsfq_free, rt_tlsfq_realloc, rt_tlsfq_calloc, rt_tlsfq_memalign);
 
-rt_heap_t *rt_tlsfq_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_tlsfq); }
+rt_heap_t *rt_tlsfq_create(void *mem, size_t size)
+{
+    rt_heap_t *h = rt_heap_init(mem, size, &rt_heap_ops_tlsfq);
+    if (h != NULL) { /* one cached block at most per 4 KiB of capacity */
+        rt_quick_t *q = heap_quick(h);
+        size_t per_kib = h->capacity / 4096u;
+        q->limit = per_kib < RT_HEAP_QUICK_BLOCKS ? (unsigned)per_kib : RT_HEAP_QUICK_BLOCKS;
+        q->room = q->limit;
+        h->quick = q;
+    }
+    return h;
+}
+
+unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
+{
+    if (h->quick == NULL) {
+        return 0;
+    }
+    rt_quick_t *q = heap_quick(h);
+    uintptr_t token = heap_lock(h);
+    blocks = blocks < RT_HEAP_QUICK_MAX_LIMIT ? blocks : RT_HEAP_QUICK_MAX_LIMIT;
+    if (heap_quick_count(q) > blocks) {
+        (void)layer_reclaim(h, "set_quick_limit");
+    }
+    q->room = blocks - heap_quick_count(q);
+    q->limit = blocks;
+    heap_unlock(h, token);
+    HEAP_DELIVER(h);
+    return blocks;
+}

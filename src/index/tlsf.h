@@ -151,7 +151,7 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
         rt_blk **own = &x->heads[i - 1u];
         rt_blk *b = *own;
         if (b != NULL) {
-            size_t d = blk_decode(idx_key(h), b->head);
+            size_t d = blk_decode(idx_key(h), b, b->head);
             if ((d & BLK_FLAGS) != BLK_FREE || d > BLK_DATA_MASK || blk_head_size(d) >= need) {
                 *probes = 1;
                 return own;
@@ -193,7 +193,7 @@ static inline size_t idx_head_fit(idx_t *x, size_t key)
     size_t best = 0;
     for (unsigned i = 0; i < TLSF_FL_COUNT * TLSF_SL_COUNT; i++) {
         if (x->heads[i] != NULL) {
-            size_t d = blk_decode(key, x->heads[i]->head);
+            size_t d = blk_decode(key, x->heads[i], x->heads[i]->head);
             if ((d & BLK_FLAGS) == BLK_FREE && d <= BLK_DATA_MASK && blk_head_size(d) > best) {
                 best = blk_head_size(d);
             }

@@ -15,6 +15,17 @@
  *     CORRUPT idx mode off (off16 when start-relative) bytes...: mode bit 0 base (0 start,
  *       1 end = p + usable), bits 1-2 value (0 input bytes, 1 xor input byte, 2 0x00, 3 0xFF),
  *       bits 3-5 N-1 (1..8 bytes); offset -16 .. usable+16 from the start, -16..+16 from the end
+ *     COPY = CORRUPT idx mode pos sel off with mode bits 5-7 = 100: the overrun of a memcpy
+ *       between two blocks of the heap -- N = 1..2W bytes (W the word) read at a source position
+ *       and written 1..16 bytes past the end (mode bit 0 = 1: from end + (pos & 15)) or before
+ *       the start (0: ending at start - (pos & 15)) of live block idx; N - 1 = (pos >> 4) % 2W;
+ *       the source by mode bits 1-2: 0 another block's neighbourhood (block sel, off bit 0 its
+ *       start or end, (off >> 1) % 33 - 16 bytes from it), 1 a gap between live blocks by
+ *       address (gap sel: off bit 0 its first 4 or its last 2 words), 2 the control area below
+ *       the lowest block's 16 bytes (off bit 7 its first, else its last 32 words), 3 any word
+ *       of the buffer. The written bytes are other metadata of the same heap: a tagged header,
+ *       a valid link, a [footer][header] pair. (COPY lives in CORRUPT's unused mode bits so that
+ *       every opcode, and every input of corpus/ and regressions/, keeps its meaning.)
  *     FORGE_FREE / FORGE_REALLOC (+size16) / FORGE_USABLE kind idx off: kind bits 0-2 interior,
  *       before the start, after the end, stale (freed earlier), foreign (guard zones, static,
  *       stack, NULL), wild (anywhere in the buffer); bit 3 rounds the offset to the alignment
@@ -35,21 +46,31 @@
  *     except TOO_LARGE / OVERFLOW / BAD_ALIGNMENT for requests that deserve it, check() passes,
  *     stats.used_blocks = live blocks, stats.errors = reports, usable_size is stable; a forged
  *     pointer is reported and refused (free changes nothing, realloc returns NULL, usable 0);
- *   - "tainted" runs (a CORRUPT op wrote metadata or free memory): reports, refusals and a failing
- *     check() are allowed, and a reported free or realloc counts as refused (the block stays
- *     live); everything in the first point still holds.
+ *   - "tainted" runs (a CORRUPT or COPY op wrote metadata or free memory): reports, refusals and
+ *     a failing check() are allowed, and a reported free or realloc counts as refused (the block
+ *     stays live); everything in the first point still holds;
+ *   - containment, at the end of a tainted run on a boundary-tag heap (registry family
+ *     RT_FAMILY_HEAP; RTFUZZ_NO_CONTAIN=1 leaves it out): check() finds and fences what is left,
+ *     a second check() passes without a report, every live block frees without a report and
+ *     counts in stats.frees, and then check() passes, stats.used_blocks is 0, the walk shows no
+ *     used block, free + quarantined footprints = capacity, quarantined footprints =
+ *     stats.quarantined_bytes, no two free blocks adjacent (the checks tests/overflow.c makes
+ *     after a reported case). Not after a run that may have forged a header (below).
  * Not issued (by design, as tests/badinput.c): free, realloc or usable_size of a block after the
- * input chose 4 or more bytes of the 16 before it (a header forged with a tag the fuzzer solved
- * from the comparisons it traces -- what an application that reads its headers can do: the tags
- * are a check against accident, not a MAC, see README "Hardening"); a forged pointer within 64 bytes of a block
+ * input chose 4 or more bytes of the 16 before it, with CORRUPT's input or xor values or with a
+ * COPY of such bytes from elsewhere (a map of the chosen bytes follows them) (a header forged
+ * with a tag the fuzzer solved from the comparisons it traces -- what an application that reads
+ * its headers can do: the tags are a check against accident, not a MAC, see README "Hardening");
+ * a forged pointer within 64 bytes of a block
  * whose bytes the input chose -- a header forged consistent inside the application's own data
  * is not something an O(1) check can tell from a real one.
  *
  * Built two ways: with -fsanitize=fuzzer (LLVMFuzzerTestOneInput) and, with RTFUZZ_MAIN, as a
  * plain program that replays files or directories (`fuzz_alloc_replay [-v] PATH...`) and writes
  * the seed corpus (`fuzz_alloc_replay --write-seeds DIR`). In either build RTFUZZ_VERBOSE=1
- * traces every operation, RTFUZZ_ONLY=<name> runs every input on that allocator, and
- * RTFUZZ_NO_CORRUPT=1 skips the writes of CORRUPT (clean runs only).
+ * traces every operation, RTFUZZ_ONLY=<name> runs every input on that allocator,
+ * RTFUZZ_NO_CORRUPT=1 skips the writes of CORRUPT and COPY (clean runs only), and
+ * RTFUZZ_NO_CONTAIN=1 leaves out the containment checks.
  */
 #if defined(RTFUZZ_MAIN) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* the replay program reads directories */
@@ -103,6 +124,11 @@ enum {
     OP_REFILL,
     OP_COUNT
 };
+/* COPY is CORRUPT whose mode byte has bits 5-7 = 100 (bits 6-7 are unused by CORRUPT): the
+ * opcodes, and with them the committed corpus and regressions/, keep their meaning (no input of
+ * either has such a CORRUPT: their traces are unchanged). */
+#define COPY_MODE_MASK 0xE0u
+#define COPY_MODE_BITS 0x80u
 
 enum { FORGE_INTERIOR, FORGE_BEFORE, FORGE_AFTER, FORGE_STALE, FORGE_FOREIGN, FORGE_WILD, FORGE_KINDS };
 
@@ -123,6 +149,8 @@ typedef struct fz {
     size_t size;
     size_t max_request;
     unsigned char expect[MAX_HEAP]; /* expected contents of live bytes, at the same offsets */
+    unsigned char chosen[MAX_HEAP]; /* 1: the input chose this byte's value (CORRUPT with input
+                                       bytes or xor, or a COPY of such bytes) */
     fblock_t live[MAX_LIVE];
     size_t nlive;
     unsigned char *hist[HIST]; /* pointers freed earlier (stale) */
@@ -145,6 +173,7 @@ typedef struct fz {
 
 static fz_t fz_state;
 static unsigned char static_area[256];
+static const char *input_name; /* the replay program: the file being replayed */
 
 /* --- failure and tracing -------------------------------------------------------------------- */
 
@@ -180,6 +209,9 @@ static void fail(const fz_t *f, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\n  (last report: %s from %s; %lu reports)\n", kind_name(f->last_kind),
             f->last_op != NULL ? f->last_op : "-", f->reports);
+    if (input_name != NULL) {
+        fprintf(stderr, "  input: %s (replay: fuzz_alloc_replay -v FILE)\n", input_name);
+    }
     fflush(stderr);
     abort();
 }
@@ -278,6 +310,7 @@ static void fill_block(fz_t *f, unsigned char *p, size_t from, size_t n)
     unsigned char v = f->fill, step = (unsigned char)((f->fill * 37u) | 1u);
     f->fill = (unsigned char)(f->fill + 101u);
     unsigned char *e = f->expect + off_of(f, p);
+    memset(f->chosen + off_of(f, p) + from, 0, n > from ? n - from : 0u);
     for (size_t j = from; j < n; j++) {
         v = (unsigned char)(v + step);
         p[j] = v;
@@ -553,6 +586,7 @@ static void do_realloc(fz_t *f, fblock_t *b, size_t n)
     }
     fblock_t *nb = accept_block(f, q, n, 1);
     memmove(f->expect + off_of(f, q), f->expect + from, keep);
+    memmove(f->chosen + off_of(f, q), f->chosen + from, keep);
     if (memcmp(q, f->expect + off_of(f, q), keep) != 0) {
         fail(f, "realloc %p (%zu) -> %p (%zu) lost the contents", (void *)pp, old_n, (void *)q, n);
     }
@@ -638,6 +672,131 @@ static bool env_flag(const char *name)
     return v != NULL && *v != '\0' && *v != '0';
 }
 
+/* The live blocks by address (indices into f->live); returns their count. */
+static size_t live_by_address(const fz_t *f, size_t *idx)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->nlive; i++) {
+        size_t j = n++;
+        for (; j > 0u && f->live[idx[j - 1u]].p > f->live[i].p; j--) {
+            idx[j] = idx[j - 1u];
+        }
+        idx[j] = i;
+    }
+    return n;
+}
+
+/* Where COPY reads: a source position chosen by kind (bits 5-6 of its mode byte), sel and off;
+ * false when there is none. */
+static bool copy_source(fz_t *f, unsigned kind, unsigned sel, unsigned off, uintptr_t *src, const char **name)
+{
+    const uintptr_t w = sizeof(void *);
+    uintptr_t lo = (uintptr_t)f->mem;
+    size_t idx[MAX_LIVE];
+    size_t n = live_by_address(f, idx);
+    switch (kind) {
+    case 0: { /* another block's neighbourhood: -16..+16 bytes from its start or its end */
+        const fblock_t *b = pick(f, sel);
+        if (b == NULL) {
+            return false;
+        }
+        *name = (off & 1u) != 0u ? "block end" : "block start";
+        *src = (uintptr_t)b->p + ((off & 1u) != 0u ? b->usable : 0u) + (uintptr_t)((ptrdiff_t)((off >> 1) % 33u) - 16);
+        return true;
+    }
+    case 1: { /* a gap between live blocks (or after the last): its first 4 or its last 2 words */
+        if (n == 0u) {
+            return false;
+        }
+        size_t g = sel % n;
+        const fblock_t *b = &f->live[idx[g]];
+        uintptr_t gs = ((uintptr_t)b->p + b->usable + w - 1u) & ~(w - 1u);
+        uintptr_t ge = (g + 1u < n ? (uintptr_t)f->live[idx[g + 1u]].p : lo + f->size) & ~(w - 1u);
+        if (ge <= gs) {
+            return false;
+        }
+        *name = (off & 1u) != 0u ? "gap end" : "gap start";
+        *src = (off & 1u) != 0u ? ge - w * (1u + (off >> 1) % 2u) : gs + w * ((off >> 1) % 4u);
+        return *src >= gs && *src < ge;
+    }
+    case 2: { /* the control area, below the lowest live block and the 16 bytes before it (kind 0
+               * reaches those): its first or its last 32 words */
+        uintptr_t ce = (n != 0u ? (uintptr_t)f->live[idx[0]].p - 16u : lo + f->size) & ~(w - 1u);
+        uintptr_t cs = (lo + w - 1u) & ~(w - 1u);
+        *name = "control";
+        *src = (off & 0x80u) != 0u ? cs + w * (off & 31u) : ce - w * (1u + (off & 31u));
+        return *src >= cs && *src < ce;
+    }
+    default: /* any word of the buffer */
+        *name = "wild";
+        *src = ((lo + w - 1u) & ~(w - 1u)) + (((size_t)sel << 8 | off) * w) % (f->size - w);
+        return true;
+    }
+}
+
+/* The application copies 1..2W bytes, read at a position of the heap (another block's
+ * neighbourhood, a gap, the control area, any word), to 1..16 bytes past the end or before the
+ * start of a live block: the overrun of a memcpy between two blocks of the heap, whose bytes are
+ * other metadata of the same heap (a correctly tagged header, a valid link). Not written with
+ * RTFUZZ_NO_CORRUPT=1. */
+static void op_copy(fz_t *f, fblock_t *b, unsigned mode, bool disabled)
+{
+    unsigned pos = rd8(f), sel = rd8(f), off = rd8(f);
+    bool past_end = (mode & 1u) != 0u;
+    size_t n = 1u + (pos >> 4) % (2u * sizeof(void *));
+    unsigned kind = (mode >> 1) & 3u;
+    f->what = "copy";
+    const char *name = "?";
+    uintptr_t src = 0;
+    if (b == NULL || disabled || !copy_source(f, kind, sel, off, &src, &name)) {
+        return;
+    }
+    uintptr_t lo = (uintptr_t)f->mem, hi = lo + f->size;
+    if (src < lo || src > hi || n > hi - src) {
+        return; /* the harness reads only the buffer */
+    }
+    uintptr_t dst = past_end ? (uintptr_t)b->p + b->usable + (pos & 15u) : (uintptr_t)b->p - (pos & 15u) - n;
+    unsigned char bytes[2u * sizeof(void *)], was[2u * sizeof(void *)];
+    memcpy(bytes, (const void *)src, n);
+    size_t from = off_of(f, (const unsigned char *)src);
+    memcpy(was, f->chosen + from, n);
+    bool unowned = false;
+    size_t chosen = 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t a = dst + i;
+        if (a < lo || a >= hi) {
+            continue; /* the harness itself never writes outside the buffer */
+        }
+        unsigned char *c = (unsigned char *)a;
+        fblock_t *o = owner(f, c);
+        if (o != NULL) {
+            o->crafted = true;
+            if (c < o->p + o->n) {
+                f->expect[off_of(f, c)] = bytes[i];
+            }
+        } else {
+            unowned = true;
+            if (*c != bytes[i]) {
+                f->tainted = true;
+            }
+        }
+        f->chosen[off_of(f, c)] = was[i];
+        chosen += was[i];
+        *c = bytes[i];
+    }
+    if (chosen >= 4u && unowned) { /* bytes the input chose, moved over a block's header */
+        for (size_t i = 0; i < f->nlive; i++) {
+            uintptr_t p = (uintptr_t)f->live[i].p;
+            if (dst < p && dst + n > p - 16u) {
+                f->live[i].forged = true;
+                f->tainted = true;
+            }
+        }
+    }
+    trace(f, "copy(%zu bytes from %p = +%zu (%s) to %p %s %+td)", n, (void *)src, (size_t)(src - lo), name, (void *)b->p,
+          past_end ? "end" : "start", past_end ? (ptrdiff_t)(pos & 15u) : -(ptrdiff_t)((pos & 15u) + n));
+}
+
 /* The application writes N bytes at an offset from a live block's start or end (read from the
  * input always; not written with RTFUZZ_NO_CORRUPT=1, to hunt in clean runs only). */
 static void op_corrupt(fz_t *f)
@@ -648,6 +807,10 @@ static void op_corrupt(fz_t *f)
     }
     fblock_t *b = pick(f, rd8(f));
     unsigned mode = rd8(f);
+    if ((mode & COPY_MODE_MASK) == COPY_MODE_BITS) {
+        op_copy(f, b, mode, disabled != 0);
+        return;
+    }
     bool from_end = (mode & 1u) != 0u;
     unsigned value = (mode >> 1) & 3u;
     size_t count = 1u + ((mode >> 3) & 7u);
@@ -695,6 +858,7 @@ static void op_corrupt(fz_t *f)
                 f->tainted = true;
             }
         }
+        f->chosen[off_of(f, c)] = value <= 1u ? 1u : 0u;
         *c = v;
     }
     if (value <= 1u && count >= 4u && unowned) { /* chosen bytes over a block's header: it may be forged */
@@ -834,6 +998,121 @@ static void after_op(fz_t *f)
     }
 }
 
+/* RTFUZZ_NO_CONTAIN=1: no containment checks at the end of a tainted run (the library before
+ * its containment). */
+static bool contain_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        on = env_flag("RTFUZZ_NO_CONTAIN") ? 0 : 1;
+    }
+    return on != 0;
+}
+
+typedef struct walk_sum {
+    size_t blocks, used, free_bytes, q_bytes, adjacent;
+    uintptr_t prev_end;
+    bool prev_free;
+} walk_sum_t;
+
+static bool walk_sum(void *context, const rt_block_info_t *b)
+{
+    walk_sum_t *w = context;
+    uintptr_t end = (uintptr_t)b->pointer + b->size;
+    bool is_free = !b->used && !b->quarantined;
+    w->blocks++;
+    w->used += b->used ? 1u : 0u;
+    if (b->quarantined) {
+        w->q_bytes += b->footprint;
+    } else if (!b->used) {
+        w->free_bytes += b->footprint;
+    }
+    if (is_free && w->prev_free && w->prev_end == end - b->footprint) {
+        w->adjacent++;
+    }
+    w->prev_free = is_free;
+    w->prev_end = end;
+    return w->blocks <= MAX_HEAP; /* more blocks than bytes: a walk that does not end */
+}
+
+/* The containment at the end of a tainted run on a boundary-tag heap (the same checks as
+ * tests/overflow.c after a reported case): a check() finds and fences whatever damage is left,
+ * and a second check() passes without a report; every live block is freed without a report, each
+ * free counted in stats.frees; then check() passes, no block is used (stats and walk), the walk's
+ * free and quarantined footprints sum to the capacity, its quarantined footprints equal
+ * stats.quarantined_bytes, and no two free blocks are adjacent. Not when the input may have
+ * forged a header (a block marked forged: see the top). */
+static void contain_end(fz_t *f)
+{
+    const rt_allocator_t *d = f->d;
+    for (size_t i = 0; i < f->nlive; i++) {
+        if (f->live[i].forged) {
+            return;
+        }
+    }
+    f->what = "contain";
+    f->reports_before = f->reports;
+    if (d->check != NULL) {
+        bool first = d->check(f->h);
+        trace(f, "check() = %d (finds and fences what is left)", (int)first);
+        f->reports_before = f->reports;
+        bool ok = d->check(f->h);
+        trace(f, "check() = %d (again)", (int)ok);
+        REQUIRE(f, ok && new_reports(f) == 0u, "containment: the second check() %s%s", ok ? "passed" : "failed",
+                new_reports(f) != 0u ? " and reported" : "");
+    }
+    while (f->nlive > 0u) {
+        fblock_t *b = &f->live[f->nlive - 1u];
+        rt_stats_t s0, s1;
+        memset(&s0, 0, sizeof s0);
+        memset(&s1, 0, sizeof s1);
+        f->reports_before = f->reports;
+        if (d->stats != NULL) {
+            d->stats(f->h, &s0);
+        }
+        verify_block(f, b, "before its free (containment)");
+        unsigned char *p = b->p;
+        d->free(f->h, p);
+        trace(f, "free(%p) [%zu bytes] (containment)", (void *)p, b->n);
+        if (d->stats != NULL) {
+            d->stats(f->h, &s1);
+        }
+        REQUIRE(f, new_reports(f) == 0u, "containment: free(%p) of a live block reported %s", (void *)p,
+                kind_name(f->last_kind));
+        REQUIRE(f, d->stats == NULL || s1.frees == s0.frees + 1u,
+                "containment: free(%p) of a live block: stats.frees %llu -> %llu", (void *)p,
+                (unsigned long long)s0.frees, (unsigned long long)s1.frees);
+        drop(f, b);
+        after_op(f);
+    }
+    f->reports_before = f->reports;
+    REQUIRE(f, d->check == NULL || d->check(f->h), "containment: check() failed after freeing every block");
+    rt_stats_t s;
+    memset(&s, 0, sizeof s);
+    if (d->stats != NULL) {
+        d->stats(f->h, &s);
+        REQUIRE(f, s.used_blocks == 0u, "containment: every block freed, but stats.used_blocks %zu", s.used_blocks);
+    }
+    if (d->walk != NULL) {
+        walk_sum_t w;
+        memset(&w, 0, sizeof w);
+        d->walk(f->h, walk_sum, &w);
+        trace(f, "walk: %zu blocks, %zu used, %zu free bytes, %zu quarantined, %zu adjacent free pairs; capacity %zu, "
+                 "stats.quarantined_bytes %zu",
+              w.blocks, w.used, w.free_bytes, w.q_bytes, w.adjacent, s.capacity, s.quarantined_bytes);
+        REQUIRE(f, w.used == 0u, "containment: every block freed, but the walk shows %zu used", w.used);
+        REQUIRE(f, d->stats == NULL || w.free_bytes + w.q_bytes == s.capacity,
+                "containment: the walk's free %zu + quarantined %zu bytes != capacity %zu", w.free_bytes, w.q_bytes,
+                s.capacity);
+        REQUIRE(f, d->stats == NULL || w.q_bytes == s.quarantined_bytes,
+                "containment: stats.quarantined_bytes %zu, the walk's quarantined footprints %zu",
+                s.quarantined_bytes, w.q_bytes);
+        REQUIRE(f, w.adjacent == 0u, "containment: %zu pairs of adjacent free blocks", w.adjacent);
+    }
+    REQUIRE(f, new_reports(f) == 0u, "containment: a report after freeing every block (%s from %s)",
+            kind_name(f->last_kind), f->last_op != NULL ? f->last_op : "?");
+}
+
 /* byte % registry count, or the allocator RTFUZZ_ONLY names (a long run on one allocator) */
 static const rt_allocator_t *pick_allocator(unsigned byte)
 {
@@ -869,6 +1148,7 @@ static int run(const uint8_t *data, size_t len, bool verbose)
 {
     fz_t *f = &fz_state;
     memset(f, 0, offsetof(fz_t, expect));
+    memset(f->chosen, 0, sizeof f->chosen);
     memset(&f->live, 0, sizeof *f - offsetof(fz_t, live));
     f->in = data;
     f->len = len;
@@ -930,11 +1210,15 @@ static int run(const uint8_t *data, size_t len, bool verbose)
         after_op(f);
     }
 
-    /* the end: a clean heap checks and gives every block back */
+    /* the end: a clean heap checks and gives every block back; a tainted boundary-tag heap
+     * fences what it finds and then does the same (contain_end) */
     f->what = "end";
     f->reports_before = f->reports;
     if (!f->tainted && f->d->check != NULL) {
         REQUIRE(f, f->d->check(f->h), "check() failed at the end of a clean run");
+    }
+    if (f->tainted && f->d->family == RT_FAMILY_HEAP && contain_on()) {
+        contain_end(f);
     }
     while (f->nlive > 0u) {
         size_t before = f->nlive;
@@ -991,6 +1275,8 @@ typedef struct seed {
     size_t n;
 } seed_t;
 
+#define SEEDS_PER_ALLOCATOR 6u
+
 static void put(seed_t *s, unsigned v)
 {
     if (s->n < sizeof s->b) {
@@ -1041,13 +1327,30 @@ static void s_corrupt(seed_t *s, unsigned idx, bool from_end, int off, unsigned 
     }
 }
 
+/* COPY n = 1..16 bytes to `pos` (0..15) bytes past the end (past_end) or before the start of live
+ * block idx, read from a source of `kind` (0 a block's neighbourhood, 1 a gap, 2 the control area,
+ * 3 any word) chosen by sel and off (copy_source). */
+static void s_copy(seed_t *s, unsigned idx, bool past_end, unsigned pos, unsigned n, unsigned kind, unsigned sel,
+                   unsigned off)
+{
+    put(s, OP_CORRUPT);
+    put(s, idx);
+    put(s, COPY_MODE_BITS | (kind << 1) | (past_end ? 1u : 0u));
+    put(s, ((n - 1u) << 4) | pos);
+    put(s, sel);
+    put(s, off);
+}
+/* copy_source's off for kind 0: `delta` bytes (-16..16) from the start, or from the end */
+static unsigned near_start(int delta) { return (unsigned)(delta + 16) << 1; }
+static unsigned near_end(int delta) { return ((unsigned)(delta + 16) << 1) | 1u; }
+
 /* Live-block indices refer to the model's array, which keeps order until a free moves the last
  * entry into the hole: the seeds free from the end or accept the shuffle. */
 static size_t make_seeds(seed_t *out, size_t max)
 {
     size_t count = 0, n = 0;
     rt_registry(&n);
-    for (unsigned a = 0; a < n && count + 4u <= max; a++) {
+    for (unsigned a = 0; a < n && count + SEEDS_PER_ALLOCATOR <= max; a++) {
         seed_t *s;
         /* 1. every legitimate call, the boundaries, a clean end */
         s = &out[count++];
@@ -1139,22 +1442,69 @@ static size_t make_seeds(seed_t *out, size_t max)
         s_calloc(s, 3, sz(100));
         s_memalign(s, 9, sz(100));
         s_op1(s, OP_CHECK, 0);
+        /* 5. copy overruns of one header word (and parts of one): the header after another
+         * block onto a free neighbour's, a header before another block onto a used block's,
+         * the control area's last word, 3 bytes of a header (the sizes for 64-bit words; a
+         * 32-bit build reads the same bytes as other widths) */
+        s = &out[count++];
+        put(s, a);
+        put(s, 0x01u); /* 8 KiB */
+        for (unsigned i = 0; i < 6u; i++) {
+            s_malloc(s, 40);
+        }
+        s_free(s, 2);                                   /* model: 0 1 5 3 4 */
+        s_copy(s, 1, true, 0, 8, 0, 3, near_end(0));    /* the word after block 3 -> after block 1 */
+        s_malloc(s, 40);
+        s_malloc(s, 40);
+        put(s, OP_CHECK); /* (no argument) */
+        s_copy(s, 4, false, 0, 8, 0, 0, near_start(-8)); /* block 0's header -> block 4's */
+        s_free(s, 4);
+        s_realloc(s, 3, sz(120));
+        s_copy(s, 0, false, 0, 8, 2, 0, 1);             /* the control area's last words */
+        s_copy(s, 2, true, 0, 3, 0, 1, near_end(0));    /* 3 bytes of a header */
+        s_free(s, 0);
+        s_free(s, 1);
+        s_malloc(s, 100);
+        put(s, OP_CHECK); /* (no argument) */
+        /* 6. consistent pairs: a free block's [header][first link] onto another free block's,
+         * and a [footer][header] pair before a block onto the pair before another one */
+        s = &out[count++];
+        put(s, a);
+        put(s, 0x02u); /* 16 KiB */
+        for (unsigned i = 0; i < 8u; i++) {
+            s_malloc(s, 40);
+        }
+        s_free(s, 2);                                    /* model: 0 1 7 3 4 5 6 */
+        s_free(s, 5);                                    /* model: 0 1 7 3 4 6 */
+        s_copy(s, 4, false, 0, 16, 0, 3, near_start(-16)); /* [footer][header] before 3 -> before 4 */
+        s_copy(s, 1, true, 0, 16, 1, 3, 0);              /* gap after the 4th by address: [hdr][link] */
+        s_malloc(s, 40);
+        s_malloc(s, 40);
+        s_malloc(s, 40);
+        put(s, OP_CHECK); /* (no argument) */
+        s_copy(s, 2, true, 0, 16, 1, 0, 1);              /* a gap's last two words */
+        s_free(s, 3);
+        s_memalign(s, 6, sz(40));
+        s_realloc(s, 1, sz(90));
+        put(s, OP_CHECK); /* (no argument) */
     }
     return count;
 }
 
 static int write_seeds(const char *dir, bool compare)
 {
-    static seed_t seeds[128];
+    static seed_t seeds[192];
     memset(seeds, 0, sizeof seeds);
     size_t n = make_seeds(seeds, sizeof seeds / sizeof seeds[0]);
     size_t nalloc = 0;
     const rt_allocator_t *const *all = rt_registry(&nalloc);
-    static const char *const kinds[4] = {"calls", "forged", "overflow", "exhaust"};
+    static const char *const kinds[SEEDS_PER_ALLOCATOR] = {"calls", "forged", "overflow", "exhaust", "copy",
+                                                           "copypair"};
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/%02zu-%s-%s", dir, i / 4u, all[(i / 4u) % nalloc]->name, kinds[i % 4u]);
+        snprintf(path, sizeof path, "%s/%02zu-%s-%s", dir, i / SEEDS_PER_ALLOCATOR,
+                 all[(i / SEEDS_PER_ALLOCATOR) % nalloc]->name, kinds[i % SEEDS_PER_ALLOCATOR]);
         if (compare) {
             FILE *fp = fopen(path, "rb");
             uint8_t got[sizeof seeds[i].b + 1];
@@ -1196,7 +1546,9 @@ static int replay_file(const char *path, bool verbose)
     if (verbose) {
         fprintf(stderr, "%s (%zu bytes)\n", path, len);
     }
+    input_name = path;
     run(data, len, verbose);
+    input_name = NULL;
     replayed++;
     return 0;
 }
