@@ -901,8 +901,12 @@ size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_
         if (root != r) {
             wf_ctr_set(w, root, 0);
         }
-        wf_len_set(w, f, wf_tag(w, f, s, state)); /* CACHED or RECORD: ours to hand on */
         atomic_store_explicit(wf_pad(w, root), wf_canary(w, root), memory_order_relaxed);
+        if (m == 0u && state == WF_ST_CACHED) {
+            wf_len_live(w, f, wf_tag(w, f, s, WF_ST_ALLOC)); /* the caller's: handed out */
+        } else {
+            wf_len_set(w, f, wf_tag(w, f, s, state)); /* CACHED or RECORD: ours to hand on */
+        }
         firsts[m] = f;
     }
     t->nodes += (uint32_t)(2u * n - 2u); /* the claimed root was counted by the descent */

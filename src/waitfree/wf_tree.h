@@ -355,12 +355,12 @@ void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char *opera
 /* Counts a failed request. */
 void wf_count_failure(rt_wf_t *w);
 /* Claims one chunk of height s + j by one descent (the instance's variant, its bound) and makes
- * it 2^j live chunks of height s in the given length-word state, one no free can claim
- * (WF_ST_CACHED: counted as mallocs, the caller makes one live with wf_len_live to hand it out;
- * WF_ST_RECORD: j = 0, not counted); their first nodes, in address order, in firsts[0 .. 2^j).
- * Returns 2^j, or 0 when nothing was claimed (not counted as a failure; a search that met damage
- * is reported). The 2^(j+1) - 1 nodes of height >= s inside the claimed
- * chunk are written: O(2^j) beyond the descent, no RMW. */
+ * it 2^j live chunks of height s; their first nodes, in address order, in firsts[0 .. 2^j). State
+ * WF_ST_CACHED: counted as mallocs, the first handed out (ALLOC, by wf_len_live), the others
+ * CACHED (no free can claim them before the caller caches them); WF_ST_RECORD: j = 0, not
+ * counted. Returns 2^j, or 0 when nothing was claimed (not counted as a failure; a search that
+ * met damage is reported). The 2^(j+1) - 1 nodes of height >= s inside the claimed chunk are
+ * written: O(2^j) beyond the descent, no RMW. */
 size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_t *firsts, rt_wf_trace_t *t);
 /* Releases the live chunk of height h at first, which the caller holds (its length word says
  * CACHED: no free can claim it): its root counter and canary and the H - h ancestors are checked

@@ -386,10 +386,7 @@ static size_t wfc_refill(rt_wfc_t *c, wfc_rec_t *r, unsigned s, rt_wfc_trace_t *
                 tr->cache_ops += (uint32_t)(n - 1u);
                 wfc_add(&r->dm, (size_t)0 - (n - 1u));
             }
-            /* cut as CACHED (no stale free can claim a piece before it is where it belongs);
-             * the caller's made live */
-            wf_len_live(c->w, firsts[0], wf_tag(c->w, firsts[0], s, WF_ST_ALLOC));
-            return firsts[0];
+            return firsts[0]; /* live; the others cut as CACHED (wf_claim_pieces) */
         }
         if (j == 0u) {
             return SIZE_MAX;
