@@ -123,10 +123,11 @@
  * Overflows into the metadata (RT_HARDENING >= 1, the default; SPEC 3). Within 16 bytes of a
  * block lie its length word, its root's canary and counter, the previous node's counter and
  * padding, and the next node's length word. Every counter word holds an arithmetic code of its
- * value, and every free node's padding a keyed copy of its payload, checked by every call that
- * acts on them: any one-byte change of such a word, of any value, is detected (several bytes of
- * any value: all but about 2^(h+1) / 2^32 of them, h the node's height); length words and
- * canaries are checked by free as above. A malloc that meets damaged metadata gives back what it
+ * value and of its node's place, and every free node's padding a keyed copy of its payload,
+ * checked by every call that acts on them: any one-byte change of such a word, of any value, is
+ * detected (several bytes of any value, or another node's valid word copied over it: all but
+ * about 2^(h+1) / 2^32 of them, h the node's height); length words and canaries (keyed by their
+ * place too) are checked by free as above. A malloc that meets damaged metadata gives back what it
  * holds and is refused (CORRUPTED); a free or realloc whose chunk or ancestors are damaged is
  * refused before it changes anything. Nothing is acted on before it is checked, so an overflow
  * never makes the tree hand out memory that overlaps a live block, write outside the tree, or

@@ -59,9 +59,12 @@
  * live neighbour's root); after it, its root's canary and counter and the next node's length word.
  * Length words and canaries are checked by every free (tags, keyed). A counter is read and
  * trusted by every malloc that passes, so each counter word holds an arithmetic code of its value
- * (an AN code): word = WF_CB + c * WF_CK (mod 2^32), c = (word - WF_CB) * WF_CKINV, and every
- * value read (the old value of each decrement, the new value of each increment, the root's value
- * at free) must lie in the node's range [-2^(h+10), 2^h]. Fetch-and-add of +-S * WF_CK keeps the
+ * (an AN code) and of its node's place: word = WF_CB + (c + P(i)) * WF_CK (mod 2^32), c = (word -
+ * WF_CB) * WF_CKINV - P(i), P(i) = i * golden ratio (wf_tree.h, WF_CPLACE; a counter word copied
+ * from another node -- an overrun's memcpy from another block's end -- is off by P(j) - P(i)
+ * there, as far out of range as a random word), and every value read (the old value of each
+ * decrement, the new value of each increment, the root's value at free) must lie in the node's
+ * range [-2^(h+10), 2^h]. Fetch-and-add of +-S * WF_CK keeps the
  * code (it is linear), so the algorithm and its step counts are unchanged. WF_CKINV is chosen so
  * that any change of one byte of a counter word moves the decoded value by at least 1.52 * 2^23:
  * a one-byte write (any value, any byte) into a counter can never make it larger and still in
@@ -160,7 +163,7 @@ static inline bool wf_decr_old(wf_call_t *c, size_t i, unsigned h, int amount, i
 {
     atomic_uint *ctr = wf_counter(c->w, i);
     RT_WF_STEP(c->w, WF_STEP_DECR, i);
-    int old = wf_dec(atomic_fetch_sub_explicit(ctr, wf_delta(amount), memory_order_acquire));
+    int old = wf_dec(i, atomic_fetch_sub_explicit(ctr, wf_delta(amount), memory_order_acquire));
     c->t->rmw++;
     *old_out = old;
     bool ok = wf_ctr_ok(old, h);
@@ -179,7 +182,7 @@ static inline bool wf_decr_old(wf_call_t *c, size_t i, unsigned h, int amount, i
 static inline int wf_incr(wf_call_t *c, size_t i, unsigned h, int amount)
 {
     RT_WF_STEP(c->w, WF_STEP_INCR, i);
-    int now = wf_dec(atomic_fetch_add_explicit(wf_counter(c->w, i), wf_delta(amount), memory_order_release) +
+    int now = wf_dec(i, atomic_fetch_add_explicit(wf_counter(c->w, i), wf_delta(amount), memory_order_release) +
                      wf_delta(amount));
     c->t->rmw++;
     if (!wf_ctr_ok(now, h)) {
@@ -309,7 +312,7 @@ static size_t wf_try(wf_call_t *c, unsigned h, size_t i, unsigned *f)
         /* a load first: a counter that visibly lacks S costs no RMW, and leaves no transient dip
          * (the two fetch-and-adds of a failed decrement) that would turn other requests away */
         RT_WF_STEP(w, WF_STEP_READ, i);
-        int seen = wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
+        int seen = wf_dec(i, atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
         if (!wf_ctr_ok(seen, h)) { /* we hold the parent: this is a free node's counter, damaged */
             c->bad = true;
             return WF_NONE;
@@ -461,7 +464,7 @@ static size_t wf_find(wf_call_t *c)
         wf_frame_t *fr = &st[top];
         if (fr->state == 0u) {
             c->t->nodes++;
-            int x = wf_dec(wf_peek(w, fr->i, wf_counter(w, fr->i)));
+            int x = wf_dec(fr->i, wf_peek(w, fr->i, wf_counter(w, fr->i)));
             bool candidate = false;
             unsigned len = top + 1u;
             if (!wf_ctr_ok(x, fr->h) && !verified) {
@@ -771,7 +774,7 @@ static bool wf_path_intact(const rt_wf_t *w, const wf_chunk_t *ch)
         h++;
         k >>= 1;
         RT_WF_STEP(w, WF_STEP_READ, i);
-        if (!wf_ctr_ok(wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed)), h) ||
+        if (!wf_ctr_ok(wf_dec(i, atomic_load_explicit(wf_counter(w, i), memory_order_relaxed)), h) ||
             ((w->flags & RT_WF_HINTS) != 0u &&
              !wf_pad_valid(w, i, atomic_load_explicit(wf_pad(w, i), memory_order_relaxed)))) {
             return false;
@@ -1078,7 +1081,7 @@ size_t rt_wf_min_buffer(const rt_wf_config_t *config) { return wf_min_buffer_res
 /* Every counter to its leaves, every length word to 0, padding per variant. */
 static void wf_init_tree(rt_wf_t *w, unsigned h, size_t i)
 {
-    atomic_init(wf_counter(w, i), wf_enc(wf_leaves(h)));
+    atomic_init(wf_counter(w, i), wf_enc(i, wf_leaves(h)));
     atomic_init(wf_pad(w, i), wf_pad_enc(w, i, (w->flags & RT_WF_HINTS) != 0u ? wf_allfree(h) : 0u));
     atomic_init(wf_len_word(w, i), 0u);
     if (h > 0u) {

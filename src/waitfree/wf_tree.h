@@ -128,9 +128,22 @@ static inline size_t wf_subtree(unsigned h) { return wf_pow2(h + 1u) - 1u; } /* 
 
 /* Two's complement reading of a 32-bit word (no implementation-defined conversion). */
 static inline int wf_s32(uint32_t x) { return x <= (uint32_t)INT_MAX ? (int)x : -(int)(~x) - 1; }
-/* The counter code: the word of value c, the value of a word, the word-delta of an amount. */
-static inline uint32_t wf_enc(int c) { return WF_CB + (uint32_t)c * WF_CK; }
-static inline int wf_dec(uint32_t word) { return wf_s32((uint32_t)((word - WF_CB) * WF_CKINV)); }
+/* The counter code of node i: the word of value c, the value of a word, the word-delta of an
+ * amount. The code carries c + WF_CPLACE(i): a valid word copied from node j to node i decodes
+ * there off by (j - i) * WF_CPLACE multiples (mod 2^32; the golden-ratio multiplier spreads those
+ * evenly: a word from within a few thousand nodes lands 2^18 or more from its value), so an
+ * overrun that copies another node's counter over this one is out of range as surely as a random
+ * one. A fetch-and-add of a delta keeps the place (it adds to c only). */
+#if RT_HARDENING >= 1
+#define WF_CPLACE(i) ((uint32_t)(i) * 0x9E3779B1u)
+#else
+#define WF_CPLACE(i) ((void)(i), 0u)
+#endif
+static inline uint32_t wf_enc(size_t i, int c) { return WF_CB + ((uint32_t)c + WF_CPLACE(i)) * WF_CK; }
+static inline int wf_dec(size_t i, uint32_t word)
+{
+    return wf_s32((uint32_t)((word - WF_CB) * WF_CKINV) - WF_CPLACE(i));
+}
 static inline uint32_t wf_delta(int amount) { return (uint32_t)amount * WF_CK; }
 
 /* The range a counter of height h can hold (eq. 3): at most its leaves; below 0 only while failed
@@ -246,11 +259,11 @@ static inline atomic_uint *wf_counter(const rt_wf_t *w, size_t i)
 /* Value of node i's counter (relaxed; for inspection and quiescent walks). */
 static inline int wf_ctr_peek(const rt_wf_t *w, size_t i)
 {
-    return wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
+    return wf_dec(i, atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
 }
 static inline void wf_ctr_set(const rt_wf_t *w, size_t i, int value)
 {
-    atomic_store_explicit(wf_counter(w, i), wf_enc(value), memory_order_relaxed);
+    atomic_store_explicit(wf_counter(w, i), wf_enc(i, value), memory_order_relaxed);
 }
 static inline atomic_uint *wf_pad(const rt_wf_t *w, size_t i)
 {
