@@ -4,10 +4,11 @@
  *
  * The core is rebuilt with RT_CONFIG_HEADER = wf_step_config.h, so RT_WF_STEP -- called before
  * every atomic step on shared tree state (a decrement, the undo of a failed one, an increment, a
- * racy read) -- parks the calling operation's thread until the scheduler here lets it take that
- * one step. Each operation runs on its own thread, but only one moves at a time: a schedule is
- * the sequence of operations chosen at each step, and the same schedule always gives the same
- * execution. The schedules are enumerated exhaustively up to a bound on preemptions (a switch
+ * racy read; a free's read of a chunk's length word, its claim of it, the store of a live tag by
+ * a hand-out or a pop) -- parks the calling operation's thread until the scheduler here lets it
+ * take that one step. Each operation runs on its own thread, but only one moves at a time: a
+ * schedule is the sequence of operations chosen at each step, and the same schedule always gives
+ * the same execution. The schedules are enumerated exhaustively up to a bound on preemptions (a switch
  * away from an operation that has not finished; CHESS-style stateless model checking): every
  * interleaving with at most K preemptions, for every scenario and every variant (paper, read-only
  * descent, lazy re-initialisation, hints, hints + lazy).
@@ -31,6 +32,16 @@
  *                two mallocs of 1 leaf both need it initialised: only the one whose decrement found
  *                the root untouched does it, the other may back out (fail transiently) -- never
  *                both, never an overlap
+ *   double-free  A and B free the same leaf (an application's double free), preempted anywhere in
+ *                their checks (the length-word read, the root's and the ancestors' reads) and
+ *                before their claims: exactly one claims and releases it (frees counted once),
+ *                the other reports DOUBLE_FREE and changes nothing
+ *   refree       A frees a leaf while B frees the same leaf and mallocs a leaf (which gets it back
+ *                when B's free won): one DOUBLE_FREE report and one release, or -- when A's claim
+ *                comes after B's malloc handed the leaf out again, the serial schedule "B, then A"
+ *                among them -- no report: A's free then frees B's new block, which no allocator
+ *                can tell from a free of it (the same pointer, a live chunk); never a chunk live
+ *                twice, never a release counted twice
  *
  * Then rt_wfc (rtalloc/wfcache.h, rebuilt with the same header) over a 15-node tree of 256-byte
  * nodes, leaves cached, each simulated thread its own cache (the self hook returns the running
@@ -51,6 +62,18 @@
  *   wfc-arrive-full the same race in a full tree, so the loser's record claim fails (it found a
  *                   bug: a slot given back after a failed claim hid a record from its owner; now a
  *                   record is taken before its slot, and a slot is never given back)
+ *   wfc-double-free A and B free the same leaf (a double free), each into its own cache, preempted
+ *                   anywhere in the check (the length word, the root) and before the claim: exactly
+ *                   one caches it, the other reports DOUBLE_FREE and changes nothing (no push, no
+ *                   flush, no release)
+ *   wfc-double-free-full  the same with both caches full (capacity 1): the winner's push first
+ *                   flushes its cache; the loser flushes nothing (the claim comes first)
+ *   wfc-refree      A frees a leaf while B frees it too and mallocs a leaf, which pops it back when
+ *                   B's free won: one DOUBLE_FREE report and the leaf cached or live once, or (A's
+ *                   claim after B's pop made it live again, B-then-A among them) A's free frees B's
+ *                   new block, indistinguishable from a free of it; never live twice, never cached
+ *                   twice -- before the claim, a free preempted after its check and resumed after
+ *                   the other thread's free and malloc cached a chunk that thread held
  * and after each schedule: no two live blocks overlap, no error report, rt_wfc_check at
  * quiescence; each context's cache holds exactly what its own calls left there (from their traces:
  * flushing it as that context frees exactly that -- a cache two threads shared, or one its owner
@@ -59,8 +82,8 @@
  * default hints + lazy (below), with one preemption less than the tree's two-operation scenarios
  * (2): the operations take 2-3x the steps.
  *
- * Usage: wf_interleave [max preemptions]   (default 3 for two operations, 2 for three and for rt_wfc;
- *        a number sets all)
+ * Usage: wf_interleave [max preemptions [scenario]]   (default 3 for two operations, 2 for three and
+ *        for rt_wfc; a number sets all; a scenario name runs that one only, "-" keeps the defaults)
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -139,12 +162,13 @@ static void advance(unsigned j)
 
 /* --- scenarios -------------------------------------------------------------------------------- */
 
-typedef enum { OP_MALLOC, OP_FREE } op_kind_t;
+typedef enum { OP_MALLOC, OP_FREE, OP_FREE_MALLOC } op_kind_t;
 
 typedef struct op_def {
     op_kind_t kind;
-    size_t arg; /* malloc: bytes; free: index of a set-up block */
+    size_t arg; /* malloc: bytes; free (and free-malloc): index of a set-up block */
     const char *name;
+    size_t size; /* free-malloc: the bytes of the malloc after the free */
 } op_def_t;
 
 typedef struct scenario {
@@ -158,12 +182,14 @@ typedef struct scenario {
 
 /* 64-byte nodes: 1 leaf <= 52 bytes, 2 leaves <= 180, 4 <= 436, 8 <= 948 */
 static const scenario_t scenarios[] = {
-    {"fig9", 2, {10, 10, 10, 10}, {1, 3, -1}, {{OP_MALLOC, 100, "A"}, {OP_MALLOC, 10, "B"}}, 2},
-    {"room", 3, {0}, {-1}, {{OP_MALLOC, 10, "A"}, {OP_MALLOC, 10, "B"}}, 2},
-    {"free-malloc", 3, {436, 436}, {-1}, {{OP_FREE, 0, "A"}, {OP_MALLOC, 10, "B"}}, 2},
-    {"free-free", 3, {100, 100, 436}, {-1}, {{OP_FREE, 0, "A"}, {OP_FREE, 1, "B"}, {OP_MALLOC, 436, "C"}}, 3},
-    {"three", 3, {10, 10, 10}, {1, -1}, {{OP_MALLOC, 10, "A"}, {OP_MALLOC, 100, "B"}, {OP_MALLOC, 10, "C"}}, 3},
-    {"pristine", 3, {948}, {0, -1}, {{OP_MALLOC, 10, "A"}, {OP_MALLOC, 10, "B"}}, 2},
+    {"fig9", 2, {10, 10, 10, 10}, {1, 3, -1}, {{OP_MALLOC, 100, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
+    {"room", 3, {0}, {-1}, {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
+    {"free-malloc", 3, {436, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
+    {"free-free", 3, {100, 100, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE, 1, "B", 0}, {OP_MALLOC, 436, "C", 0}}, 3},
+    {"three", 3, {10, 10, 10}, {1, -1}, {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 100, "B", 0}, {OP_MALLOC, 10, "C", 0}}, 3},
+    {"pristine", 3, {948}, {0, -1}, {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
+    {"double-free", 3, {10, 10, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE, 0, "B", 0}}, 2},
+    {"refree", 3, {10, 10, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE_MALLOC, 0, "B", 10}}, 2},
 };
 
 typedef struct variant {
@@ -204,7 +230,7 @@ static const variant_t wc_variants[] = {
 #define WC_HELPERS_MAX 16u
 #define WC_CTX (4u + WC_HELPERS_MAX)
 
-enum { WC_END, WC_MALLOC, WC_FREE, WC_FLUSH, WC_HELPERS };
+enum { WC_END, WC_MALLOC, WC_FREE, WC_FLUSH, WC_HELPERS, WC_FREE_WAS };
 /* Contexts: 0 none (token 0: every call goes to the tree), 1-3 the threads of operations A-C, then
  * helpers (wfc-arrive's set-up). */
 enum { NOONE = 0, TA = 1, TB = 2, TC = 3, THELP = 4 };
@@ -218,6 +244,9 @@ typedef struct wc_call {
 
 #define WM(who, reg, size) {WC_MALLOC, (who), (reg), (size)}
 #define WFR(who, reg) {WC_FREE, (who), (reg), 0}
+/* a free of the block the register received last, whether or not another call freed it (a double
+ * free of the application's) */
+#define WFW(who, reg) {WC_FREE_WAS, (who), (reg), 0}
 #define WFL(who) {WC_FLUSH, (who), 0, 0}
 /* `who` gets its record (its first calls: a refill, a free, a flush); the tree's counters are as
  * before */
@@ -282,6 +311,14 @@ static const wc_scenario_t wc_scenarios[] = {
      {{WFR(TA, 0)}, {WFR(TB, 1)}},
      2,
      "B took the slot both hash to", NULL},
+    {"wfc-double-free", 1, 2, false, {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF)},
+     {{WFW(TA, 0)}, {WFW(TB, 0)}}, 2, "A's cache took it", NULL},
+    {"wfc-double-free-full", 1, 1, false,
+     {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF), WM(NOONE, 1, WC_LEAF), WM(NOONE, 2, WC_LEAF), WFR(TA, 1),
+      WFR(TB, 2)},
+     {{WFW(TA, 0)}, {WFW(TB, 0)}}, 2, "A's cache took it", NULL},
+    {"wfc-refree", 1, 2, false, {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF)},
+     {{WFW(TA, 0)}, {WFW(TB, 0), WM(TB, 1, WC_LEAF)}}, 2, "B's malloc got it back", NULL},
 };
 
 /* Per scenario, found once before its runs (wc_prepare). */
@@ -330,9 +367,25 @@ typedef struct exec {
     unsigned preemptions;
     bool overlapped; /* an operation moved while another had started and not finished */
     tl_recorder_t rec;
+    unsigned reports[MAX_OPS]; /* reports made by each operation */
+    rt_error_kind_t report_kind[MAX_OPS];
+    const void *report_ptr[MAX_OPS];
 } exec_t;
 
 static void wc_run_op(exec_t *x, unsigned j);
+
+/* The handler of every run: the recorder, and which operation reported (the scheduler runs one
+ * operation at a time, so the counts need no lock). */
+static void on_report(void *context, const rt_error_t *e)
+{
+    exec_t *x = context;
+    tl_record(&x->rec, e);
+    if (my_op >= 0) {
+        x->reports[my_op]++;
+        x->report_kind[my_op] = e->kind;
+        x->report_ptr[my_op] = e->pointer;
+    }
+}
 
 /* One worker thread per operation slot, reused by every run: it waits for a new run, parks at the
  * gate, performs its operation of that run, and reports done. */
@@ -373,6 +426,9 @@ static void *worker_main(void *arg)
             x->result[j] = rt_wf_malloc(x->w, x->sc->ops[j].arg);
         } else {
             rt_wf_free(x->w, x->setup_ptr[x->sc->ops[j].arg]);
+            if (x->sc->ops[j].kind == OP_FREE_MALLOC) {
+                x->result[j] = rt_wf_malloc(x->w, x->sc->ops[j].size);
+            }
         }
         pthread_mutex_lock(&mu);
         S.done[j] = true;
@@ -409,7 +465,7 @@ static bool setup(exec_t *x)
     size_t bytes = (((size_t)2 << x->sc->height) - 1u) * 64u;
     x->w = rt_wf_create_split(control, tree, bytes, &cfg);
     TL_REQUIRE(x->w != NULL && rt_wf_height(x->w) == x->sc->height, "%s: create", x->sc->name);
-    rt_wf_set_handler(x->w, tl_record, &x->rec);
+    rt_wf_set_handler(x->w, on_report, x);
     x->nsetup = 0;
     for (size_t i = 0; i < 8u && x->sc->setup[i] != 0u; i++) {
         x->setup_ptr[i] = rt_wf_malloc(x->w, x->sc->setup[i]);
@@ -465,6 +521,10 @@ static void *wc_call(exec_t *x, const wc_call_t *k, rt_wfc_trace_t *tr)
         p = x->reg[k->reg];
         x->reg[k->reg] = NULL;
         rt_wfc_free_ex(x->c, p, tr);
+    } else if (k->kind == WC_FREE_WAS) {
+        p = x->was[k->reg];
+        x->reg[k->reg] = NULL;
+        rt_wfc_free_ex(x->c, p, tr);
     } else if (k->kind == WC_FLUSH) {
         rt_wfc_flush(x->c);
     }
@@ -495,7 +555,7 @@ static void wc_account(size_t *exp, const wc_call_t *k, const rt_wfc_trace_t *tr
         } else {
             *exp += tr->cache_ops * wc_nodes(tr->height);
         }
-    } else if (k->kind == WC_FREE) {
+    } else if (k->kind == WC_FREE || k->kind == WC_FREE_WAS) {
         if (tr->cache_ops != 0u) {
             *exp += wc_nodes(tr->height) - tr->releases * wc_nodes(tr->height);
         }
@@ -570,7 +630,7 @@ static bool wc_setup(exec_t *x)
     const wc_scenario_t *sc = x->wc;
     x->c = wc_create(sc, x->v->flags, wc_env.caches);
     TL_REQUIRE(x->c != NULL && rt_wf_height(rt_wfc_tree(x->c)) == WC_TREE_HEIGHT, "%s: create", sc->name);
-    rt_wfc_set_handler(x->c, tl_record, &x->rec);
+    rt_wfc_set_handler(x->c, on_report, x);
     rt_wf_t *w = rt_wfc_tree(x->c);
     x->free0 = rt_wf_counter(w, rt_wf_nodes(w) - 1u);
     memset(x->reg, 0, sizeof x->reg);
@@ -603,6 +663,8 @@ static bool wc_setup(exec_t *x)
 static bool execute(exec_t *x, const unsigned char *prefix, unsigned plen)
 {
     memset(x->result, 0, sizeof x->result);
+    memset(x->reports, 0, sizeof x->reports);
+    memset(x->report_ptr, 0, sizeof x->report_ptr);
     tl_recorder_reset(&x->rec);
     if (!(x->wc != NULL ? wc_setup(x) : setup(x))) {
         return false;
@@ -682,7 +744,7 @@ static bool no_overlap(exec_t *x)
     for (size_t i = 0; i < x->nsetup; i++) {
         bool freed = false;
         for (unsigned j = 0; j < x->sc->nops; j++) {
-            freed = freed || (x->sc->ops[j].kind == OP_FREE && x->sc->ops[j].arg == i);
+            freed = freed || (x->sc->ops[j].kind != OP_MALLOC && x->sc->ops[j].arg == i);
         }
         if (x->setup_ptr[i] != NULL && !freed) {
             uintptr_t p = (uintptr_t)x->setup_ptr[i];
@@ -716,6 +778,9 @@ static const char *step_name(int step)
     case 5: return "slot read";
     case 6: return "slot compare-and-swap";
     case 7: return "inline record (fetch-add)";
+    case 8: return "length word read (check)";
+    case 9: return "claim (compare-and-swap)";
+    case 10: return "live tag stored";
     }
     return "?";
 }
@@ -727,7 +792,7 @@ static void print_schedule(const exec_t *x)
             printf("      %s starts\n", x->opname[x->choice[d]]);
         } else {
             printf("      %s %-26s %s %zu\n", x->opname[x->choice[d]], step_name(x->step[d]),
-                   x->step[d] >= 5 ? "slot" : "node", x->node[d]);
+                   x->step[d] >= 5 && x->step[d] <= 7 ? "slot" : "node", x->node[d]);
         }
     }
 }
@@ -743,8 +808,38 @@ typedef struct tally {
     unsigned long all_fail; /* schedules in which every malloc failed */
     unsigned long ev[EV_N];
     unsigned long special; /* per scenario (rt_wfc): the outcome its check names */
+    unsigned long won[MAX_OPS]; /* racing frees of one block: schedules in which op j's free claimed it */
+    unsigned long refreed;      /* ... in which the first op's free freed the second op's new block */
     bool printed;
 } tally_t;
+
+/* Two operations free one block (double-free, refree; rt_wfc's wfc-double-free, wfc-refree):
+ * given the reports each made, which free claimed the block. Every report is a DOUBLE_FREE of
+ * that pointer, at most one per operation; no report at all only when the second operation's
+ * malloc got the block back (`again`: then the first operation's free freed that new block).
+ * Returns the number of frees that claimed it (1, or 2 for that case), or 0 on a failed check. */
+static unsigned racing_frees(exec_t *x, tally_t *t, const void *block, const void *again)
+{
+    const char *n = x->name, *v = x->v->name;
+    unsigned winners = 0;
+    for (unsigned j = 0; j < 2u; j++) {
+        TL_REQUIRE(x->reports[j] <= 1u && (x->reports[j] == 0u || (x->report_kind[j] == RT_ERR_DOUBLE_FREE &&
+                                                                     x->report_ptr[j] == block)),
+                   "%s/%s: op %s made %u reports, the last %s of %p (the block %p)", n, v, x->opname[j],
+                   x->reports[j], tl_kind_name(x->report_kind[j]), x->report_ptr[j], block);
+        winners += x->reports[j] == 0u ? 1u : 0u;
+    }
+    TL_REQUIRE(x->rec.count == x->reports[0] + x->reports[1], "%s/%s: %lu reports, not all from the operations", n,
+               v, x->rec.count);
+    TL_REQUIRE(winners == 1u || (winners == 2u && again == block),
+               "%s/%s: %u frees of one block claimed it (B's malloc got %p, the block is %p)", n, v, winners, again,
+               block);
+    for (unsigned j = 0; j < 2u && winners == 1u; j++) {
+        t->won[j] += x->reports[j] == 0u ? 1u : 0u;
+    }
+    t->refreed += winners == 2u ? 1u : 0u;
+    return winners;
+}
 
 static bool check_run(exec_t *x, tally_t *t)
 {
@@ -754,7 +849,7 @@ static bool check_run(exec_t *x, tally_t *t)
     t->serial += x->overlapped ? 0u : 1u;
     unsigned mallocs = 0, failed = 0;
     for (unsigned j = 0; j < sc->nops; j++) {
-        if (sc->ops[j].kind == OP_MALLOC) {
+        if (sc->ops[j].kind != OP_FREE) {
             mallocs++;
             if (x->result[j] == NULL) {
                 failed++;
@@ -762,7 +857,47 @@ static bool check_run(exec_t *x, tally_t *t)
             }
         }
     }
-    TL_REQUIRE(x->rec.count == 0u, "%s/%s: error report %s", n, v, tl_kind_name(x->rec.last));
+    unsigned frees = 0; /* of the operations, that claimed their block */
+    bool race = sc->nops == 2u && sc->ops[0].kind != OP_MALLOC && sc->ops[1].kind != OP_MALLOC &&
+                sc->ops[0].arg == sc->ops[1].arg;
+    if (race) {
+        frees = racing_frees(x, t, x->setup_ptr[sc->ops[0].arg], x->result[1]);
+        if (frees == 0u) {
+            print_schedule(x);
+            return false;
+        }
+        if (frees == 2u) {
+            x->result[1] = NULL; /* B's new block, freed by A's free */
+        }
+    } else {
+        TL_REQUIRE(x->rec.count == 0u, "%s/%s: error report %s", n, v, tl_kind_name(x->rec.last));
+        for (unsigned j = 0; j < sc->nops; j++) {
+            frees += sc->ops[j].kind != OP_MALLOC ? 1u : 0u;
+        }
+    }
+    /* the tree's own count of what it released and holds: each block released once */
+    rt_stats_t st;
+    rt_wf_stats(x->w, &st);
+    size_t setup_frees = 0, footprint = 0;
+    for (size_t i = 0; i < 8u && sc->setup_free[i] >= 0; i++) {
+        setup_frees++;
+    }
+    for (size_t i = 0; i < x->nsetup; i++) {
+        bool freed = x->setup_ptr[i] == NULL;
+        for (unsigned j = 0; j < sc->nops; j++) {
+            freed = freed || (sc->ops[j].kind != OP_MALLOC && sc->ops[j].arg == i);
+        }
+        footprint += freed ? 0u : rt_wf_usable_size(x->w, x->setup_ptr[i]) + RT_WF_OVERHEAD;
+    }
+    for (unsigned j = 0; j < sc->nops; j++) {
+        footprint += x->result[j] != NULL ? rt_wf_usable_size(x->w, x->result[j]) + RT_WF_OVERHEAD : 0u;
+    }
+    if (!TL_CHECK(st.frees == setup_frees + frees && st.used_bytes == footprint,
+                  "%s/%s: the tree counts %llu frees (expected %zu) and %zu bytes used (live blocks %zu)", n, v,
+                  (unsigned long long)st.frees, setup_frees + frees, st.used_bytes, footprint)) {
+        print_schedule(x);
+        return false;
+    }
     if (!no_overlap(x)) {
         print_schedule(x);
         return false;
@@ -857,7 +992,36 @@ static bool wc_check_run(exec_t *x, tally_t *t)
     if (mallocs > 0u && failed == mallocs) {
         t->all_fail++;
     }
-    TL_REQUIRE(x->rec.count == 0u, "%s/%s: error report %s", n, v, tl_kind_name(x->rec.last));
+    bool race = sc->nops == 2u && sc->ops[0][0].kind == WC_FREE_WAS && sc->ops[1][0].kind == WC_FREE_WAS &&
+                sc->ops[0][0].reg == sc->ops[1][0].reg;
+    if (race) {
+        /* the winner cached or released it (a free that finds it cached goes the tree's way, and may
+         * find it live again there); the loser changed nothing: no push, no flush, no release */
+        const void *block = x->was[sc->ops[0][0].reg];
+        unsigned winners = racing_frees(x, t, block, x->wres[1][1]);
+        for (unsigned j = 0; j < 2u && winners != 0u; j++) {
+            const rt_wfc_trace_t *tr = &x->wtr[j][0];
+            bool won = x->reports[j] == 0u;
+            if (!TL_CHECK(won ? tr->cache_ops + tr->releases >= 1u
+                              : tr->cache_ops == 0u && tr->releases == 0u && tr->rmw == 0u,
+                          "%s/%s: %s's free (%s) " "cache_ops %u releases %u rmw %u", n, v, x->opname[j],
+                          won ? "claimed it" : "lost", tr->cache_ops, tr->releases, tr->rmw)) {
+                winners = 0;
+            }
+        }
+        if (winners == 0u) {
+            print_schedule(x);
+            return false;
+        }
+        if (winners == 2u) {
+            x->reg[sc->ops[1][1].reg] = NULL; /* B's new block, freed by A's free */
+        }
+        bool refree = sc->ops[1][1].kind == WC_MALLOC;
+        t->special += refree ? x->wres[1][1] == block : x->reports[1] != 0u;
+        tl_recorder_reset(&x->rec); /* accounted for: none may follow */
+    } else {
+        TL_REQUIRE(x->rec.count == 0u, "%s/%s: error report %s", n, v, tl_kind_name(x->rec.last));
+    }
     /* no two live blocks overlap */
     size_t live = 0;
     for (unsigned a = 0; a < WC_REGS; a++) {
@@ -1017,9 +1181,10 @@ static bool explore(exec_t *x, const unsigned char *prefix, unsigned plen, unsig
 int main(int argc, char **argv)
 {
     uint64_t bound2 = 3, bound3 = 2, bound_wc = 2;
-    if (argc > 1) {
+    const char *only = argc > 2 ? argv[2] : NULL;
+    if (argc > 1 && strcmp(argv[1], "-") != 0) {
         if (!tl_parse_u64(argv[1], &bound2) || bound2 > 8u) {
-            fprintf(stderr, "usage: wf_interleave [max preemptions]\n");
+            fprintf(stderr, "usage: wf_interleave [max preemptions [scenario]]\n");
             return 2;
         }
         bound3 = bound2;
@@ -1030,6 +1195,9 @@ int main(int argc, char **argv)
     }
     for (size_t s = 0; s < sizeof scenarios / sizeof scenarios[0]; s++) {
         const scenario_t *sc = &scenarios[s];
+        if (only != NULL && strcmp(only, sc->name) != 0) {
+            continue;
+        }
         unsigned bound = (unsigned)(sc->nops == 2u ? bound2 : bound3);
         for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
             static exec_t x;
@@ -1048,11 +1216,23 @@ int main(int argc, char **argv)
             printf("%-11s %-10s %2u ops, <= %u preemptions: %6lu schedules (%lu serial); failed mallocs:", sc->name,
                    x.v->name, sc->nops, bound, t.schedules, t.serial);
             for (unsigned j = 0; j < sc->nops; j++) {
-                if (sc->ops[j].kind == OP_MALLOC) {
+                if (sc->ops[j].kind != OP_FREE) {
                     printf(" %s %lu", sc->ops[j].name, t.fails[j]);
                 }
             }
+            bool race = sc->nops == 2u && sc->ops[0].kind != OP_MALLOC && sc->ops[1].kind != OP_MALLOC;
+            if (race) {
+                printf(", A's free won %lu, B's %lu, A freed B's new block %lu", t.won[0], t.won[1], t.refreed);
+            }
             printf(", all failed %lu: %s\n", t.all_fail, ok && tl_state.failed == failed ? "ok" : "FAILED");
+            if (race && ok) {
+                /* each outcome occurred: either free can win; and in refree the schedules where A's
+                 * claim follows B's malloc (B, then A, among them) */
+                bool refree = sc->ops[1].kind == OP_FREE_MALLOC;
+                TL_CHECK(t.won[0] > 0u && t.won[1] > 0u && (t.refreed > 0u) == refree,
+                         "%s/%s: A won %lu, B won %lu, A freed B's new block %lu", sc->name, x.v->name, t.won[0],
+                         t.won[1], t.refreed);
+            }
             if (strcmp(sc->name, "pristine") == 0 || strcmp(sc->name, "room") == 0) {
                 TL_CHECK(t.all_fail == 0u, "%s/%s: both mallocs failed on a tree with room for both", sc->name,
                          x.v->name);
@@ -1070,6 +1250,9 @@ int main(int argc, char **argv)
      * inline record) and the tree's inside its refills, flushes and releases */
     for (size_t s = 0; s < sizeof wc_scenarios / sizeof wc_scenarios[0]; s++) {
         const wc_scenario_t *sc = &wc_scenarios[s];
+        if (only != NULL && strcmp(only, sc->name) != 0) {
+            continue;
+        }
         if (!wc_prepare(sc)) {
             continue;
         }
@@ -1104,6 +1287,10 @@ int main(int argc, char **argv)
                 }
             }
             printf("; %s %lu;", sc->special, t.special);
+            bool race = sc->ops[0][0].kind == WC_FREE_WAS;
+            if (race) {
+                printf(" A's free won %lu, B's %lu, A freed B's new block %lu;", t.won[0], t.won[1], t.refreed);
+            }
             for (unsigned e = 0; e < EV_N; e++) {
                 if (t.ev[e] != 0u) {
                     printf(" %s %lu,", ev_name[e], t.ev[e]);
@@ -1144,6 +1331,12 @@ int main(int argc, char **argv)
                              t.special > 0u && t.special < t.schedules,
                          "%s/%s: CAS lost %lu, inline races %lu, tree records %lu, B first on the slot %lu", sn, vn,
                          t.ev[EV_CAS_LOST], t.ev[EV_INLINE_RACE], t.ev[EV_TREE_RECORD], t.special);
+            } else if (race) {
+                /* either free can win; in wfc-refree A's claim can also follow B's pop */
+                bool refree = sc->ops[1][1].kind == WC_MALLOC;
+                TL_CHECK(t.won[0] > 0u && t.won[1] > 0u && (t.refreed > 0u) == refree && t.special > 0u,
+                         "%s/%s: A won %lu, B won %lu, A freed B's new block %lu, %s %lu", sn, vn, t.won[0], t.won[1],
+                         t.refreed, sc->special, t.special);
             } else if (strcmp(sn, "wfc-arrive-full") == 0) {
                 /* the loser's record claim fails before it reaches a slot (a record is taken first):
                  * the race is for the last inline record */

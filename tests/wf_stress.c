@@ -25,6 +25,11 @@
  * thread allocated). At the end every cache is flushed (rt_wfc_flush_all) and nothing may stay
  * used.
  *
+ * Racing frees (every variant, and the caches): two threads free the same K blocks at the same
+ * time, round after round -- an application's double free on two cores. Of each pair of frees
+ * exactly one may claim the block: K DOUBLE_FREE reports per round, K frees counted, nothing used
+ * afterwards, equation 3 at the end of each round.
+ *
  * Runs in every configuration of test.sh, ThreadSanitizer and ASan/UBSan included.
  *
  * Usage: wf_stress [threads] [ops per thread] [seed]   (default 4, 20000, 1; printed on failure)
@@ -390,6 +395,103 @@ static void run(const char *name, const rt_wf_config_t *cfg, const rt_wfc_config
     free(buf);
 }
 
+/* --- racing frees ------------------------------------------------------------------------------- */
+
+#define RACE_K 32u
+
+typedef struct race {
+    shared_t *sh;
+    unsigned char *p[RACE_K];
+    unsigned rounds;
+    pthread_barrier_t barrier;
+    atomic_uint bad_rounds;
+    tl_rng_t rng;
+} race_t;
+
+static void *race_main(void *arg)
+{
+    race_t *rc = *(race_t **)arg;
+    bool first = ((race_t **)arg)[1] != NULL;
+    shared_t *sh = rc->sh;
+    for (unsigned round = 0; round < rc->rounds; round++) {
+        unsigned before = 0;
+        rt_stats_t s0;
+        if (first) {
+            s_stats(sh, &s0);
+            before = atomic_load(&sh->reports);
+            for (unsigned i = 0; i < RACE_K; i++) {
+                rc->p[i] = s_malloc(sh, tl_range(&rc->rng, 1, 2048));
+            }
+        }
+        pthread_barrier_wait(&rc->barrier);
+        for (unsigned i = 0; i < RACE_K; i++) {
+            s_free(sh, rc->p[i]); /* both threads, the same block at about the same time */
+        }
+        pthread_barrier_wait(&rc->barrier);
+        if (first) {
+            unsigned got = 0;
+            for (unsigned i = 0; i < RACE_K; i++) {
+                got += rc->p[i] != NULL ? 1u : 0u;
+            }
+            rt_stats_t s1;
+            s_stats(sh, &s1);
+            unsigned reports = atomic_load(&sh->reports) - before;
+            if (!TL_CHECK(reports == got && s1.frees - s0.frees == got && s1.used_blocks == 0u && s_check(sh),
+                          "%s: round %u: %u blocks freed twice at once: %u reports, %llu frees counted, %zu blocks "
+                          "used", sh->name, round, got, reports, (unsigned long long)(s1.frees - s0.frees),
+                          s1.used_blocks)) {
+                atomic_fetch_add(&rc->bad_rounds, 1u);
+            }
+        }
+        pthread_barrier_wait(&rc->barrier);
+    }
+    return NULL;
+}
+
+static void race_run(const char *name, const rt_wf_config_t *cfg, const rt_wfc_config_t *ccfg, unsigned rounds)
+{
+    static shared_t sh;
+    memset(&sh, 0, sizeof sh);
+    sh.name = name;
+    unsigned char *buf = aligned_alloc(64, TREE_BYTES);
+    if (!TL_CHECK(buf != NULL, "out of memory")) {
+        return;
+    }
+    sh.c = ccfg != NULL ? rt_wfc_create(buf, TREE_BYTES, ccfg) : NULL;
+    sh.w = ccfg != NULL ? (sh.c != NULL ? rt_wfc_tree(sh.c) : NULL) : rt_wf_create(buf, TREE_BYTES, cfg);
+    if (!TL_CHECK(sh.w != NULL, "%s: create", name)) {
+        free(buf);
+        return;
+    }
+    rt_wf_set_handler(sh.w, count_report, &sh);
+    static race_t rc;
+    memset(&rc, 0, sizeof rc);
+    rc.sh = &sh;
+    rc.rounds = rounds;
+    rc.rng = tl_rng_seed(0x2ACEu);
+    pthread_barrier_init(&rc.barrier, NULL, 2);
+    race_t *args[2][2] = {{&rc, &rc}, {&rc, NULL}};
+    pthread_t tid[2];
+    unsigned created = 0;
+    for (unsigned i = 0; i < 2u; i++) {
+        created += pthread_create(&tid[i], NULL, race_main, args[i]) == 0 ? 1u : 0u;
+    }
+    for (unsigned i = 0; i < created; i++) {
+        pthread_join(tid[i], NULL);
+    }
+    pthread_barrier_destroy(&rc.barrier);
+    TL_CHECK(created == 2u, "pthread_create");
+    if (sh.c != NULL) {
+        rt_wfc_flush_all(sh.c);
+    }
+    rt_stats_t s;
+    s_stats(&sh, &s);
+    TL_CHECK(s_check(&sh) && s.used_bytes == 0u, "%s: racing frees: %zu bytes used at the end", name, s.used_bytes);
+    printf("%-22s racing frees, 2 threads x %u rounds of %u blocks: %u double-free reports: %s\n", name, rounds,
+           RACE_K, atomic_load(&sh.reports), atomic_load(&rc.bad_rounds) == 0u ? "ok" : "FAILED");
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t threads = 4, ops = 20000, seed = 1;
@@ -443,5 +545,20 @@ int main(int argc, char **argv)
     rt_wfc_default_config(&cd);
     run("wfc", NULL, &cd, 2u, (unsigned)ops, seed + 1u);
     run("wfc", NULL, &cd, 64u, (unsigned)ops / 16u, seed + 2u);
+    /* racing frees of one block on two threads, every variant and the caches */
+    unsigned rounds = (unsigned)(ops / 100u > 0u ? ops / 100u : 1u);
+    static const struct {
+        const char *name;
+        unsigned flags;
+    } rv[] = {{"wf", 0},
+              {"wf_ro", RT_WF_READONLY_DESCENT},
+              {"wf_lazy", RT_WF_LAZY_REINIT},
+              {"wf_hint", RT_WF_HINTS | RT_WF_LAZY_REINIT}};
+    for (size_t i = 0; i < sizeof rv / sizeof rv[0]; i++) {
+        rt_wf_config_t cfg = {64, rv[i].flags};
+        race_run(rv[i].name, &cfg, NULL, rounds);
+    }
+    race_run("wfc", NULL, &cd, rounds);
+    race_run("wfc capacity 1", NULL, &c1, rounds);
     return tl_summary("wf_stress");
 }

@@ -19,7 +19,8 @@
  *                double free (at once, and of a stale pointer into reused memory), the length
  *                word overwritten, the canary overrun (CORRUPTED, the chunk stays allocated until
  *                the canary is restored), the control chunk, memalign's offset word, usable_size
- *                and realloc of bad pointers, calloc overflow, bad alignment, too large
+ *                and realloc of bad pointers, calloc overflow, bad alignment, too large; a pointer
+ *                of a previous instance over the same buffer (a new create is a new generation)
  *   config       invalid node sizes and flags refused; create_split's checks; min_buffer exact
  */
 #include "testlib.h"
@@ -495,6 +496,57 @@ refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the handle)");
 TL_CHECK(rt_wf_check(w), "control chunk intact");
 }
 
+/* Two instances over one buffer, one after the other: a pointer of the first into memory the
+ * second hands out as part of a larger block, whose bytes (the application's data) still hold the
+ * old chunk's length word, canary and counter, is refused (BAD_POINTER, nothing changed): every
+ * create draws a new key, never the one the buffer's previous control block held (rt_wf_create:
+ * in the buffer; rt_wf_create_split: the control buffer reused). With the previous key the free
+ * would release a leaf inside the live block, which the next malloc would hand out again. */
+static void bad_generations(void)
+{
+    static unsigned char gbuf[8u << 10] __attribute__((aligned(64)));
+    static const unsigned flags[] = {0, RT_WF_READONLY_DESCENT, RT_WF_HINTS | RT_WF_LAZY_REINIT};
+    for (unsigned inside = 0; inside < 2u; inside++) {
+        for (size_t v = 0; v < sizeof flags / sizeof flags[0]; v++) {
+            for (unsigned gen = 0; gen < 3u; gen++) {
+                rt_wf_config_t cfg = {64, flags[v]};
+                rt_wf_t *w = inside != 0u ? rt_wf_create(gbuf, sizeof gbuf, &cfg)
+                                          : rt_wf_create_split(control, gbuf, sizeof gbuf, &cfg);
+                unsigned char *a = rt_wf_malloc(w, 1), *b = rt_wf_malloc(w, 1);
+                if (!TL_CHECK(a != NULL && b == a + 64, "generations: two leaves side by side")) {
+                    return;
+                }
+                unsigned char old[64];
+                memcpy(old, b - 4, sizeof old); /* b's node: its length word, data, canary, counter */
+                w = inside != 0u ? rt_wf_create(gbuf, sizeof gbuf, &cfg)
+                                 : rt_wf_create_split(control, gbuf, sizeof gbuf, &cfg);
+                tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
+                rt_wf_set_handler(w, tl_record, &rec);
+                unsigned char *q = rt_wf_malloc(w, rt_wf_usable(64, 1)); /* a and b's parent subtree */
+                if (!TL_CHECK(q == a, "generations: the new block %p starts where the old leaf %p did", (void *)q,
+                              (void *)a)) {
+                    return;
+                }
+                memcpy(b - 4, old, sizeof old); /* the application's data: a copy of old memory */
+                snapshot_t sn;
+                take(w, &sn);
+                rt_wf_free(w, b);
+                refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "generations: free of an old pointer");
+                take(w, &sn);
+                TL_CHECK(rt_wf_realloc(w, b, 2000) == NULL, "generations: realloc");
+                refused(w, &rec, &sn, RT_ERR_BAD_POINTER, true, "generations: realloc of it");
+                unsigned char *x = rt_wf_malloc(w, 1);
+                TL_CHECK(x != NULL && (x < q || x >= q + rt_wf_usable(64, 1)) && rt_wf_check(w) && rec.count == 0u,
+                         "generations (%s, flags %#x, round %u): a leaf %p inside the live block %p", inside ? "in the "
+                         "buffer" : "split", flags[v], gen, (void *)x, (void *)q);
+                rt_wf_free(w, x);
+                rt_wf_free(w, q);
+                TL_CHECK(rec.count == 0u && rt_wf_check(w), "generations: intact");
+            }
+        }
+    }
+}
+
 static void test_bad_input(void)
 {
     static const unsigned flags[] = {0, RT_WF_LAZY_REINIT, RT_WF_HINTS | RT_WF_LAZY_REINIT};
@@ -517,6 +569,7 @@ static void test_bad_input(void)
         TL_CHECK(rt_wf_check(w), "bad input: intact at the end (flags %#x)", flags[v]);
     }
     bad_control_chunk();
+    bad_generations();
 }
 
 /* --- the registry's seven variants ---------------------------------------------------------------- */

@@ -29,7 +29,10 @@
  *   bad input    double free of a cached chunk (it is not cached twice), realloc and usable_size of
  *                a cached chunk, interior and foreign pointers, a use-after-free write into a
  *                cached chunk's link (the pop that reaches it reports, the list is dropped, no
- *                pointer is handed out twice) or into its length word, a canary overrun
+ *                pointer is handed out twice) or into its length word, a link copied from another
+ *                cached chunk (of the list, of another cache), a link and a pointer a previous
+ *                instance over the same buffer left there (a new create is a new generation),
+ *                a canary overrun
  *   config       every invalid configuration refused (and min_buffer SIZE_MAX); min_buffer exact
  *                at misalignments, for every node size
  *   random       equation 3 (rt_wfc_check) through a random sequence switching between 3 tokens
@@ -1020,9 +1023,10 @@ static void bad_pointers(void)
     TL_CHECK(kinds.total == 0u && rt_wfc_check(c), "bad pointers: the blocks free normally");
 }
 
-/* A use-after-free write of 8 bytes into the data of a cached chunk (its link); then of its length
- * word. The pop that reaches the damage reports and drops the list: its chunks stay live in the
- * tree (lost), so rt_wfc_check passes again once the list is dropped. */
+/* A use-after-free write of 4 bytes into the data of a cached chunk (its link); then of its length
+ * word. The pop of the damaged chunk reports (its mark is bound to the link written beside it)
+ * and drops the list: its chunks stay live in the tree (lost), so rt_wfc_check passes again once
+ * the list is dropped. */
 static void bad_use_after_free(void)
 {
     tl_rng_t r = tl_rng_seed(0xBADu);
@@ -1052,16 +1056,14 @@ static void bad_use_after_free(void)
         reported(RT_ERR_CORRUPTED, "use after free: check");
         rt_wfc_trace_t t;
         unsigned char *a = rt_wfc_malloc(c, 1);
-        unsigned char *b = rt_wfc_malloc(c, 1);
-        TL_CHECK(a == p0 && b == p1 && kinds.total == 0u, "use after free: the chunks above the damage pop");
+        TL_CHECK(a == p0 && kinds.total == 0u, "use after free: the chunk above the damage pops");
         handed_add(&h, a);
-        handed_add(&h, b);
         unsigned char *d = rt_wfc_malloc_ex(c, 1, &t); /* reaches the damaged link */
         reported(RT_ERR_CORRUPTED, "use after free: the pop that reaches the damage");
-        TL_CHECK(d != NULL && d != p2 && d != p3 && t.descents == 1u,
+        TL_CHECK(d != NULL && d != p1 && d != p2 && d != p3 && t.descents == 1u,
                  "use after free: the list dropped, a fresh batch: " TR_FMT, TR_ARGS(t));
         handed_add(&h, d);
-        TL_CHECK(rt_wfc_cached_bytes(c) == 3u * B, "use after free: p2, p3 no longer counted as cached");
+        TL_CHECK(rt_wfc_cached_bytes(c) == 3u * B, "use after free: p1, p2, p3 no longer counted as cached");
         TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "use after free: check passes after the drop");
         /* the lost chunks are never handed out; freeing them is a double free */
         rt_wfc_free(c, p2);
@@ -1075,7 +1077,7 @@ static void bad_use_after_free(void)
                 rt_wfc_free(c, q);
             } else {
                 unsigned char *q = rt_wfc_malloc(c, 1);
-                h.twice += q == p2 || q == p3;
+                h.twice += q == p1 || q == p2 || q == p3;
                 handed_add(&h, q);
             }
         }
@@ -1086,8 +1088,8 @@ static void bad_use_after_free(void)
             rt_wfc_free(c, q);
         }
         rt_wfc_flush_all(c);
-        TL_CHECK(kinds.total == 0u && rt_wfc_check(c) && tree_used(c) == 2u * B,
-                 "use after free: at the end only p2 and p3 are lost (%zu bytes used, %lu reports)", tree_used(c),
+        TL_CHECK(kinds.total == 0u && rt_wfc_check(c) && tree_used(c) == 3u * B,
+                 "use after free: at the end only p1, p2 and p3 are lost (%zu bytes used, %lu reports)", tree_used(c),
                  kinds.total);
     }
     TL_CHECK(cases > 0u, "use after free: no case ran");
@@ -1164,6 +1166,127 @@ static void bad_mark(void)
     TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "mark: both caches intact");
 }
 
+/* A cached chunk's link (and its mark) copied into another cached chunk -- of the same list, or of
+ * another cache's: the link verifies only where it was written, so the pop of the chunk holding
+ * the copy reports CORRUPTED and drops the list (the chunks above it pop as before); nothing is
+ * handed out twice. With links keyed by their chunk alone the copy would pop, and the list go on
+ * where the copied link leads. */
+static void bad_copied_link(void)
+{
+    static const struct {
+        unsigned bytes; /* 4: the link; 8: the link and its mark */
+        bool other;     /* copied from a chunk of B's cache, else from p2 of the same list */
+    } cases[] = {{4, false}, {8, false}, {4, true}, {8, true}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rt_wfc_config_t cfg;
+        config(&cfg);
+        rt_wfc_t *c = open_wfc(1u << 16, &cfg);
+        ctx = T_B;
+        unsigned char *b0 = rt_wfc_malloc(c, 1); /* B's list: b1 b2 b3 */
+        ctx = T_A;
+        unsigned char *p0 = rt_wfc_malloc(c, 1); /* A keeps p1 p2 p3 */
+        unsigned char *p1 = p0 + B, *p2 = p0 + 3u * B;
+        rt_wfc_free(c, p0);                        /* A's list: p0 p1 p2 p3 */
+        const unsigned char *from = cases[k].other ? b0 + B : p2;
+        memcpy(p1, from, cases[k].bytes);
+        TL_CHECK(!rt_wfc_check(c), "copied link %zu: check walks the list to it", k);
+        reported(RT_ERR_CORRUPTED, "copied link: check");
+        static handed_t h;
+        memset(&h, 0, sizeof h);
+        rt_wfc_trace_t t;
+        unsigned char *a = rt_wfc_malloc(c, 1);
+        TL_CHECK(a == p0 && kinds.total == 0u, "copied link %zu: the chunk above it pops", k);
+        handed_add(&h, a);
+        unsigned char *d = rt_wfc_malloc_ex(c, 1, &t);
+        reported(RT_ERR_CORRUPTED, "copied link: the pop of the chunk holding the copy");
+        TL_CHECK(d != NULL && d != p1 && d != p2 && d != p0 + 4u * B && t.descents == 1u,
+                 "copied link %zu: the list dropped, a fresh batch: " TR_FMT, k, TR_ARGS(t));
+        handed_add(&h, d);
+        for (unsigned op = 0; op < 64u; op++) {
+            handed_add(&h, rt_wfc_malloc(c, 1));
+        }
+        TL_CHECK(h.twice == 0u, "copied link %zu: %lu pointers handed out twice", k, h.twice);
+        for (size_t i = 0; i < h.n; i++) {
+            TL_CHECK(h.p[i] != p1 && h.p[i] != p2 && h.p[i] != p0 + 4u * B && (h.p[i] < b0 || h.p[i] > b0 + 4u * B),
+                     "copied link %zu: %p handed out from a dropped or another cache's list", k, (void *)h.p[i]);
+            rt_wfc_free(c, h.p[i]);
+        }
+        TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "copied link %zu: intact after the drop", k);
+    }
+}
+
+/* Two instances over one buffer, one after the other (a new create: a new generation). What the
+ * first left in memory must not verify in the second, although it lies where the second puts the
+ * same structures: (1) the link and mark of a cached chunk, written back into the chunk at the
+ * same place in the same list of the second instance -- the pop reports CORRUPTED; (2) a pointer
+ * of the first instance into memory the second hands out as part of a larger block, whose bytes
+ * (the application's data) still hold the old chunk's length word, counter and canary -- its free
+ * is BAD_POINTER and changes nothing. Both would verify if a create over the same buffer reused
+ * the previous key. */
+static void bad_stale_generation(void)
+{
+    /* (1) the stale link */
+    for (unsigned gen = 0; gen < 4u; gen++) {
+        rt_wfc_config_t cfg;
+        config(&cfg);
+        rt_wfc_t *c = open_wfc(1u << 16, &cfg);
+        ctx = T_A;
+        unsigned char *p0 = rt_wfc_malloc(c, 1); /* A's list: p1 p2 p3 */
+        unsigned char *p1 = p0 + B;
+        unsigned char old[8];
+        memcpy(old, p1, sizeof old); /* p1's link (to p2) and mark */
+        c = rt_wfc_create(arena, 1u << 16, &cfg); /* a new generation, without wiping the buffer */
+        rt_wfc_set_handler(c, on_error, &kinds);
+        unsigned char *q0 = rt_wfc_malloc(c, 1);
+        TL_CHECK(q0 == p0 && rt_wfc_check(c) && kinds.total == 0u, "stale link: the same placement again");
+        TL_CHECK(memcmp(p1, old, sizeof old) != 0, "stale link (round %u): the new instance wrote the same link and "
+                 "mark at p1 as the previous one (the same key)", gen);
+        memcpy(p1, old, sizeof old);
+        rt_wfc_trace_t t;
+        unsigned char *d = rt_wfc_malloc_ex(c, 1, &t);
+        reported(RT_ERR_CORRUPTED, "stale link: the pop of the chunk holding it");
+        TL_CHECK(d != NULL && d != p1 && d != p0 + 3u * B && d != p0 + 4u * B && t.descents == 1u,
+                 "stale link: the list dropped, a fresh batch: " TR_FMT, TR_ARGS(t));
+        TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "stale link: intact after the drop");
+    }
+    /* (2) the stale pointer: refills of one chunk (batch 0) so that the second instance's 948-byte
+     * block (height 3) covers the first instance's leaves; every height is a cached one */
+    for (unsigned gen = 0; gen < 4u; gen++) {
+        rt_wfc_config_t cfg;
+        config(&cfg);
+        cfg.batch_log2 = 0;
+        rt_wfc_t *c = open_wfc(1u << 16, &cfg);
+        ctx = T_A;
+        unsigned char *a = rt_wfc_malloc(c, 1), *b = rt_wfc_malloc(c, 1);
+        TL_CHECK(a != NULL && b == a + B, "stale pointer: two leaves side by side");
+        unsigned char old[B];
+        memcpy(old, b - 4, sizeof old); /* b's node: its length word, data, canary, counter */
+        c = rt_wfc_create(arena, 1u << 16, &cfg);
+        rt_wfc_set_handler(c, on_error, &kinds);
+        unsigned char *q = rt_wfc_malloc(c, rt_wf_usable(B, 3));
+        TL_CHECK(q == a, "stale pointer: the new block %p starts where the old leaf %p did", (void *)q, (void *)a);
+        memcpy(b - 4, old, sizeof old); /* the application's data: a copy of old memory */
+        size_t cb = rt_wfc_cached_bytes(c), used = tree_used(c);
+        rt_wfc_trace_t t;
+        rt_wfc_free_ex(c, b, &t);
+        reported(RT_ERR_BAD_POINTER, "stale pointer: free of a pointer of the previous instance");
+        TL_CHECK(t.cache_ops == 0u && t.releases == 0u && rt_wfc_cached_bytes(c) == cb && tree_used(c) == used &&
+                     rt_wfc_check(c) && kinds.total == 0u,
+                 "stale pointer (round %u): the free changed something: " TR_FMT, gen, TR_ARGS(t));
+        ctx = T_B;
+        rt_wfc_free(c, b);
+        reported(RT_ERR_BAD_POINTER, "stale pointer: freed by another context");
+        ctx = T_A;
+        for (unsigned n = 0; n < 32u; n++) {
+            unsigned char *x = rt_wfc_malloc(c, 1);
+            TL_CHECK(x == NULL || x < q - 4 || x >= q - 4 + chunk_bytes(3), "stale pointer: %p inside the live block",
+                     (void *)x);
+        }
+        rt_wfc_free(c, q);
+        TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "stale pointer: intact");
+    }
+}
+
 /* An overrun of a live chunk into its canary: free refuses (the chunk is not cached), realloc and
  * usable_size too; restored, it frees into the cache. */
 static void bad_overrun(void)
@@ -1207,6 +1330,8 @@ static void test_bad_input(void)
     bad_pointers();
     bad_use_after_free();
     bad_mark();
+    bad_copied_link();
+    bad_stale_generation();
     bad_overrun();
     kinds_reset();
 }

@@ -69,13 +69,17 @@
  *                                    children written (nodes at most x3; no extra RMW)
  *   free                             nodes = k + H - s, RMW = H - s + 1 (eager re-initialisation)
  *   free, RT_WF_LAZY_REINIT          nodes = H - s + 2 at most, RMW = H - s + 1
+ *   + every free (and moving realloc): the claim, ONE compare-and-swap of the chunk's length word
+ *   (not counted in trace.rmw, which counts the tree's counters), never retried -- its failure
+ *   means another call freed the chunk first (see "Racing frees" below)
  *   + statistics (trace.stat_rmw): 2 fetch-and-adds and at most 4 compare-and-swaps (peak and
  *   watermark, two attempts each) per malloc, 2 fetch-and-adds per free
  *   realloc  malloc + copy + free at worst; calloc  malloc + memset; memalign  malloc of
  *   size + alignment - 4; usable_size, max_request, last_probes O(1) + O(H) pointer validation
  *   stats, walk O(blocks * H); check O(N)
  * Pointer validation (free, realloc, usable_size) is O(H) arithmetic and at most five word reads
- * (length word, root counter and canary; offset word and record of a memalign pointer). At
+ * (length word, root counter and canary; offset word and record of a memalign pointer), the
+ * length word and these read once more when the chunk changed under the check (racing frees). At
  * RT_HARDENING >= 1 free (and a moving realloc) first reads the counter -- with RT_WF_HINTS also
  * the padding -- of each of the H - s ancestors it will increment (the nodes the release visits
  * anyway; not counted again in trace.nodes).
@@ -88,6 +92,23 @@
  * allows 4095 concurrent calls). At RT_HARDENING >= 1 a counter of height h is trusted only in
  * [-2^(h+10), 2^h], so at most 1024 calls may be failing a decrement at one node at once (more
  * would be reported as damage).
+ *
+ * Racing frees (an application's double free on two threads, or a free racing a realloc of the
+ * same pointer): a free first checks the chunk (reads only), then claims it -- one compare-and-swap
+ * of its length word from the live tag it checked to "freed" -- and only the claimant releases it.
+ * Of any number of frees of one chunk, however they interleave, exactly one claims it; each other
+ * reports DOUBLE_FREE and changes nothing (a check that meets the chunk being released reads its
+ * length word again: changed, it is the double free, not damage). A free whose claim comes after
+ * the chunk was released and handed out again (the same chunk, the same pointer) frees that new
+ * block: no allocator can tell it from a free of it. A moving realloc claims the old chunk before
+ * it allocates, and gives it back untouched when no new chunk is found. Every call stays
+ * wait-free: one claim attempt, at most two checks.
+ *
+ * Generations: each create draws a new key (rtalloc/common.h, rt_set_entropy) for the tags,
+ * canaries, paddings and offset words, never the one the buffer's previous control block held
+ * there (in the buffer for rt_wf_create, the control buffer for rt_wf_create_split): a pointer, a
+ * tag or a canary a previous instance left in the buffer does not verify in the new one
+ * (BAD_POINTER; up to the check bits of each word).
  *
  * Bad input (SPEC 3) through the error handler, the operation refused and the tree untouched:
  * a pointer outside the tree (FOREIGN_POINTER); a pointer that is not the one malloc or memalign
@@ -102,10 +123,11 @@
  * Overflows into the metadata (RT_HARDENING >= 1, the default; SPEC 3). Within 16 bytes of a
  * block lie its length word, its root's canary and counter, the previous node's counter and
  * padding, and the next node's length word. Every counter word holds an arithmetic code of its
- * value, and every free node's padding a keyed copy of its payload, checked by every call that
- * acts on them: any one-byte change of such a word, of any value, is detected (several bytes of
- * any value: all but about 2^(h+1) / 2^32 of them, h the node's height); length words and
- * canaries are checked by free as above. A malloc that meets damaged metadata gives back what it
+ * value and of its node's place, and every free node's padding a keyed copy of its payload,
+ * checked by every call that acts on them: any one-byte change of such a word, of any value, is
+ * detected (several bytes of any value, or another node's valid word copied over it: all but
+ * about 2^(h+1) / 2^32 of them, h the node's height); length words and canaries (keyed by their
+ * place too) are checked by free as above. A malloc that meets damaged metadata gives back what it
  * holds and is refused (CORRUPTED); a free or realloc whose chunk or ancestors are damaged is
  * refused before it changes anything. Nothing is acted on before it is checked, so an overflow
  * never makes the tree hand out memory that overlaps a live block, write outside the tree, or

@@ -44,8 +44,10 @@
  * returns the numbers for an instance and a size):
  *   finding the cache             1 slot read when the token's slot is its own; else <= P + 2
  *                                 (the untraced fast path's read, then the probe: trace.probes <= P)
- *   malloc, hit                   1 node (the chunk's length word), 0 RMW
- *   free, cache not full          1 node (+ the chunk's root: canary, counter), 0 RMW
+ *   malloc, hit                   1 node (the chunk's length word, link and mark), 0 RMW
+ *   free, cache not full          1 node (+ the chunk's root: canary, counter), 0 RMW on the tree,
+ *                                 1 compare-and-swap of the chunk's own length word (the claim,
+ *                                 one attempt: its failure is a double free, reported)
  *   free, cache full              + (capacity - capacity/2) x F(s)
  *   malloc, miss                  sum_{i=0..j} (M(s+i) + 2^(i+1) - 2) (each descent and the cutting
  *                                 of what it claimed, batch j first, then j - 1 ... 0); if all fail:
@@ -54,16 +56,23 @@
  *   malloc, uncached height       M(s); if it fails: + the flush + M(s)
  *   free, uncached or memalign    F(s) (rt_wf_free)
  * Each bound holds whatever other contexts do (wait-free): no step waits for or retries because
- * of another call. Atomics on shared state: none on a hit (the slot read is a load of a word that
- * changes only when a context first arrives).
+ * of another call. Atomics on shared state: none on a malloc hit (the slot read is a load of a
+ * word that changes only when a context first arrives); a free's one compare-and-swap on the freed
+ * chunk's length word (a line the freeing context has usually just written).
  *
  * Bad input (SPEC 3): as rtalloc/waitfree.h -- every free is checked as the tree checks it
- * (length tag, canary and counter of the chunk) before the chunk enters a cache; a double free
- * of a cached chunk is DOUBLE_FREE. A list link is keyed and every popped chunk's length word
- * must say "cached, height s" and its second data word carry its cache's keyed mark: a write into
- * a cached chunk's first words (use after free) or into a record (a list head redirected to a
- * chunk another cache holds) is detected when the list reaches it (CORRUPTED; the rest of that
- * list is dropped -- lost to the heap, never handed out twice).
+ * (length tag, canary and counter of the chunk), then claims the chunk (one compare-and-swap of
+ * its length word from the live tag to "cached") before the chunk enters a cache, is flushed or
+ * released: of two frees of one chunk, on any two contexts and however they interleave, exactly
+ * one wins; the other reports DOUBLE_FREE and changes nothing (rtalloc/waitfree.h, "Racing
+ * frees"). A double free of a cached chunk is DOUBLE_FREE. A list link is keyed by its chunk's
+ * index and the instance, and the chunk's second data word carries its cache's key bound to that
+ * link at that place; every popped chunk's length word must say "cached, height s" and its mark
+ * match its link: a write into a cached chunk's first words (use after free), a link copied from
+ * another cached chunk, a link or mark a previous instance over the buffer left there (each
+ * create draws new keys, never the buffer's previous ones) or a record damaged (a list head
+ * redirected to a chunk another cache holds) is detected when the list reaches that chunk
+ * (CORRUPTED; the rest of that list is dropped -- lost to the heap, never handed out twice).
  *
  * Not linearizable, like the tree: a malloc can fail while another context's cache holds the
  * memory (at most P x the per-cache amount above) or under the tree's overlap (waitfree.h).

@@ -44,15 +44,27 @@
  * offset word and record agree: the chunk start of an aligned block, a stale pointer to the data
  * start of a chunk a later memalign reused, or any other interior pointer is refused.
  *
+ * The claim. A free's checks only read; the chunk becomes the free's by one compare-and-swap of
+ * its length word from the live tag the check read to FREED (wf_len_claim, wf_tree.h), and only
+ * then is it released. Two frees of one chunk (a double free on two threads) cannot both release
+ * it -- the counters of its path would be incremented twice, and the chunk handed out twice: one
+ * claim wins, the other free reports DOUBLE_FREE. The states a free can claim (ALLOC, ALIGNED) are
+ * entered by release stores only (a hand-out, a cache's pop); the others are left only by the
+ * chunk's holder. No retry: the claim is one attempt, and a check that saw the chunk change under
+ * it is repeated once at most (wf_validate).
+ *
  * Hardening (RT_HARDENING >= 1; SPEC 3: the application's overflow is bad input). The in-band
  * metadata within 16 bytes of a block's data are: before it, its own length word and the previous
  * node's counter and padding (the root of the subtree just left of the chunk: free, internal or a
  * live neighbour's root); after it, its root's canary and counter and the next node's length word.
  * Length words and canaries are checked by every free (tags, keyed). A counter is read and
  * trusted by every malloc that passes, so each counter word holds an arithmetic code of its value
- * (an AN code): word = WF_CB + c * WF_CK (mod 2^32), c = (word - WF_CB) * WF_CKINV, and every
- * value read (the old value of each decrement, the new value of each increment, the root's value
- * at free) must lie in the node's range [-2^(h+10), 2^h]. Fetch-and-add of +-S * WF_CK keeps the
+ * (an AN code) and of its node's place: word = WF_CB + (c + P(i)) * WF_CK (mod 2^32), c = (word -
+ * WF_CB) * WF_CKINV - P(i), P(i) = i * golden ratio (wf_tree.h, WF_CPLACE; a counter word copied
+ * from another node -- an overrun's memcpy from another block's end -- is off by P(j) - P(i)
+ * there, as far out of range as a random word), and every value read (the old value of each
+ * decrement, the new value of each increment, the root's value at free) must lie in the node's
+ * range [-2^(h+10), 2^h]. Fetch-and-add of +-S * WF_CK keeps the
  * code (it is linear), so the algorithm and its step counts are unchanged. WF_CKINV is chosen so
  * that any change of one byte of a counter word moves the decoded value by at least 1.52 * 2^23:
  * a one-byte write (any value, any byte) into a counter can never make it larger and still in
@@ -85,8 +97,10 @@
  *
  * RT_WF_STEP(wf, step, node), empty by default, is called before every atomic step on shared
  * tree state (step: 1 decrement, 2 undo of a failed decrement, 3 increment, 4 read of a counter or
- * padding word another call may change; node: its post-order index): a test build defines it to
- * hand control to a scheduler and so force interleavings (tests/wf_interleave.c).
+ * padding word another call may change, 8 a free's read of a length word, 9 its claim, 10 the
+ * store of a live tag; node: its post-order index): a test build defines it to hand control to a
+ * scheduler and so force interleavings (tests/wf_interleave.c). RT_WF_TOUCH (wf_tree.h) likewise
+ * lets a test count the nodes whose words a call reads or writes (tests/wf_touch.c).
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -149,7 +163,7 @@ static inline bool wf_decr_old(wf_call_t *c, size_t i, unsigned h, int amount, i
 {
     atomic_uint *ctr = wf_counter(c->w, i);
     RT_WF_STEP(c->w, WF_STEP_DECR, i);
-    int old = wf_dec(atomic_fetch_sub_explicit(ctr, wf_delta(amount), memory_order_acquire));
+    int old = wf_dec(i, atomic_fetch_sub_explicit(ctr, wf_delta(amount), memory_order_acquire));
     c->t->rmw++;
     *old_out = old;
     bool ok = wf_ctr_ok(old, h);
@@ -168,7 +182,7 @@ static inline bool wf_decr_old(wf_call_t *c, size_t i, unsigned h, int amount, i
 static inline int wf_incr(wf_call_t *c, size_t i, unsigned h, int amount)
 {
     RT_WF_STEP(c->w, WF_STEP_INCR, i);
-    int now = wf_dec(atomic_fetch_add_explicit(wf_counter(c->w, i), wf_delta(amount), memory_order_release) +
+    int now = wf_dec(i, atomic_fetch_add_explicit(wf_counter(c->w, i), wf_delta(amount), memory_order_release) +
                      wf_delta(amount));
     c->t->rmw++;
     if (!wf_ctr_ok(now, h)) {
@@ -298,7 +312,7 @@ static size_t wf_try(wf_call_t *c, unsigned h, size_t i, unsigned *f)
         /* a load first: a counter that visibly lacks S costs no RMW, and leaves no transient dip
          * (the two fetch-and-adds of a failed decrement) that would turn other requests away */
         RT_WF_STEP(w, WF_STEP_READ, i);
-        int seen = wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
+        int seen = wf_dec(i, atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
         if (!wf_ctr_ok(seen, h)) { /* we hold the parent: this is a free node's counter, damaged */
             c->bad = true;
             return WF_NONE;
@@ -450,7 +464,7 @@ static size_t wf_find(wf_call_t *c)
         wf_frame_t *fr = &st[top];
         if (fr->state == 0u) {
             c->t->nodes++;
-            int x = wf_dec(wf_peek(w, fr->i, wf_counter(w, fr->i)));
+            int x = wf_dec(fr->i, wf_peek(w, fr->i, wf_counter(w, fr->i)));
             bool candidate = false;
             unsigned len = top + 1u;
             if (!wf_ctr_ok(x, fr->h) && !verified) {
@@ -546,12 +560,14 @@ unsigned rt_wf_height_for(const rt_wf_t *w, size_t size)
     return wf_height_for(w, size);
 }
 
-/* The chunk whose root is r (height s) is ours: tag it, arm its canary, count it. */
-static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s)
+/* The chunk whose root is r (height s) is ours: arm its canary, tag it live (ALLOC, or ALIGNED for
+ * memalign: the record and offset word that make its pointer valid are written after, and until
+ * then no pointer validates against it), count it. */
+static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s, unsigned state)
 {
     size_t first = wf_first(r, s);
-    *wf_length(w, first) = wf_tag(w, first, s, WF_ST_ALLOC);
     atomic_store_explicit(wf_pad(w, r), wf_canary(w, r), memory_order_relaxed);
+    wf_len_live(w, first, wf_tag(w, first, s, state));
     size_t k = wf_subtree(s);
     wf_stat_add(t, &w->mallocs, 1u);
     size_t used = atomic_fetch_add_explicit(&w->used_nodes, k, memory_order_relaxed) + k;
@@ -578,8 +594,9 @@ static size_t wf_descend(wf_call_t *c)
 }
 
 /* The request of height s: NULL on failure (counted; refused and reported CORRUPTED when the
- * search met damaged metadata), else the chunk's data. */
-static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t, const char *operation, size_t size)
+ * search met damaged metadata), else the chunk's data, its length word in the live state `state`
+ * (WF_ST_ALLOC, or WF_ST_ALIGNED for memalign). */
+static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t, const char *operation, size_t size, unsigned state)
 {
     wf_call_t c = {w, s, wf_leaves(s), t, false};
     t->height = s;
@@ -598,7 +615,7 @@ static void *wf_alloc(rt_wf_t *w, unsigned s, rt_wf_trace_t *t, const char *oper
     if (RT_DEBUG >= 1) {
         RT_ASSERT(wf_ctr_peek(w, r) <= 0);
     }
-    return wf_hand_out(w, t, r, s);
+    return wf_hand_out(w, t, r, s, state);
 }
 
 void *rt_wf_malloc_ex(rt_wf_t *w, size_t size, rt_wf_trace_t *trace)
@@ -612,7 +629,7 @@ void *rt_wf_malloc_ex(rt_wf_t *w, size_t size, rt_wf_trace_t *trace)
     if (size > w->max_request) {
         return rt_front_refuse(&wf_front, w, RT_ERR_TOO_LARGE, "malloc", NULL, size);
     }
-    return wf_alloc(w, wf_height_for(w, size), t, "malloc", size);
+    return wf_alloc(w, wf_height_for(w, size), t, "malloc", size, WF_ST_ALLOC);
 }
 
 void *rt_wf_malloc(rt_wf_t *w, size_t size) { return rt_wf_malloc_ex(w, size, NULL); }
@@ -621,7 +638,11 @@ void *rt_wf_malloc(rt_wf_t *w, size_t size) { return rt_wf_malloc_ex(w, size, NU
 
 
 /* The word at byte offset `off` from node 0 (4-aligned, inside the tree). */
-static inline uint32_t *wf_word(const rt_wf_t *w, size_t off) { return (uint32_t *)(void *)(w->base + off); }
+static inline uint32_t *wf_word(const rt_wf_t *w, size_t off)
+{
+    RT_WF_TOUCH(w, off >> w->node_log2);
+    return (uint32_t *)(void *)(w->base + off);
+}
 
 /* A memalign chunk whose data start is at byte offset `data` returned data + o: the keyed offset
  * word before the pointer holds o, and so does the data-start word (its record; the same word
@@ -632,9 +653,27 @@ static inline uint32_t wf_record(const rt_wf_t *w, size_t data)
     return *wf_word(w, data) ^ wf_offset_key(w, data + 4u);
 }
 
+/* The words of the chunk at byte offset `data` (root, height h) that a live chunk's tag vouches
+ * for: a memalign chunk's record of its pointer's offset o (o = 0: not a memalign chunk), the
+ * root's counter (0, or below 0 while failed decrements pass through it) and canary. */
+static inline rt_error_kind_t wf_chunk_intact(const rt_wf_t *w, size_t data, size_t root, unsigned h, size_t o)
+{
+    if (o != 0u && wf_record(w, data) != (uint32_t)o) {
+        return RT_ERR_BAD_POINTER; /* not the pointer memalign returned (or its record damaged) */
+    }
+    RT_WF_STEP(w, WF_STEP_READ, root);
+    int x = wf_ctr_peek(w, root);
+    if (x > 0 || !wf_ctr_ok(x, h) ||
+        atomic_load_explicit(wf_pad(w, root), memory_order_relaxed) != wf_canary(w, root)) {
+        return RT_ERR_CORRUPTED;
+    }
+    return RT_ERR_NONE;
+}
+
 /* RT_ERR_NONE iff ptr is the pointer malloc or memalign returned for a live chunk. O(H)
  * arithmetic; reads of the length word, the record and offset word (memalign), the root's
- * counter and its canary. */
+ * counter and its canary. The live tag read is left in ch->tag for the claim (wf_len_claim): a
+ * check, not yet a right to the chunk. */
 rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t *ch)
 {
     uintptr_t p = (uintptr_t)ptr;
@@ -660,7 +699,7 @@ rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t *ch)
         ch->offset = o;
     }
     size_t first = data >> w->node_log2;
-    uint32_t len = *wf_length(w, first);
+    uint32_t len = wf_len_check(w, first);
     unsigned h = WF_LEN_HEIGHT(len), state = WF_LEN_STATE(len);
     if (h > w->height || state == 0u || len != wf_tag(w, first, h, state)) {
         return RT_ERR_BAD_POINTER;
@@ -681,18 +720,26 @@ rt_error_kind_t wf_validate(const rt_wf_t *w, const void *ptr, wf_chunk_t *ch)
     if (ch->offset >= rt_wf_usable(w->node_size, h)) {
         return RT_ERR_BAD_POINTER;
     }
-    if (aligned && wf_record(w, data) != (uint32_t)ch->offset) {
-        return RT_ERR_BAD_POINTER; /* not the pointer memalign returned (or its record damaged) */
-    }
-    /* a live chunk's root counter is 0, or below 0 while failed decrements pass through it */
-    int x = wf_ctr_peek(w, root);
-    if (x > 0 || !wf_ctr_ok(x, h) ||
-        atomic_load_explicit(wf_pad(w, root), memory_order_relaxed) != wf_canary(w, root)) {
-        return RT_ERR_CORRUPTED;
+    rt_error_kind_t error = wf_chunk_intact(w, data, root, h, aligned ? ch->offset : 0u);
+    /* A chunk that another free claimed after its length word was read here is being released,
+     * or reused: the chunk's words read after the tag are then not a live chunk's. If the tag
+     * changed meanwhile, that free's claim came first and this one is the double free. If it is
+     * the same tag again, the chunk was freed and handed out again in between (a live chunk
+     * once more): its words are read once more, after that tag. A second failure is reported as
+     * found (damage, or the chunk in a second free-and-reuse overlapping this call). */
+    for (unsigned again = 0; error != RT_ERR_NONE; again++) { /* at most 2 iterations */
+        if (wf_len_check(w, first) != len) {
+            return RT_ERR_DOUBLE_FREE;
+        }
+        if (again == 1u) {
+            return error;
+        }
+        error = wf_chunk_intact(w, data, root, h, aligned ? ch->offset : 0u);
     }
     ch->first = first;
     ch->root = root;
     ch->h = h;
+    ch->tag = len;
     return RT_ERR_NONE;
 }
 
@@ -727,7 +774,7 @@ static bool wf_path_intact(const rt_wf_t *w, const wf_chunk_t *ch)
         h++;
         k >>= 1;
         RT_WF_STEP(w, WF_STEP_READ, i);
-        if (!wf_ctr_ok(wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed)), h) ||
+        if (!wf_ctr_ok(wf_dec(i, atomic_load_explicit(wf_counter(w, i), memory_order_relaxed)), h) ||
             ((w->flags & RT_WF_HINTS) != 0u &&
              !wf_pad_valid(w, i, atomic_load_explicit(wf_pad(w, i), memory_order_relaxed)))) {
             return false;
@@ -736,7 +783,9 @@ static bool wf_path_intact(const rt_wf_t *w, const wf_chunk_t *ch)
     return true;
 }
 
-/* Fig. 4: release of the live chunk ch. We own it until the increment of its root. */
+/* Fig. 4: release of the chunk ch, whose length word already says FREED: taken by the caller (a
+ * free's claim, or the store of the cache that held it), so no other call releases it. We own it
+ * until the increment of its root. */
 static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
 {
     wf_call_t c = {w, ch->h, wf_leaves(ch->h), t, false};
@@ -744,7 +793,6 @@ static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
     unsigned h = ch->h;
     size_t i = ch->root, k = ch->k;
     t->height = h;
-    *wf_length(w, ch->first) = wf_tag(w, ch->first, h, WF_ST_FREED);
     if ((w->flags & RT_WF_LAZY_REINIT) != 0u) {
         wf_pad_store(w, i, h > 0u ? WF_PRISTINE | wf_allfree(h) : 0u);
         t->nodes += h > 0u ? 1u : 0u; /* the first node's length word */
@@ -794,6 +842,11 @@ void rt_wf_free_ex(rt_wf_t *w, void *ptr, rt_wf_trace_t *trace)
     rt_error_kind_t error = wf_validate(w, ptr, &ch);
     if (error == RT_ERR_NONE && !wf_path_intact(w, &ch)) {
         error = RT_ERR_CORRUPTED;
+    }
+    /* the claim: of two frees of one chunk, however they interleave, exactly one takes the length
+     * word from the live tag both checked to FREED; the other changes nothing */
+    if (error == RT_ERR_NONE && !wf_len_claim(w, ch.first, ch.tag, wf_tag(w, ch.first, ch.h, WF_ST_FREED))) {
+        error = RT_ERR_DOUBLE_FREE;
     }
     if (error != RT_ERR_NONE) {
         wf_report(w, false, error, "free", ptr, 0u);
@@ -851,8 +904,12 @@ size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_
         if (root != r) {
             wf_ctr_set(w, root, 0);
         }
-        *wf_length(w, f) = wf_tag(w, f, s, state);
         atomic_store_explicit(wf_pad(w, root), wf_canary(w, root), memory_order_relaxed);
+        if (m == 0u && state == WF_ST_CACHED) {
+            wf_len_live(w, f, wf_tag(w, f, s, WF_ST_ALLOC)); /* the caller's: handed out */
+        } else {
+            wf_len_set(w, f, wf_tag(w, f, s, state)); /* CACHED or RECORD: ours to hand on */
+        }
         firsts[m] = f;
     }
     t->nodes += (uint32_t)(2u * n - 2u); /* the claimed root was counted by the descent */
@@ -869,7 +926,7 @@ size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_
 
 bool wf_release_held(rt_wf_t *w, size_t first, unsigned h, rt_wf_trace_t *t)
 {
-    wf_chunk_t ch = {first, first + wf_subtree(h) - 1u, 0u, 0u, h};
+    wf_chunk_t ch = {first, first + wf_subtree(h) - 1u, 0u, 0u, h, 0u};
     unsigned rh = 0;
     bool ok = wf_locate(w, ch.root, &rh, &ch.k) && rh == h;
     if (ok) {
@@ -882,6 +939,7 @@ bool wf_release_held(rt_wf_t *w, size_t first, unsigned h, rt_wf_trace_t *t)
         wf_report(w, false, RT_ERR_CORRUPTED, "free", wf_node(w, first) + 4u, 0u);
         return false;
     }
+    wf_len_set(w, first, wf_tag(w, first, h, WF_ST_FREED)); /* held: no free can claim it */
     wf_release(w, &ch, t);
     return true;
 }
@@ -910,9 +968,16 @@ void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
         wf_stat_add(&t, &w->reallocs_in_place, 1u);
         return ptr;
     }
-    void *moved = wf_alloc(w, wf_height_for(w, size), &t, "realloc", size);
+    /* a move frees the old chunk: claimed first, as a free claims it (a racing free or realloc of
+     * the same pointer gets DOUBLE_FREE); given back untouched if no new chunk is found */
+    uint32_t freed = wf_tag(w, ch.first, ch.h, WF_ST_FREED);
+    if (!wf_len_claim(w, ch.first, ch.tag, freed)) {
+        return rt_front_refuse(&wf_front, w, RT_ERR_DOUBLE_FREE, "realloc", ptr, size);
+    }
+    void *moved = wf_alloc(w, wf_height_for(w, size), &t, "realloc", size, WF_ST_ALLOC);
     if (moved == NULL) {
-        return NULL; /* out of memory: the old chunk is untouched */
+        wf_len_live(w, ch.first, ch.tag); /* out of memory: the old chunk as it was */
+        return NULL;
     }
     __builtin_memcpy(moved, ptr, usable);
     wf_release(w, &ch, &t);
@@ -935,18 +1000,21 @@ void *rt_wf_memalign(rt_wf_t *w, size_t alignment, size_t size)
     if (alignment > w->max_request || size > w->max_request - (alignment - 4u)) {
         return rt_front_refuse(&wf_front, w, RT_ERR_TOO_LARGE, "memalign", NULL, size);
     }
-    unsigned char *data = rt_wf_malloc(w, size + alignment - 4u);
+    rt_wf_trace_t t;
+    __builtin_memset(&t, 0, sizeof t);
+    size_t n = size + alignment - 4u;
+    /* handed out ALIGNED at once (never ALLOC, so a stale free of the data start cannot claim it
+     * meanwhile); the record (the offset word itself when o = 4) and the offset word then make p
+     * -- only p -- the chunk's pointer */
+    unsigned char *data = wf_alloc(w, wf_height_for(w, n), &t, "memalign", n, WF_ST_ALIGNED);
     if (data == NULL) {
         return NULL;
     }
     uintptr_t p = ((uintptr_t)data + alignment - 1u) & ~(uintptr_t)(alignment - 1u);
     size_t o = (size_t)(p - (uintptr_t)data);
-    size_t at = (size_t)((uintptr_t)data - w->base), first = at >> w->node_log2;
-    /* the record first (the offset word itself when o = 4), then the offset word, then the
-     * length word says ALIGNED: from now on only p frees the chunk, not its data start */
+    size_t at = (size_t)((uintptr_t)data - w->base);
     *wf_word(w, at) = (uint32_t)o ^ wf_offset_key(w, at + 4u);
     *wf_word(w, at + o - 4u) = (uint32_t)o ^ wf_offset_key(w, at + o);
-    *wf_length(w, first) = wf_tag(w, first, WF_LEN_HEIGHT(*wf_length(w, first)), WF_ST_ALIGNED);
     return (void *)p;
 }
 
@@ -1013,9 +1081,9 @@ size_t rt_wf_min_buffer(const rt_wf_config_t *config) { return wf_min_buffer_res
 /* Every counter to its leaves, every length word to 0, padding per variant. */
 static void wf_init_tree(rt_wf_t *w, unsigned h, size_t i)
 {
-    atomic_init(wf_counter(w, i), wf_enc(wf_leaves(h)));
+    atomic_init(wf_counter(w, i), wf_enc(i, wf_leaves(h)));
     atomic_init(wf_pad(w, i), wf_pad_enc(w, i, (w->flags & RT_WF_HINTS) != 0u ? wf_allfree(h) : 0u));
-    *wf_length(w, i) = 0u;
+    atomic_init(wf_len_word(w, i), 0u);
     if (h > 0u) {
         wf_init_tree(w, h - 1u, i - 1u);
         wf_init_tree(w, h - 1u, i - wf_pow2(h));
@@ -1049,10 +1117,28 @@ static bool wf_setup(rt_wf_t *w, uintptr_t tree, size_t tree_size, size_t b, uns
     w->height = height;
     w->nodes = wf_subtree(height);
     w->flags = flags;
-    w->seed = wf_mix((uint32_t)(base >> 4) ^ (uint32_t)((uint64_t)base >> 32) ^ 0x5EED1234u);
     w->ctrl_root = WF_NONE;
     w->max_height = height;
     return true;
+}
+
+/* The 32-bit word at `at`, as the buffer holds it (any bytes: a previous control block, or not). */
+static uint32_t wf_old_word(uintptr_t at)
+{
+    uint32_t v;
+    __builtin_memcpy(&v, (const void *)at, sizeof v);
+    return v;
+}
+
+/* A new instance's key (a new generation of the buffer): a fresh draw of the core's entropy
+ * (rtalloc/common.h, rt_set_entropy), never the key `old` the buffer's previous control block held,
+ * so that no tag, canary, padding or offset word a previous instance left in the buffer verifies
+ * in this one (up to the check bits each keeps). */
+uint32_t wf_new_seed(uint32_t old)
+{
+    uint64_t d = rt_entropy_draw();
+    uint32_t seed = (uint32_t)d ^ (uint32_t)(d >> 32);
+    return seed != old ? seed : ~seed;
 }
 
 static void wf_publish(rt_wf_t *dst, const rt_wf_t *src)
@@ -1073,7 +1159,7 @@ static void wf_publish(rt_wf_t *dst, const rt_wf_t *src)
 }
 
 rt_wf_t *wf_create_reserve(void *mem, size_t size, const rt_wf_config_t *config, size_t extra, void **extra_out,
-                           size_t *room_out)
+                           size_t *room_out, size_t peek, uint32_t *peeked)
 {
     size_t b = 0;
     unsigned flags = 0;
@@ -1084,6 +1170,14 @@ rt_wf_t *wf_create_reserve(void *mem, size_t size, const rt_wf_config_t *config,
     rt_wf_t tmp;
     if (!wf_setup(&tmp, (uintptr_t)mem, size, b, flags, hc + 1u)) {
         return NULL;
+    }
+    /* where the control block (and the reserve) will stand: the previous instance's keys are read
+     * there before anything is written */
+    uintptr_t at = (tmp.base + 4u + WF_CTRL_ALIGN - 1u) & ~(uintptr_t)(WF_CTRL_ALIGN - 1u);
+    uintptr_t x = (at + sizeof(struct rt_wf) + 63u) & ~(uintptr_t)63u;
+    tmp.seed = wf_new_seed(wf_old_word(at + offsetof(struct rt_wf, seed)));
+    if (extra != 0u) {
+        *peeked = wf_old_word(x + peek);
     }
     wf_init_tree(&tmp, tmp.height, tmp.nodes - 1u);
     /* The control chunk: the leftmost subtree of height hc, allocated as the paper's malloc
@@ -1102,18 +1196,17 @@ rt_wf_t *wf_create_reserve(void *mem, size_t size, const rt_wf_config_t *config,
         i -= wf_pow2(h);
     }
     wf_ctr_set(&tmp, rc, 0);
-    *wf_length(&tmp, 0) = wf_tag(&tmp, 0, hc, WF_ST_CTRL);
+    wf_len_set(&tmp, 0, wf_tag(&tmp, 0, hc, WF_ST_CTRL));
     atomic_store_explicit(wf_pad(&tmp, rc), wf_canary(&tmp, rc), memory_order_relaxed);
     tmp.ctrl_root = rc;
     tmp.ctrl_nodes = wf_subtree(hc);
     tmp.first_block = (rc + 1u) << tmp.node_log2;
     tmp.max_height = tmp.height - 1u;
     tmp.max_request = rt_wf_usable(b, tmp.max_height);
-    uintptr_t at = (tmp.base + 4u + WF_CTRL_ALIGN - 1u) & ~(uintptr_t)(WF_CTRL_ALIGN - 1u);
     rt_wf_t *w = (rt_wf_t *)(void *)at;
     RT_ASSERT(at + sizeof *w <= tmp.base + ((rc + 1u) << tmp.node_log2) - 8u);
     if (extra != 0u) {
-        uintptr_t x = (at + sizeof *w + 63u) & ~(uintptr_t)63u;
+        RT_ASSERT(peek + sizeof *peeked <= extra);
         uintptr_t end = tmp.base + ((rc + 1u) << tmp.node_log2) - 8u; /* the root's padding, counter */
         RT_ASSERT(x + extra <= end);
         __builtin_memset((void *)x, 0, (size_t)(end - x));
@@ -1126,7 +1219,7 @@ rt_wf_t *wf_create_reserve(void *mem, size_t size, const rt_wf_config_t *config,
 
 rt_wf_t *rt_wf_create(void *mem, size_t size, const rt_wf_config_t *config)
 {
-    return wf_create_reserve(mem, size, config, 0u, NULL, NULL);
+    return wf_create_reserve(mem, size, config, 0u, NULL, NULL, 0u, NULL);
 }
 
 rt_wf_t *rt_wf_create_split(void *control, void *tree, size_t tree_size, const rt_wf_config_t *config)
@@ -1146,6 +1239,7 @@ rt_wf_t *rt_wf_create_split(void *control, void *tree, size_t tree_size, const r
     if (c < tree_end && tmp.base < c + sizeof(struct rt_wf)) {
         return NULL; /* overlapping */
     }
+    tmp.seed = wf_new_seed(wf_old_word(c + offsetof(struct rt_wf, seed)));
     wf_init_tree(&tmp, tmp.height, tmp.nodes - 1u);
     tmp.max_request = rt_wf_usable(b, tmp.max_height);
     rt_wf_t *w = (rt_wf_t *)control;
@@ -1170,7 +1264,7 @@ static bool wf_is_chunk_root(const rt_wf_t *w, size_t i, unsigned h, bool *ctrl)
         return false;
     }
     size_t first = wf_first(i, h);
-    uint32_t len = *wf_length(w, first);
+    uint32_t len = wf_len_peek(w, first);
     *ctrl = (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL)) || len == wf_tag(w, first, h, WF_ST_RECORD);
     return *ctrl || len == wf_tag(w, first, h, WF_ST_ALLOC) || len == wf_tag(w, first, h, WF_ST_ALIGNED) ||
            len == wf_tag(w, first, h, WF_ST_CACHED);
@@ -1181,7 +1275,7 @@ static bool wf_is_chunk_root(const rt_wf_t *w, size_t i, unsigned h, bool *ctrl)
  * memalign chunk. */
 static size_t wf_aligned_offset(const rt_wf_t *w, size_t first, unsigned h)
 {
-    if (*wf_length(w, first) != wf_tag(w, first, h, WF_ST_ALIGNED)) {
+    if (wf_len_peek(w, first) != wf_tag(w, first, h, WF_ST_ALIGNED)) {
         return 0u;
     }
     size_t data = (first << w->node_log2) + 4u;
@@ -1249,7 +1343,7 @@ static size_t wf_check_node(wf_checker_t *ck, unsigned h, size_t i, unsigned *f)
     *f = 0;
     if (x <= 0) { /* a chunk's root, or a node whose leaves are all in chunks below */
         size_t first = wf_first(i, h);
-        uint32_t len = *wf_length(w, first);
+        uint32_t len = wf_len_peek(w, first);
         bool aligned = len == wf_tag(w, first, h, WF_ST_ALIGNED);
         if (aligned || len == wf_tag(w, first, h, WF_ST_ALLOC) || len == wf_tag(w, first, h, WF_ST_CACHED) ||
             len == wf_tag(w, first, h, WF_ST_RECORD) || (i == w->ctrl_root && len == wf_tag(w, first, h, WF_ST_CTRL))) {
@@ -1364,7 +1458,7 @@ static void wf_walk_node(wf_walker_t *wk, unsigned h, size_t i)
             /* a memalign block is reported at the pointer memalign returned; a cached chunk
              * (wfcache.c) is free for the application */
             size_t first = wf_first(i, h);
-            bool cached = *wf_length(w, first) == wf_tag(w, first, h, WF_ST_CACHED);
+            bool cached = wf_len_peek(w, first) == wf_tag(w, first, h, WF_ST_CACHED);
             wf_emit(wk, first, wf_subtree(h), rt_wf_usable(w->node_size, h), !cached,
                     wf_aligned_offset(w, first, h));
         }

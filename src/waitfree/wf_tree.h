@@ -13,11 +13,25 @@
 #ifndef RT_WF_STEP
 #define RT_WF_STEP(wf, step, node) ((void)(wf), (void)(node))
 #endif
+/* RT_WF_TOUCH(wf, node), empty by default, is called by the node access helpers below (and the
+ * cache's, wfcache.c) each time a call computes the address of a word of node `node` to read or
+ * write it: a test build counts the nodes the code really touches, independently of the traces
+ * the code keeps itself (tests/wf_touch.c). */
+#ifndef RT_WF_TOUCH
+#define RT_WF_TOUCH(wf, node) ((void)(wf), (void)(node))
+#endif
 
+/* RT_WF_STEP codes: 1-4 the tree's counter and padding steps, 5-7 the cache's (wfcache.c), then
+ * the length-word steps of a chunk's owner and of a free: the check's read of the word (and of
+ * the chunk's root after it), the claim (compare-and-swap from the live tag), the store of a
+ * live tag that makes a chunk claimable (a hand-out, a pop from a cache). */
 #define WF_STEP_DECR 1
 #define WF_STEP_UNDO 2
 #define WF_STEP_INCR 3
 #define WF_STEP_READ 4
+#define WF_STEP_LEN 8
+#define WF_STEP_CLAIM 9
+#define WF_STEP_LIVE 10
 
 /* --- layout assumptions ----------------------------------------------------------------------- */
 
@@ -94,7 +108,8 @@ struct rt_wf {
     unsigned height;         /* H */
     unsigned max_height;     /* height of the largest chunk that can ever be allocated */
     unsigned flags;
-    uint32_t seed;           /* keys the length tags and canaries to this instance */
+    uint32_t seed;           /* keys the length tags and canaries to this instance: drawn at create,
+                                never the key the buffer's previous control block held */
     rt_error_handler_t handler;
     void *handler_context;
     atomic_size_t mallocs, frees, failures, errors, reallocs, reallocs_in_place;
@@ -113,9 +128,22 @@ static inline size_t wf_subtree(unsigned h) { return wf_pow2(h + 1u) - 1u; } /* 
 
 /* Two's complement reading of a 32-bit word (no implementation-defined conversion). */
 static inline int wf_s32(uint32_t x) { return x <= (uint32_t)INT_MAX ? (int)x : -(int)(~x) - 1; }
-/* The counter code: the word of value c, the value of a word, the word-delta of an amount. */
-static inline uint32_t wf_enc(int c) { return WF_CB + (uint32_t)c * WF_CK; }
-static inline int wf_dec(uint32_t word) { return wf_s32((uint32_t)((word - WF_CB) * WF_CKINV)); }
+/* The counter code of node i: the word of value c, the value of a word, the word-delta of an
+ * amount. The code carries c + WF_CPLACE(i): a valid word copied from node j to node i decodes
+ * there off by (j - i) * WF_CPLACE multiples (mod 2^32; the golden-ratio multiplier spreads those
+ * evenly: a word from within a few thousand nodes lands 2^18 or more from its value), so an
+ * overrun that copies another node's counter over this one is out of range as surely as a random
+ * one. A fetch-and-add of a delta keeps the place (it adds to c only). */
+#if RT_HARDENING >= 1
+#define WF_CPLACE(i) ((uint32_t)(i) * 0x9E3779B1u)
+#else
+#define WF_CPLACE(i) ((void)(i), 0u)
+#endif
+static inline uint32_t wf_enc(size_t i, int c) { return WF_CB + ((uint32_t)c + WF_CPLACE(i)) * WF_CK; }
+static inline int wf_dec(size_t i, uint32_t word)
+{
+    return wf_s32((uint32_t)((word - WF_CB) * WF_CKINV) - WF_CPLACE(i));
+}
 static inline uint32_t wf_delta(int amount) { return (uint32_t)amount * WF_CK; }
 
 /* The range a counter of height h can hold (eq. 3): at most its leaves; below 0 only while failed
@@ -225,22 +253,85 @@ static inline uint32_t wf_hint_set(uint32_t pad, unsigned side, unsigned f)
 static inline unsigned char *wf_node(const rt_wf_t *w, size_t i) { return (unsigned char *)(w->base + (i << w->node_log2)); }
 static inline atomic_uint *wf_counter(const rt_wf_t *w, size_t i)
 {
+    RT_WF_TOUCH(w, i);
     return (atomic_uint *)(void *)(wf_node(w, i) + w->node_size - 4u);
 }
 /* Value of node i's counter (relaxed; for inspection and quiescent walks). */
 static inline int wf_ctr_peek(const rt_wf_t *w, size_t i)
 {
-    return wf_dec(atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
+    return wf_dec(i, atomic_load_explicit(wf_counter(w, i), memory_order_relaxed));
 }
 static inline void wf_ctr_set(const rt_wf_t *w, size_t i, int value)
 {
-    atomic_store_explicit(wf_counter(w, i), wf_enc(value), memory_order_relaxed);
+    atomic_store_explicit(wf_counter(w, i), wf_enc(i, value), memory_order_relaxed);
 }
 static inline atomic_uint *wf_pad(const rt_wf_t *w, size_t i)
 {
+    RT_WF_TOUCH(w, i);
     return (atomic_uint *)(void *)(wf_node(w, i) + w->node_size - 8u);
 }
-static inline uint32_t *wf_length(const rt_wf_t *w, size_t i) { return (uint32_t *)(void *)wf_node(w, i); }
+
+/* The length word of node i (the tag of the chunk whose first node it is). An atomic word: two
+ * frees of one chunk race for it (wf_len_claim), and a stale free may read it while the chunk's
+ * owner writes it. Its transitions: a live tag (ALLOC, ALIGNED) is left only by a claim, a
+ * compare-and-swap that exactly one of any number of racing frees wins; every other state is
+ * left only by the one call that holds the chunk (the descent that claimed it, the cache that
+ * holds it, the free that claimed it), by plain atomic stores. */
+static inline atomic_uint *wf_len_word(const rt_wf_t *w, size_t i)
+{
+    RT_WF_TOUCH(w, i);
+    return (atomic_uint *)(void *)wf_node(w, i);
+}
+/* The accesses, on node i's length word `word` (wf_len_word(w, i), or the cache's own address of
+ * it, wfcache.c). A free's check reads the word with acquire: it pairs with the release store of
+ * a live tag (wf_len_live_at), so the root's canary and counter read after it are at least as
+ * new as the hand-out that wrote the tag. */
+static inline uint32_t wf_len_check_at(const rt_wf_t *w, size_t i, atomic_uint *word)
+{
+    (void)i;
+    RT_WF_STEP(w, WF_STEP_LEN, i);
+    return atomic_load_explicit(word, memory_order_acquire);
+}
+/* The chunk becomes claimable by a free: release, pairing with the free's acquire check and
+ * claim, so what the holder did with the chunk's words before (a pop's read of its link, the
+ * canary written at a hand-out) happens before whatever the free that claims it does next. */
+static inline void wf_len_live_at(const rt_wf_t *w, size_t i, atomic_uint *word, uint32_t tag)
+{
+    (void)i;
+    RT_WF_STEP(w, WF_STEP_LIVE, i);
+    atomic_store_explicit(word, tag, memory_order_release);
+}
+/* The claim of a free: the word from the live tag its check read to `to` (FREED, CACHED), one
+ * compare-and-swap, never retried: false means another call changed the word since the check --
+ * another free claimed the chunk (it is theirs; this free is a double free), whatever happened
+ * to the chunk after that. Acquire on success: pairs with wf_len_live_at (above); the failure
+ * reads nothing it acts on (relaxed). Wait-free. */
+static inline bool wf_len_claim_at(const rt_wf_t *w, size_t i, atomic_uint *word, uint32_t live, uint32_t to)
+{
+    (void)i;
+    RT_WF_STEP(w, WF_STEP_CLAIM, i);
+    uint32_t expected = live;
+    return atomic_compare_exchange_strong_explicit(word, &expected, to, memory_order_acquire, memory_order_relaxed);
+}
+static inline uint32_t wf_len_check(const rt_wf_t *w, size_t i) { return wf_len_check_at(w, i, wf_len_word(w, i)); }
+static inline void wf_len_live(const rt_wf_t *w, size_t i, uint32_t tag)
+{
+    wf_len_live_at(w, i, wf_len_word(w, i), tag);
+}
+static inline bool wf_len_claim(const rt_wf_t *w, size_t i, uint32_t live, uint32_t to)
+{
+    return wf_len_claim_at(w, i, wf_len_word(w, i), live, to);
+}
+/* Relaxed: the holder's own reads, and quiescent inspection. */
+static inline uint32_t wf_len_peek(const rt_wf_t *w, size_t i)
+{
+    return atomic_load_explicit(wf_len_word(w, i), memory_order_relaxed);
+}
+/* A state only the holder of the chunk leaves (or a word outside any live chunk). Relaxed. */
+static inline void wf_len_set(const rt_wf_t *w, size_t i, uint32_t tag)
+{
+    atomic_store_explicit(wf_len_word(w, i), tag, memory_order_relaxed);
+}
 
 /* Acquire: pairs with the release store that clears the pristine flag (lazy). */
 static inline uint32_t wf_pad_load(const rt_wf_t *w, size_t i)
@@ -265,6 +356,7 @@ typedef struct wf_chunk {
     size_t k;     /* position of the root at its height */
     size_t offset; /* bytes from the chunk's data start to the pointer (memalign) */
     unsigned h;
+    uint32_t tag; /* the live tag the check read (what a claim expects) */
 } wf_chunk_t;
 
 /* Height of the chunk a request of size bytes (1 .. max_request) takes. */
@@ -276,20 +368,27 @@ void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char *opera
 /* Counts a failed request. */
 void wf_count_failure(rt_wf_t *w);
 /* Claims one chunk of height s + j by one descent (the instance's variant, its bound) and makes
- * it 2^j live chunks of height s in the given length-word state (WF_ST_ALLOC or WF_ST_CACHED:
- * counted as mallocs; WF_ST_RECORD: j = 0, not counted); their first nodes, in address order, in
- * firsts[0 .. 2^j). Returns 2^j, or 0 when nothing was claimed (not counted as a failure; a
- * search that met damage is reported). The 2^(j+1) - 1 nodes of height >= s inside the claimed
- * chunk are written: O(2^j) beyond the descent, no RMW. */
+ * it 2^j live chunks of height s; their first nodes, in address order, in firsts[0 .. 2^j). State
+ * WF_ST_CACHED: counted as mallocs, the first handed out (ALLOC, by wf_len_live), the others
+ * CACHED (no free can claim them before the caller caches them); WF_ST_RECORD: j = 0, not
+ * counted. Returns 2^j, or 0 when nothing was claimed (not counted as a failure; a search that
+ * met damage is reported). The 2^(j+1) - 1 nodes of height >= s inside the claimed chunk are
+ * written: O(2^j) beyond the descent, no RMW. */
 size_t wf_claim_pieces(rt_wf_t *w, unsigned s, unsigned j, unsigned state, size_t *firsts, rt_wf_trace_t *t);
 /* Releases the live chunk of height h at first, which the caller holds (its length word says
- * CACHED or ALLOC): its root counter and canary and the H - h ancestors are checked first; a
- * damaged chunk or path is reported (CORRUPTED) and kept out of the tree (false). O(H). */
+ * CACHED: no free can claim it): its root counter and canary and the H - h ancestors are checked
+ * first; a damaged chunk or path is reported (CORRUPTED) and kept out of the tree (false), else
+ * its length word is set to FREED and it is released. O(H). */
 bool wf_release_held(rt_wf_t *w, size_t first, unsigned h, rt_wf_trace_t *t);
 /* rt_wf_create with `extra` more bytes in the control chunk, 64-aligned, at *extra_out (zeroed);
- * *room_out receives the bytes from there to the end of the control chunk's data (>= extra). */
+ * *room_out receives the bytes from there to the end of the control chunk's data (>= extra), and
+ * *peeked the 32-bit word at *extra_out + peek (peek + 4 <= extra) as the buffer held it before
+ * (a previous instance's key there, for the caller's own new key to differ from). */
 rt_wf_t *wf_create_reserve(void *mem, size_t size, const rt_wf_config_t *config, size_t extra, void **extra_out,
-                           size_t *room_out);
+                           size_t *room_out, size_t peek, uint32_t *peeked);
+/* A new key for an instance whose buffer held `old` where the key is kept: a draw of the core's
+ * entropy (base/hooks.h, rt_entropy_draw), never equal to old. */
+uint32_t wf_new_seed(uint32_t old);
 size_t wf_min_buffer_reserve(const rt_wf_config_t *config, size_t extra);
 
 #endif /* RT_WAITFREE_WF_TREE_H */

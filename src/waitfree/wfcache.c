@@ -5,13 +5,23 @@
  * the tree's own control block: configuration and the slot table. Each cache is a record in a
  * chunk of its own (state RECORD: never handed out, never freed), claimed from the tree the first
  * time its context calls; its lists are threaded through the cached chunks: the first data word
- * of a cached chunk holds (next's first node + 1) xor a key of its own index.
+ * of a cached chunk (its link) holds (next's first node + 1) xor a key of its own index and the
+ * instance, the second (its mark) the cache's key xor the link xor a second key of its index. A
+ * pop accepts a chunk only if its length word says "cached, this height" and its mark matches its
+ * link there: a link is good only at the address, in the cache and in the generation (create: a
+ * new key each time, never the buffer's previous one) that wrote it.
+ *
+ * The claim. A free takes a live chunk by one compare-and-swap of its length word from the live
+ * tag its check read to "cached" (or, to the tree, "freed": waitfree.c) before the chunk is
+ * pushed, flushed or released: of two frees of one chunk exactly one wins, however they
+ * interleave; the other reports DOUBLE_FREE and changes nothing. Only the chunk's holder leaves
+ * the cached state: a pop makes it live again with a release store (wf_tree.h, wf_len_live_at).
  *
  * Concurrency. A record is written only by its owner (the context whose token it holds); the
  * counts and statistics words are atomics read relaxed by stats/cached_bytes. The slot table is
- * written once per slot (compare-and-swap from 0 to "busy", then a release store of the record's
- * index); readers load it with acquire, so they see the record's owner field. Everything else is
- * the tree's (waitfree.c), whose entry points are wait-free.
+ * written once per slot (a compare-and-swap from 0 to the record, release); readers load it with
+ * acquire, so they see the record's owner field. Everything else is the tree's (waitfree.c),
+ * whose entry points are wait-free.
  *
  * Freestanding C11 + <stdatomic.h>. The default token on a hosted build is the address of a
  * thread-local object (C11 _Thread_local; initial-exec where the compiler allows, so that a
@@ -89,10 +99,30 @@ static uintptr_t wfc_thread_token(void *context)
 /* --- small helpers ----------------------------------------------------------------------------- */
 
 static inline unsigned char *wfc_node(const rt_wfc_t *c, size_t i) { return (unsigned char *)(c->base + (i << c->log2)); }
-static inline uint32_t *wfc_len(const rt_wfc_t *c, size_t i) { return (uint32_t *)(void *)wfc_node(c, i); }
-static inline uint32_t *wfc_link(const rt_wfc_t *c, size_t i) { return (uint32_t *)(void *)(wfc_node(c, i) + 4u); }
-static inline uint32_t *wfc_mark(const rt_wfc_t *c, size_t i) { return (uint32_t *)(void *)(wfc_node(c, i) + 8u); }
+/* Node i's length word (the tree's, wf_tree.h: accessed by wf_len_*_at), by the cache's copy of
+ * the tree's geometry. */
+static inline atomic_uint *wfc_len(const rt_wfc_t *c, size_t i)
+{
+    RT_WF_TOUCH(c->w, i);
+    return (atomic_uint *)(void *)wfc_node(c, i);
+}
+/* The words of a cached chunk the cache writes (its first node's second and third words) --
+ * written and read by the holding cache only. */
+static inline uint32_t *wfc_link(const rt_wfc_t *c, size_t i)
+{
+    RT_WF_TOUCH(c->w, i);
+    return (uint32_t *)(void *)(wfc_node(c, i) + 4u);
+}
+static inline uint32_t *wfc_mark(const rt_wfc_t *c, size_t i)
+{
+    RT_WF_TOUCH(c->w, i);
+    return (uint32_t *)(void *)(wfc_node(c, i) + 8u);
+}
+/* The link's key at chunk i, and the mark's: both of the index and the instance's key, the
+ * second not a linear function of the first (a product), so that no two indices' keys differ by
+ * the same amount in every generation. */
 static inline uint32_t wfc_key(const rt_wfc_t *c, size_t i) { return ((uint32_t)i * 0x9E3779B1u) ^ c->seed; }
+static inline uint32_t wfc_key2(const rt_wfc_t *c, size_t i) { return wfc_key(c, i) * 0x2545F491u; }
 static inline wfc_rec_t *wfc_record(const rt_wfc_t *c, uint32_t slot)
 {
     if ((slot & WFC_INLINE) != 0u) {
@@ -246,11 +276,19 @@ static void wfc_drop(rt_wfc_t *c, wfc_rec_t *r, unsigned h, const char *operatio
     wf_report(c->w, false, RT_ERR_CORRUPTED, operation, NULL, 0u);
 }
 
-/* The top chunk of list h is sound: a node of the tree whose tag says "cached, height h" and
- * whose mark is this cache's (a head or link overwritten to name another cache's chunk fails). */
-static inline bool wfc_top_ok(const rt_wfc_t *c, const wfc_rec_t *r, unsigned h, size_t x)
+/* The top chunk x of list h is sound: a node of the tree whose tag says "cached, height h" and
+ * whose mark is this cache's key bound to the link stored beside it at x (a head or link
+ * overwritten to name another cache's chunk, a link copied from another chunk, a link or mark
+ * a previous instance over the buffer wrote: all fail). Its link in *link, its live tag in *live. */
+static inline bool wfc_top_ok(const rt_wfc_t *c, const wfc_rec_t *r, unsigned h, size_t x, uint32_t *link,
+                              uint32_t *live)
 {
-    return x < c->nodes && *wfc_len(c, x) == (wf_tag(c->w, x, h, WF_ST_ALLOC) ^ c->flip) && *wfc_mark(c, x) == r->key;
+    *live = wf_tag(c->w, x, h, WF_ST_ALLOC);
+    if (x >= c->nodes || atomic_load_explicit(wfc_len(c, x), memory_order_relaxed) != (*live ^ c->flip)) {
+        return false;
+    }
+    *link = *wfc_link(c, x);
+    return *wfc_mark(c, x) == (r->key ^ *link ^ wfc_key2(c, x));
 }
 
 /* Pops the top chunk of list h (count > 0): its first node, or SIZE_MAX when the list was
@@ -258,11 +296,12 @@ static inline bool wfc_top_ok(const rt_wfc_t *c, const wfc_rec_t *r, unsigned h,
 static size_t wfc_pop(rt_wfc_t *c, wfc_rec_t *r, unsigned h, unsigned counts, const char *operation)
 {
     size_t x = (size_t)r->head[h] - 1u;
-    if (r->head[h] == 0u || !wfc_top_ok(c, r, h, x)) {
+    uint32_t link = 0, live = 0;
+    if (r->head[h] == 0u || !wfc_top_ok(c, r, h, x, &link, &live)) {
         wfc_drop(c, r, h, operation);
         return SIZE_MAX;
     }
-    r->head[h] = *wfc_link(c, x) ^ wfc_key(c, x);
+    r->head[h] = link ^ wfc_key(c, x);
     atomic_store_explicit(&r->counts, counts - (1u << (8u * h)), memory_order_relaxed);
     return x;
 }
@@ -301,15 +340,28 @@ static void wfc_flush_rec(rt_wfc_t *c, wfc_rec_t *r, rt_wfc_trace_t *tr)
     }
 }
 
-/* Pushes the chunk at first, whose length word is its live tag (ALLOC). */
+/* Pushes the chunk at first, which this cache holds (its length word says CACHED: claimed by a
+ * free, or cut by a refill): its link and the mark bound to it. */
 static void wfc_push(rt_wfc_t *c, wfc_rec_t *r, size_t first, unsigned h)
 {
     unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
-    *wfc_len(c, first) ^= c->flip;
-    *wfc_link(c, first) = r->head[h] ^ wfc_key(c, first);
-    *wfc_mark(c, first) = r->key;
+    uint32_t link = r->head[h] ^ wfc_key(c, first);
+    *wfc_link(c, first) = link;
+    *wfc_mark(c, first) = r->key ^ link ^ wfc_key2(c, first);
     r->head[h] = (uint32_t)first + 1u;
     atomic_store_explicit(&r->counts, counts + (1u << (8u * h)), memory_order_relaxed);
+}
+
+/* The claim of a free into a cache: the chunk's length word from the live tag the check read to
+ * its cached tag (one compare-and-swap, wf_len_claim). False: another free took it first --
+ * reported DOUBLE_FREE, nothing changed. */
+static inline bool wfc_claim(rt_wfc_t *c, size_t first, uint32_t live, const void *ptr)
+{
+    if (wf_len_claim_at(c->w, first, wfc_len(c, first), live, live ^ c->flip)) {
+        return true;
+    }
+    wf_report(c->w, false, RT_ERR_DOUBLE_FREE, "free", ptr, 0u);
+    return false;
 }
 
 /* --- malloc -------------------------------------------------------------------------------------- */
@@ -323,7 +375,7 @@ static size_t wfc_refill(rt_wfc_t *c, wfc_rec_t *r, unsigned s, rt_wfc_trace_t *
     for (;;) { /* at most batch + 1 descents */
         rt_wf_trace_t t = {0, 0, 0, 0, 0, 0};
         tr->descents++;
-        size_t n = wf_claim_pieces(c->w, s, j, WF_ST_ALLOC, firsts, &t);
+        size_t n = wf_claim_pieces(c->w, s, j, WF_ST_CACHED, firsts, &t);
         wfc_take(tr, &t);
         if (n != 0u) {
             if (n > 1u) {
@@ -334,7 +386,7 @@ static size_t wfc_refill(rt_wfc_t *c, wfc_rec_t *r, unsigned s, rt_wfc_trace_t *
                 tr->cache_ops += (uint32_t)(n - 1u);
                 wfc_add(&r->dm, (size_t)0 - (n - 1u));
             }
-            return firsts[0];
+            return firsts[0]; /* live; the others cut as CACHED (wf_claim_pieces) */
         }
         if (j == 0u) {
             return SIZE_MAX;
@@ -364,7 +416,7 @@ void *rt_wfc_malloc_ex(rt_wfc_t *c, size_t size, rt_wfc_trace_t *trace)
             if (wfc_count(counts, s) != 0u) {
                 size_t x = wfc_pop(c, r, s, counts, "malloc");
                 if (x != SIZE_MAX) {
-                    *wfc_len(c, x) ^= c->flip; /* cached -> live (checked by the pop) */
+                    wf_len_live(c->w, x, wf_tag(c->w, x, s, WF_ST_ALLOC)); /* checked cached by the pop */
                     wfc_add(&r->dm, 1u);
                     tr->cache_ops++;
                     tr->nodes++;
@@ -403,10 +455,11 @@ void *rt_wfc_malloc(rt_wfc_t *c, size_t size)
         if (r != NULL) {
             unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
             size_t x = (size_t)r->head[s] - 1u;
-            if (wfc_count(counts, s) != 0u && r->head[s] != 0u && wfc_top_ok(c, r, s, x)) {
-                r->head[s] = *wfc_link(c, x) ^ wfc_key(c, x);
+            uint32_t link = 0, live = 0;
+            if (wfc_count(counts, s) != 0u && r->head[s] != 0u && wfc_top_ok(c, r, s, x, &link, &live)) {
+                r->head[s] = link ^ wfc_key(c, x);
                 atomic_store_explicit(&r->counts, counts - (1u << (8u * s)), memory_order_relaxed);
-                *wfc_len(c, x) ^= c->flip;
+                wf_len_live_at(c->w, x, wfc_len(c, x), live);
                 wfc_add(&r->dm, 1u);
                 return wfc_node(c, x) + 4u;
             }
@@ -419,21 +472,23 @@ void *rt_wfc_malloc(rt_wfc_t *c, size_t size)
 
 /* The tree's own checks of a free (waitfree.c, wf_validate) before a chunk may be cached: ptr is a
  * chunk's data start, its tag says live and of a cached height, its root's counter and canary are
- * intact. Its first node and height in *first, *h. Anything else goes the tree's way (which
- * reports the bad pointers). */
-static inline bool wfc_cacheable(const rt_wfc_t *c, const void *ptr, size_t *first, unsigned *h)
+ * intact. Its first node, height and live tag (what the claim expects) in *first, *h, *len.
+ * Anything else goes the tree's way (which reports the bad pointers). A check only: the chunk is
+ * the caller's once its claim (wfc_claim) succeeds. */
+static inline bool wfc_cacheable(const rt_wfc_t *c, const void *ptr, size_t *first, unsigned *h, uint32_t *len)
 {
     size_t off = (size_t)((uintptr_t)ptr - c->base); /* wraps above the tree when below it */
     if (off >= c->tree_bytes || (off & (c->node_size - 1u)) != 4u) {
         return false;
     }
     *first = off >> c->log2;
-    uint32_t len = *wfc_len(c, *first);
-    *h = WF_LEN_HEIGHT(len);
+    *len = wf_len_check_at(c->w, *first, wfc_len(c, *first));
+    *h = WF_LEN_HEIGHT(*len);
     size_t root = *first + wf_subtree(*h) - 1u;
-    if (!wfc_cached(c, *h) || root >= c->nodes || len != wf_tag(c->w, *first, *h, WF_ST_ALLOC)) {
+    if (!wfc_cached(c, *h) || root >= c->nodes || *len != wf_tag(c->w, *first, *h, WF_ST_ALLOC)) {
         return false;
     }
+    RT_WF_STEP(c->w, WF_STEP_READ, root);
     int x = wf_ctr_peek(c->w, root);
     return x <= 0 && wf_ctr_ok(x, *h) &&
            atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root);
@@ -449,22 +504,28 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
     }
     size_t first = 0;
     unsigned h = 0;
-    if (wfc_cacheable(c, ptr, &first, &h)) {
+    uint32_t len = 0;
+    if (wfc_cacheable(c, ptr, &first, &h, &len)) {
         wfc_rec_t *r = wfc_self(c, true, tr);
         if (r != NULL) {
             tr->height = h;
+            if (!wfc_claim(c, first, len, ptr)) {
+                return;
+            }
+            tr->nodes++;
             unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
             if (wfc_count(counts, h) >= c->capacity &&
                 !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
                 /* the flush met damage in other cached chunks and reported it: this free is
                  * refused too, so that a free that reports has changed nothing of its block (SPEC
-                 * 3; on a damaged heap the block stays allocated) */
+                 * 3; on a damaged heap the block stays allocated): live again, as it was */
+                wf_len_live(c->w, first, len);
+                tr->nodes--;
                 return;
             }
             wfc_push(c, r, first, h);
             wfc_add(&r->df, 1u);
             tr->cache_ops++;
-            tr->nodes++;
             return;
         }
     }
@@ -483,11 +544,14 @@ void rt_wfc_free(rt_wfc_t *c, void *ptr)
 {
     size_t first = 0;
     unsigned h = 0;
+    uint32_t len = 0;
     wfc_rec_t *r;
-    if (wfc_cacheable(c, ptr, &first, &h) && (r = wfc_self_quick(c)) != NULL &&
+    if (wfc_cacheable(c, ptr, &first, &h, &len) && (r = wfc_self_quick(c)) != NULL &&
         wfc_count(atomic_load_explicit(&r->counts, memory_order_relaxed), h) < c->capacity) {
-        wfc_push(c, r, first, h);
-        wfc_add(&r->df, 1u);
+        if (wfc_claim(c, first, len, ptr)) {
+            wfc_push(c, r, first, h);
+            wfc_add(&r->df, 1u);
+        }
         return;
     }
     rt_wfc_free_ex(c, ptr, NULL);
@@ -512,12 +576,28 @@ void *rt_wfc_realloc(rt_wfc_t *c, void *ptr, size_t size)
         atomic_fetch_add_explicit(&c->reallocs_in_place, 1u, memory_order_relaxed);
         return ptr;
     }
+    /* a move frees the old chunk: claimed first, as a free claims it (a racing free or realloc of
+     * the same pointer gets DOUBLE_FREE), and held (CACHED, in no list) while the bytes move; live
+     * again, untouched, if no new chunk is found */
+    if (!wf_len_claim(c->w, ch.first, ch.tag, wf_tag(c->w, ch.first, ch.h, WF_ST_CACHED))) {
+        return rt_front_refuse(&wfc_front, c, RT_ERR_DOUBLE_FREE, "realloc", ptr, size);
+    }
     void *moved = rt_wfc_malloc(c, size);
     if (moved == NULL) {
-        return NULL; /* the old chunk is untouched */
+        wf_len_live(c->w, ch.first, ch.tag);
+        return NULL;
     }
     __builtin_memcpy(moved, ptr, usable);
-    rt_wfc_free(c, ptr);
+    /* into the caller's cache when it is a cacheable chunk and its list has room, else to the
+     * tree (F(s); a damaged chunk or path is reported and kept out of it) */
+    wfc_rec_t *r = ch.offset == 0u && wfc_cached(c, ch.h) ? wfc_self_quick(c) : NULL;
+    if (r != NULL && wfc_count(atomic_load_explicit(&r->counts, memory_order_relaxed), ch.h) < c->capacity) {
+        wfc_push(c, r, ch.first, ch.h);
+        wfc_add(&r->df, 1u);
+    } else {
+        rt_wf_trace_t t = {0, 0, 0, 0, 0, 0};
+        (void)wf_release_held(c->w, ch.first, ch.h, &t);
+    }
     atomic_fetch_add_explicit(&c->reallocs, 1u, memory_order_relaxed);
     return moved;
 }
@@ -630,8 +710,8 @@ bool rt_wfc_check(rt_wfc_t *c)
             continue;
         }
         if ((v & WFC_INLINE) != 0u ? (v & ~WFC_INLINE) >= c->inline_count
-                                   : (size_t)v - 1u >= c->nodes ||
-                                         *wfc_len(c, v - 1u) != wf_tag(c->w, v - 1u, c->rec_height, WF_ST_RECORD)) {
+                                   : (size_t)v - 1u >= c->nodes || wf_len_peek(c->w, v - 1u) !=
+                                                                      wf_tag(c->w, v - 1u, c->rec_height, WF_ST_RECORD)) {
             ok = false;
             break;
         }
@@ -645,11 +725,12 @@ bool rt_wfc_check(rt_wfc_t *c)
             }
             for (unsigned k = 0; k < n && ok; k++) { /* n <= capacity */
                 size_t x = (size_t)at - 1u;
-                if (at == 0u || !wfc_top_ok(c, r, h, x)) {
+                uint32_t link = 0, live = 0;
+                if (at == 0u || !wfc_top_ok(c, r, h, x, &link, &live)) {
                     ok = false;
                     break;
                 }
-                at = *wfc_link(c, x) ^ wfc_key(c, x);
+                at = link ^ wfc_key(c, x);
             }
             /* the list ends after n: whatever the last link holds is never followed */
         }
@@ -790,7 +871,9 @@ rt_wfc_t *rt_wfc_create(void *mem, size_t size, const rt_wfc_config_t *config)
     }
     void *extra = NULL;
     size_t room = 0;
-    rt_wf_t *w = wf_create_reserve(mem, size, &tree, sizeof(struct rt_wfc), &extra, &room);
+    uint32_t old_seed = 0;
+    rt_wf_t *w = wf_create_reserve(mem, size, &tree, sizeof(struct rt_wfc), &extra, &room,
+                                   offsetof(struct rt_wfc, seed), &old_seed);
     if (w == NULL) {
         return NULL;
     }
@@ -835,7 +918,7 @@ rt_wfc_t *rt_wfc_create(void *mem, size_t size, const rt_wfc_config_t *config)
     while (rt_wf_usable(c->node_size, c->rec_height) < 4u + sizeof(wfc_rec_t)) {
         c->rec_height++;
     }
-    c->seed = wf_mix(w->seed ^ 0x3C6EF372u);
+    c->seed = wf_new_seed(old_seed); /* the links' and records' keys: a new generation's */
     c->flip = wf_cached_flip(w->seed);
     atomic_init(&c->reallocs, 0u);
     atomic_init(&c->reallocs_in_place, 0u);
