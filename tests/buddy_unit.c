@@ -173,8 +173,8 @@ static uint64_t frees_of(world_t *w)
     return st.frees;
 }
 
-/* A call that reports must be refused (SPEC 3): malloc and realloc return NULL, free leaves the
- * block allocated -- it then stays in the shadow, and must not be handed out again. */
+/* A call that reports must be refused (rtalloc/common.h): malloc and realloc return NULL, free
+ * leaves the block allocated -- it then stays in the shadow, and must not be handed out again. */
 static void *w_malloc(world_t *w, size_t n)
 {
     unsigned long r0 = w->reports;
@@ -741,9 +741,22 @@ static void contain_head(world_t *w, blocks_t *bl, unsigned k)
     void *taken = rt_buddy_malloc(w->h, sz);
     rt_buddy_free(w->h, taken);
     uintptr_t head = (uintptr_t)taken;
-    /* the orphan two steps after the head: both of its neighbours are orphans too */
-    uintptr_t orphan = ((const uintptr_t *)((const uintptr_t *)head)[0])[0];
-    TL_CHECK(nm == 4u && orphan != head, "4 members, the orphan is not the head");
+    /* the orphan two steps after the head: both of its neighbours are orphans too. The links
+     * are sealed, so the list's order is learnt by taking: the third malloc of the order takes
+     * it; then the state is restored */
+    snapshot_t *s = malloc(sizeof *s);
+    if (!TL_CHECK(s != NULL && (s->bytes = malloc(w->size)) != NULL, "contain head: out of memory")) {
+        free(s);
+        return;
+    }
+    snap_take(s, w);
+    (void)rt_buddy_malloc(w->h, sz);
+    (void)rt_buddy_malloc(w->h, sz);
+    uintptr_t orphan = (uintptr_t)rt_buddy_malloc(w->h, sz);
+    snap_restore(w, s);
+    free(s->bytes);
+    free(s);
+    TL_CHECK(nm == 4u && orphan != head && orphan != 0u, "4 members, the orphan is not the head");
     ((uintptr_t *)head)[1] = 0; /* its prev: NULL is never a link of a circular list */
     rt_stats_t st0, st1;
     rt_buddy_stats(w->h, &st0);
