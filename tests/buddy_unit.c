@@ -16,6 +16,13 @@
  *   contain     what containment leaves: the damaged block is quarantined (free of it is a bad
  *               pointer, walk shows it used, check fails), its list dropped or kept as stated,
  *               orphans merged again when their links agree
+ *   copied      link words copied from elsewhere onto a free block's links (the links are
+ *               sealed to their address): the links of its partner in a list of two (both name
+ *               it: the back links alone cannot tell), every 1..16 bytes of every other free
+ *               block's links and every word of the control structure, under every drive; the
+ *               malloc that takes a damaged head must refuse and report it; and a stale link:
+ *               the bytes a block held in an earlier life over the same buffer, written back
+ *               after a re-create
  *   soak        seeded random operations with random corruptions of free blocks' first bytes
  *               (`buddy_unit soak <seed>` replays one seed)
  *
@@ -173,8 +180,8 @@ static uint64_t frees_of(world_t *w)
     return st.frees;
 }
 
-/* A call that reports must be refused (SPEC 3): malloc and realloc return NULL, free leaves the
- * block allocated -- it then stays in the shadow, and must not be handed out again. */
+/* A call that reports must be refused (rtalloc/common.h): malloc and realloc return NULL, free
+ * leaves the block allocated -- it then stays in the shadow, and must not be handed out again. */
 static void *w_malloc(world_t *w, size_t n)
 {
     unsigned long r0 = w->reports;
@@ -741,9 +748,22 @@ static void contain_head(world_t *w, blocks_t *bl, unsigned k)
     void *taken = rt_buddy_malloc(w->h, sz);
     rt_buddy_free(w->h, taken);
     uintptr_t head = (uintptr_t)taken;
-    /* the orphan two steps after the head: both of its neighbours are orphans too */
-    uintptr_t orphan = ((const uintptr_t *)((const uintptr_t *)head)[0])[0];
-    TL_CHECK(nm == 4u && orphan != head, "4 members, the orphan is not the head");
+    /* the orphan two steps after the head: both of its neighbours are orphans too. The links
+     * are sealed, so the list's order is learnt by taking: the third malloc of the order takes
+     * it; then the state is restored */
+    snapshot_t *s = malloc(sizeof *s);
+    if (!TL_CHECK(s != NULL && (s->bytes = malloc(w->size)) != NULL, "contain head: out of memory")) {
+        free(s);
+        return;
+    }
+    snap_take(s, w);
+    (void)rt_buddy_malloc(w->h, sz);
+    (void)rt_buddy_malloc(w->h, sz);
+    uintptr_t orphan = (uintptr_t)rt_buddy_malloc(w->h, sz);
+    snap_restore(w, s);
+    free(s->bytes);
+    free(s);
+    TL_CHECK(nm == 4u && orphan != head && orphan != 0u, "4 members, the orphan is not the head");
     ((uintptr_t *)head)[1] = 0; /* its prev: NULL is never a link of a circular list */
     rt_stats_t st0, st1;
     rt_buddy_stats(w->h, &st0);
@@ -794,6 +814,246 @@ static void test_contain(void)
     world_close(w);
     free(bl);
     free(w);
+}
+
+/* --- copied: link words copied from elsewhere onto a free block's links ----------------------- */
+
+/* Runs one case on a restored snapshot: [src, src + len) copied onto [dst, dst + len) (dst the
+ * start of a free block, len <= LINK_BYTES: only link bytes change), drive, check. When dst is
+ * `head`, the head of its list (0: not known), the malloc drive's first malloc must already
+ * refuse and report it: it is the call that acts on the damaged links (a later report, by
+ * check(), would come after a silent loss). */
+static void run_copy_case(world_t *w, const snapshot_t *s, uintptr_t dst, uintptr_t src, size_t len, int which,
+                          size_t k_size, uintptr_t head, const char *what)
+{
+    snap_restore(w, s);
+    bool changed = memcmp((const void *)dst, (const void *)src, len) != 0;
+    memmove((void *)dst, (const void *)src, len);
+    if (which == 0 && dst == head && changed) {
+        void *p = w_malloc(w, k_size);
+        SAFE(w, p == NULL && w->reports == 1u && w->last_pointer == (void *)dst,
+             "%s: the malloc that takes the damaged head was not refused and reported (got %p, %lu reports)", what, p,
+             w->reports);
+    }
+    drive(w, which, dst, k_size);
+    bool ok = rt_buddy_check(w->h);
+    world_final(w);
+    SAFE(w, w->bad_kinds == 0u, "%s: a report of another kind than CORRUPTED (last %s)", what, tl_kind_name(w->last_kind));
+    if (changed) {
+        SAFE(w, w->reports > 0u && !ok, "%s, drive %s: not reported (%lu reports, check %d)", what, drive_names[which],
+             w->reports, ok);
+    } else {
+        SAFE(w, w->reports == 0u && ok, "%s, drive %s: no byte changed, yet %lu reports, check %d", what,
+             drive_names[which], w->reports, ok);
+    }
+}
+
+/* A list of exactly two free blocks of order k, *head first, then *other (both the upper buddies
+ * of live lower ones; nothing else of order k is free). False if the heap cannot hold it. */
+static bool two_list(world_t *w, blocks_t *bl, unsigned k, uintptr_t *head, uintptr_t *other)
+{
+    size_t sz = (size_t)1 << k;
+    uintptr_t m[4];
+    while (free_members(w, bl, sz, m) > 0u) { /* take every free block of order k first */
+        if (w_malloc(w, sz) == NULL) {
+            return false;
+        }
+    }
+    void *got[4]; /* list k is empty: each split gives a lower half and its upper buddy */
+    for (int i = 0; i < 4; i++) {
+        if ((got[i] = w_malloc(w, sz)) == NULL) {
+            return false;
+        }
+    }
+    if (((uintptr_t)got[1] ^ sz) != (uintptr_t)got[0] || ((uintptr_t)got[3] ^ sz) != (uintptr_t)got[2] ||
+        ((uintptr_t)got[1] & sz) == 0u || ((uintptr_t)got[3] & sz) == 0u || !w_free_at(w, w_find(w, got[1])) ||
+        !w_free_at(w, w_find(w, got[3])) || free_members(w, bl, sz, m) != 2u) {
+        return false;
+    }
+    *head = (uintptr_t)got[3]; /* a free pushes at the head */
+    *other = (uintptr_t)got[1];
+    return true;
+}
+
+/* The case the copy class of the overflow suite found: in a list of two, {x, o}, o's links both
+ * name x; an overrun copying them (all or the first W + 2 bytes) onto x's links made x look
+ * like a list of one, linked to itself, and o was lost silently when malloc took x. Now malloc
+ * must refuse, report x, and hand nothing out. */
+static void copied_pair(void)
+{
+    world_t *w = malloc(sizeof *w);
+    blocks_t *bl = malloc(sizeof *bl);
+    if (!TL_CHECK(w != NULL && bl != NULL, "copied pair: setup")) {
+        free(w);
+        free(bl);
+        return;
+    }
+    const size_t lens[] = {LINK_BYTES, sizeof(void *) + 2u};
+    for (unsigned k = order_of(UNIT); k < order_of(UNIT) + 4u; k++) {
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            uintptr_t x = 0, o = 0;
+            if (!TL_CHECK(world_open(w), "copied pair: open")) {
+                break;
+            }
+            if (!TL_CHECK(two_list(w, bl, k, &x, &o) && rt_buddy_check(w->h) && w->reports == 0u,
+                          "order %u: a sound list of two", k)) {
+                world_close(w);
+                continue;
+            }
+            size_t sz = (size_t)1 << k;
+            memcpy((void *)x, (const void *)o, lens[li]); /* the overrun from x's lower buddy */
+            rt_stats_t st;
+            rt_buddy_stats(w->h, &st);
+            size_t used = st.used_blocks;
+            void *p = w_malloc(w, sz);
+            TL_CHECK(p == NULL && w->reports == 1u && w->last_kind == RT_ERR_CORRUPTED && w->last_pointer == (void *)x,
+                     "order %u, %zu bytes of o's links copied onto x: malloc refused and reported x (got %p, %lu "
+                     "reports, at %p)",
+                     k, lens[li], p, w->reports, w->last_pointer);
+            rt_buddy_stats(w->h, &st);
+            TL_CHECK(st.used_blocks == used, "order %u: the refused malloc handed nothing out", k);
+            TL_CHECK(!rt_buddy_check(w->h), "order %u: check reports the damage", k);
+            /* the heap stays safe: fill it, never getting x or an overlap (world_add checks) */
+            for (size_t s2 = rt_buddy_max_request(w->h); s2 >= UNIT; s2 /= 2u) {
+                void *q;
+                while (w->nlive < MAX_LIVE && (q = w_malloc(w, s2)) != NULL) {
+                    TL_CHECK((uintptr_t)q + s2 <= x || (uintptr_t)q >= x + sz, "order %u: the damaged block handed out",
+                             k);
+                }
+            }
+            world_final(w);
+            TL_CHECK(w->bad_kinds == 0u && !w->failed, "order %u: safety", k);
+            world_close(w);
+        }
+    }
+    free(bl);
+    free(w);
+}
+
+/* Every copy of 1..LINK_BYTES bytes from another free block's links (starting at its next or
+ * its prev word) or from the control structure (whole links' length, every word) onto a free
+ * block's links, under every drive: reported iff a byte changed. States: for each of 3 orders,
+ * a list of up to 4 (build) and a list of two (two_list). */
+static void copied_all(void)
+{
+    world_t *w;
+    snapshot_t *s;
+    blocks_t *bl;
+    if (!attack_open("copied", &w, &s, &bl)) {
+        return;
+    }
+    unsigned long cases = 0, before_failed = tl_state.failed;
+    for (unsigned state = 0; state < 6u; state++) {
+        unsigned k = order_of(UNIT) + state / 2u;
+        uintptr_t x = 0, o = 0;
+        world_close(w);
+        if (!world_open(w) || !(state % 2u == 0u ? build(w, k, 1) : two_list(w, bl, k, &x, &o))) {
+            TL_CHECK(false, "copied: state %u", state);
+            continue;
+        }
+        size_t sz = (size_t)1 << k;
+        snap_take(s, w);
+        bl->n = 0;
+        rt_buddy_walk(w->h, blocks_fn, bl);
+        uintptr_t frees[64];
+        size_t nf = 0;
+        for (size_t i = 0; i < bl->n && nf < 64u; i++) {
+            if (!bl->b[i].used) {
+                frees[nf++] = (uintptr_t)bl->b[i].pointer;
+            }
+        }
+        uintptr_t control = ((uintptr_t)w->mem + sizeof(void *) - 1u) & ~(uintptr_t)(sizeof(void *) - 1u);
+        for (size_t d = 0; d < nf; d++) {
+            uintptr_t dst = frees[d];
+            char what[128];
+            for (size_t f = 0; f < nf; f++) {
+                for (size_t off = 0; f != d && off < LINK_BYTES; off += sizeof(void *)) {
+                    for (size_t len = 1; len <= LINK_BYTES; len++) {
+                        for (int which = 0; which < DRIVES; which++) {
+                            snprintf(what, sizeof what, "order %u: %zu bytes of arena+%ju+%zu onto arena+%ju", k, len,
+                                     (uintmax_t)(frees[f] - w->lo), off, (uintmax_t)(dst - w->lo));
+                            run_copy_case(w, s, dst, frees[f] + off, len, which, sz, x, what);
+                            cases++;
+                        }
+                    }
+                }
+            }
+            for (size_t off = 0; off + LINK_BYTES <= rt_buddy_control_size(); off += sizeof(void *)) {
+                for (int which = 0; which < DRIVES; which++) {
+                    snprintf(what, sizeof what, "order %u: control+%zu onto arena+%ju", k, off,
+                             (uintmax_t)(dst - w->lo));
+                    run_copy_case(w, s, dst, control + off, LINK_BYTES, which, sz, x, what);
+                    cases++;
+                }
+            }
+        }
+    }
+    printf("copied: %lu cases, %lu failed checks\n", cases, tl_state.failed - before_failed);
+    attack_close(w, s, bl);
+}
+
+/* A link of an earlier life over the same buffer: x alone on its list in life 0 (both links name
+ * x); in life 1, re-created over the buffer, x heads a list of two, and an overrun writes back
+ * the bytes x held in life 0. Under the same key they would still read as "x alone" and the
+ * other member would be lost silently; create draws a new key, so malloc refuses and reports. */
+static void stale_link(void)
+{
+    world_t *w = malloc(sizeof *w);
+    blocks_t *bl = malloc(sizeof *bl);
+    if (!TL_CHECK(w != NULL && bl != NULL && world_open(w), "stale: setup")) {
+        free(w);
+        free(bl);
+        return;
+    }
+    unsigned k = order_of(UNIT) + 1u;
+    size_t sz = (size_t)1 << k;
+    uintptr_t x = 0, o = 0;
+    unsigned char life0[LINK_BYTES];
+    /* life 0: x alone on list k, x's lower buddy live */
+    bool built = two_list(w, bl, k, &x, &o) && w_malloc(w, sz) == (void *)x && w_malloc(w, sz) == (void *)o;
+    built = built && w_free_at(w, w_find(w, (void *)x)); /* x alone on the list */
+    uintptr_t m[4];
+    if (!TL_CHECK(built && free_members(w, bl, sz, m) == 1u && m[0] == x && rt_buddy_check(w->h) && w->reports == 0u,
+                  "stale: life 0, x alone on its list")) {
+        world_close(w);
+        free(bl);
+        free(w);
+        return;
+    }
+    memcpy(life0, (const void *)x, LINK_BYTES);
+    /* life 1: the same buffer, created again, the same steps (the same layout), x heads {x, o} */
+    w->h = rt_buddy_create(w->mem, w->size);
+    TL_CHECK(w->h != NULL, "stale: create again");
+    rt_buddy_set_handler(w->h, on_error, w);
+    w->nlive = 0;
+    uintptr_t x1 = 0, o1 = 0;
+    built = two_list(w, bl, k, &x1, &o1);
+    if (TL_CHECK(built && x1 == x && rt_buddy_check(w->h) && w->reports == 0u,
+                 "stale: life 1, x heads a list of two")) {
+        TL_CHECK(memcmp(life0, (const void *)x, LINK_BYTES) != 0, "stale: life 1's links differ from life 0's");
+        memcpy((void *)x, life0, LINK_BYTES);
+        void *p = w_malloc(w, sz);
+        TL_CHECK(p == NULL && w->reports == 1u && w->last_kind == RT_ERR_CORRUPTED && w->last_pointer == (void *)x,
+                 "stale: x's links of life 0 in life 1: malloc refused and reported x (got %p, %lu reports)", p,
+                 w->reports);
+        TL_CHECK(!rt_buddy_check(w->h), "stale: check reports the damage");
+        world_final(w);
+        TL_CHECK(w->bad_kinds == 0u && !w->failed, "stale: safety");
+    }
+    world_close(w);
+    free(bl);
+    free(w);
+}
+
+static void test_copied(void)
+{
+    if (RT_HARDENING < 1) {
+        tl_skip("copied: RT_HARDENING %d keeps the original unchecked lists", (int)RT_HARDENING);
+        return;
+    }
+    copied_pair();
+    copied_all();
+    stale_link();
 }
 
 /* --- soak: random operations, random corruptions --------------------------------------------- */
@@ -913,6 +1173,7 @@ int main(int argc, char **argv)
     test_overflow();
     test_forged();
     test_contain();
+    test_copied();
     unsigned seeds = TL_ASAN || TL_DEBUG_WALKS ? 8u : 32u;
     for (uint64_t s = 1; s <= seeds; s++) {
         soak(s, 20000u);

@@ -1,6 +1,6 @@
 /*
  * rtalloc/buddy.h -- binary buddy allocator over a caller-supplied buffer (Knuth; Masmano 2006
- * section 2; SPEC 1.2).
+ * section 2).
  *
  * Blocks are powers of two from 2^RT_BUDDY_MIN_LOG2 bytes up; a block of 2^k bytes is split
  * only into its two buddies and coalesced only with its buddy. Every block of 2^k bytes is
@@ -20,16 +20,23 @@
  * (or before its start) into a free neighbour's links is detected when the allocator next reads
  * that link, or by rt_buddy_check: every link is checked against the out-of-band byte table
  * (it must name a free block of the list's order) and against its neighbours' back links before
- * it is followed or written through (safe unlinking over circular lists). The damaged block is
- * quarantined (never handed out, merged or linked again); a list whose head is damaged is
- * dropped (its other free blocks stay unlisted until a merge reclaims them); RT_ERR_CORRUPTED
- * is reported with the damaged block's address, and the call is refused: malloc, calloc,
- * memalign and realloc return NULL (realloc's old block as it was), free leaves the block
- * allocated (a retry succeeds: the damaged block is out of the way). The allocator never writes outside its buffer or into a live block, never hands out
+ * it is followed or written through (safe unlinking over circular lists), and every link is
+ * sealed to its own address and to a key each create draws anew, so a link copied from another
+ * block (even one whose links name this block, which the back links alone cannot tell) or left
+ * by an earlier allocator over the same buffer does not verify (src/buddy/buddy.c states the
+ * exact guarantees). The damaged block is quarantined (never handed out, merged or linked
+ * again); a list whose head is damaged is dropped (its other free blocks stay unlisted until a
+ * merge reclaims them); RT_ERR_CORRUPTED is reported with the damaged block's address, and the
+ * call is refused: malloc, calloc, memalign and realloc return NULL (realloc's old block as it
+ * was), free leaves the block allocated (a retry succeeds: the damaged block is out of the
+ * way). The allocator never writes outside its buffer or into a live block, never hands out
  * memory overlapping a live block and never faults, whatever the links hold. Cost: O(1) more
- * per link touched (a few loads and compares), so the bounds below keep their form; memory as
- * above. RT_HARDENING 2 adds nothing here. RT_HARDENING 0 keeps the original unchecked lists
- * (an overflow into a free block's links can then fault inside malloc or hand out a live block).
+ * per link touched (a few loads and compares, and one multiply per block whose links are read
+ * or written), so the bounds below keep their form; measured on x86-64 (exact instructions per
+ * call, churn workload): malloc 81.5 at level 0 -> 126.1, free 102.8 -> 152.1. Memory as above,
+ * plus one word (the key) in the control structure. RT_HARDENING 2 adds nothing here.
+ * RT_HARDENING 0 keeps the original unchecked lists (an overflow into a free block's links can
+ * then fault inside malloc or hand out a live block).
  *
  * Bounds (K = log2(largest block / smallest block) <= 8 * sizeof(size_t) - 1 - RT_BUDDY_MIN_LOG2,
  * i.e. 58 on 64-bit and 26 on 32-bit by default):
@@ -60,7 +67,8 @@ size_t rt_buddy_control_size(void);
 size_t rt_buddy_min_buffer(void);
 
 /* Creates a buddy allocator in [mem, mem + size). Returns NULL iff mem is NULL or size is below
- * rt_buddy_min_buffer(). O(size / smallest block) to clear the metadata table. */
+ * rt_buddy_min_buffer(). O(size / smallest block) to clear the metadata table. RT_HARDENING >= 1:
+ * draws the links' key (rtalloc/common.h, rt_set_entropy), never the key the buffer held. */
 rt_buddy_t *rt_buddy_create(void *mem, size_t size);
 
 /* As rtalloc/heap.h: NULL iff size is 0, too large (reported RT_ERR_TOO_LARGE) or out of memory.

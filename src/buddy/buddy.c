@@ -36,10 +36,11 @@
  * Hardening (RT_HARDENING >= 1, the default; config.h). The table is out of band, but the two
  * list links live in the first 2 words of each free block, where a write past the end of the
  * block below (or before the start of a block of one unit) lands. Design, after glibc's safe
- * unlinking, checked against the exact table instead of against the links alone:
+ * unlinking, checked against the exact table instead of against the links alone, with each link
+ * sealed to the place and the life it was written in:
  *   - each list is circular and doubly linked (no NULL link: a link zeroed by an overflow is
  *     never "end of list"; the head's prev is the tail), so every member x satisfies
- *     x->next->prev == x and x->prev->next == x, the list's head and tail included;
+ *     next(x)'s prev == x and prev(x)'s next == x, the list's head and tail included;
  *   - a link read from a free block is followed or written through only if bd_link_ok: a
  *     unit-aligned address inside the arena whose table byte says "free block of this order
  *     starts here" (a link into a live block, into the middle of a block, to a free block of
@@ -48,11 +49,40 @@
  *     allocator writes a link only into a block the table says is free, and hands out only a
  *     list head, which is always a free block of its order (only verified unlinks move a head):
  *     an overwritten link can cost memory, never a write into a live block, outside the arena
- *     or a fault. Any change to one link of a consistent list is detected by the next call that
- *     reads it, or by check(): a changed next of x fails at x (its new target's prev is not x)
- *     or at x's old successor (whose prev's next is no longer it); likewise for prev. Only a
- *     forgery of both links of x to x itself, which makes x look like a list of one, goes
- *     unnoticed, and it only leaks the rest of that list.
+ *     or a fault. Any change to the links of one block x of a consistent list is detected by
+ *     the next call that reads them, or by check(): a next of x that decodes to another block
+ *     than its true successor fails at x unless it decodes to x itself (any other block whose
+ *     prev is x is the true successor); likewise for prev. So the back links alone leave one
+ *     forgery: both links of x decoding to x, which makes x look like a list of one that
+ *     vouches for itself (it reads its own prev as its next's back link) and silently loses
+ *     the rest of its list. With plain links an overrun that copies the links of x's partner in
+ *     a list of two makes exactly that (both of the partner's links name x);
+ *   - hence sealed links: x's next word holds next + seal(x) and its prev word prev - seal(x),
+ *         seal(x) = key * (x + 1)   (mod 2^W, W the word's bits),
+ *     with key = 2 mod 4 drawn by each create (bd_new_key: rt_entropy_draw), never the key the
+ *     buffer held where the control structure stands. The forgery above now needs x's words to
+ *     be exactly (x + seal(x), x - seal(x)):
+ *       . a copy of at most one word (W/8 bytes) leaves x's prev word as it was: detected,
+ *         always;
+ *       . the next word of another free block M (its next n') copied onto x's next word
+ *         decodes there to n' + key * (M - x). For x's partner in a list of two (n' = x) that
+ *         is x only if key * (M - x) = 0 mod 2^W, never, as key = 2 mod 4 and the two blocks
+ *         are less than 2^(W-1) bytes apart (an arena smaller than half the address space);
+ *         for an M alone on its list (n' = M) only if (1 + key) * (M - x) = 0, never, as
+ *         1 + key is odd. Both copies the back links missed are thus detected, always;
+ *       . any other word -- another link (the pair of an M whose neighbours x lies midway
+ *         between, a prev word landing on a next word), a control word, the table, application
+ *         data -- has the needed value only by a coincidence with the drawn key (for M's pair:
+ *         2 * key * (x - M) = n' - p', a chance below 8 * arena / 2^W; the key word itself
+ *         would need x * (1 + key) = 0, never);
+ *       . a STALE link -- written at the same place by an earlier life over the buffer, key
+ *         k0 -- decodes under the new key k1 to its old value -/+ (k1 - k0) * (x + 1), never
+ *         the old value (x + 1 is odd and k1 != k0): it fails as a copied link does.
+ *     So a link verifies only where it was written, in the life that wrote it: a copied or
+ *     stale link is detected, at the latest, by the call that next acts on it. The seal is a
+ *     check against accident (an overflow, a copy, a stale pointer), not a MAC: an application
+ *     that reads a free block's links can learn the key; the table and back-link checks still
+ *     keep such a forger's writes inside the arena;
  *   - a guard of BD_GUARD bytes between the table and the arena, so a write of up to that many
  *     bytes before the first block cannot reach the table.
  * Containment of a damaged link (found at the free block d of order k):
@@ -64,7 +94,7 @@
  *     orphans too), and is quarantined like d otherwise. A damaged block d found in the middle
  *     of list k (by a merge) is quarantined alone; the list is dropped when a call reaches d's
  *     neighbours through it (their links to d no longer pass bd_link_ok).
- *   - the call reports RT_ERR_CORRUPTED with pointer = d and is refused (SPEC 3): malloc,
+ *   - the call reports RT_ERR_CORRUPTED with pointer = d and is refused (rtalloc/common.h): malloc,
  *     calloc and memalign return NULL; realloc returns NULL and leaves the old block as it was;
  *     free leaves the block allocated (stats.frees unchanged). Each call checks everything it
  *     will read before its first change (free: every buddy it will merge with and the list it
@@ -75,14 +105,18 @@
  *     and every orphan.
  * Cost of the default level: O(1) more per link touched -- a list unlink reads 2 more words
  * (the neighbours' back links) and 2 table bytes, a push onto a non-empty list reads the tail
- * (1 word and 1 table byte) and writes 1 more word; free checks its whole merge chain in a
+ * (1 word and 1 table byte) and writes 1 more word, and every block whose links are read or
+ * written costs one seal (a multiply and an add); free checks its whole merge chain in a
  * first pass and merges in a second without checking again (the links it unlinks are read
- * twice, the tags once). malloc does at most one unlink and K pushes onto empty lists, free
- * at most K unlinks and one push, so the bounds below keep their form with a larger constant.
- * Measured (rtbench inscount, exact mean instructions per call, churn, x86-64 gcc 12 -O3):
- * malloc 82.6 at level 0 -> 113.7 at level 1, free 103.6 -> 130.1 (the commit before this
- * design: 96.6 and 112.8); code +850 bytes on Cortex-M4 -Os. RT_HARDENING 2 adds nothing here.
- * Memory: BD_GUARD = 32 bytes more in the layout; the control structure is one word larger.
+ * twice, the tags once). malloc does at most one unlink (3 seals) and K pushes onto empty
+ * lists (1 seal each), free at most K unlinks (3 seals checked, 3 done) and one push (2
+ * checked, 3 done), so the bounds below keep their form with a larger constant. Measured
+ * (bench/callgrind_check.sh -w churn buddy: exact mean instructions per call over every call,
+ * x86-64 gcc 12 -O3): malloc 81.5 at level 0 -> 126.1 at level 1, free 102.8 -> 152.1 (with
+ * the back links alone, before the seals: 112.0 and 129.7); code +1070 bytes on Cortex-M4 -Os
+ * (+296 of it for the seals). RT_HARDENING 2 adds nothing here.
+ * Memory: BD_GUARD = 32 bytes more in the layout; the control structure holds two words for it
+ * (the damage found by the current call, and the key).
  * RT_HARDENING 0 keeps the original NULL-terminated lists with no checks: an overflow into a
  * free neighbour's link may then fault inside malloc or hand a live block out twice.
  *
@@ -93,6 +127,8 @@
  *
  * Freestanding C11: no libc, no globals; every byte of state lives in the caller's buffer.
  */
+#include <stddef.h>
+
 #include "front/front.h"
 #include "rtalloc/buddy.h"
 
@@ -117,9 +153,12 @@
  * before the first block cannot reach the table (the last unit's byte is the table's last). */
 #define BD_GUARD ((size_t)(BD_HARDENED ? 32u : 0u))
 
-typedef struct bd_node { /* lives in the first bytes of a free block */
-    struct bd_node *next;
-    struct bd_node *prev;
+/* The two link words at the start of a free block (list k: the free blocks of order k). Each
+ * holds its link, the address of a free block of the same list, plus the seal of the word's own
+ * address (bd_seal: RT_HARDENING >= 1; the plain address, 0 for none, at level 0). */
+typedef struct bd_node {
+    uintptr_t next;
+    uintptr_t prev;
 } bd_node;
 
 struct rt_buddy {
@@ -129,7 +168,7 @@ struct rt_buddy {
     size_t units;        /* n */
     unsigned max_order;  /* k_max: order of the largest block this arena can ever hold */
     unsigned last_probes;
-    size_t nonempty;     /* bit k - m set iff heads[k - m] != NULL */
+    size_t nonempty;     /* bit k - m set iff heads[k - m] != 0 */
     size_t used_bytes;
     size_t used_blocks;
     size_t free_blocks;
@@ -139,7 +178,10 @@ struct rt_buddy {
     rt_hooks_t hooks;
     uintptr_t damage;    /* RT_HARDENING >= 1: the first damaged block the current call found
                             (0: none); reported after the lock is released */
-    bd_node *heads[BD_ORDERS]; /* RT_HARDENING >= 1: circular lists; else NULL-terminated */
+    uintptr_t key;       /* RT_HARDENING >= 1: the links' key, drawn anew by each create
+                            (bd_new_key); 0 at level 0 */
+    uintptr_t heads[BD_ORDERS]; /* the first block of list k - m, 0: empty. RT_HARDENING >= 1:
+                                   circular lists; else 0-terminated */
 };
 
 #define BD_ALIGN ((size_t)_Alignof(struct rt_buddy))
@@ -210,25 +252,46 @@ static inline bool bd_is_free_of(const rt_buddy_t *b, uintptr_t addr, unsigned k
     return *bd_byte(b, addr) == bd_tag(k, BD_FREE);
 }
 
+/* --- sealed links (RT_HARDENING >= 1; see the top of the file) ------------------------------- */
+
+/* The seal of the free block at x under `key` (RT_HARDENING >= 1; 0 at level 0):
+ *     seal(x) = key * (x + 1)   (mod 2^W; key = 2 mod 4)
+ * x's next word holds next + seal(x), its prev word prev - seal(x) (top of the file). */
+static inline uintptr_t bd_seal(uintptr_t key, uintptr_t x) { return BD_HARDENED ? key * (x + 1u) : 0u; }
+
+/* The links of the free block at x as its words say (unverified), and their writers. */
+static inline uintptr_t bd_next(uintptr_t key, uintptr_t x) { return bd_node_at(x)->next - bd_seal(key, x); }
+static inline uintptr_t bd_prev(uintptr_t key, uintptr_t x) { return bd_node_at(x)->prev + bd_seal(key, x); }
+static inline void bd_set_next(uintptr_t key, uintptr_t x, uintptr_t link)
+{
+    bd_node_at(x)->next = link + bd_seal(key, x);
+}
+static inline void bd_set_prev(uintptr_t key, uintptr_t x, uintptr_t link)
+{
+    bd_node_at(x)->prev = link - bd_seal(key, x);
+}
+
 /* RT_HARDENING >= 1: true iff `link`, read from a free block of list k, may be followed: a
  * unit-aligned address inside the arena whose table byte says a free block of order k starts
  * there. Reads one table byte; any other value (outside the buffer, into a live block or the
  * middle of one, the table, a block of another order, a quarantined block) fails. O(1). */
-static inline bool bd_link_ok(const rt_buddy_t *b, const bd_node *link, unsigned k)
+static inline bool bd_link_ok(const rt_buddy_t *b, uintptr_t link, unsigned k)
 {
     /* below the arena the offset wraps to a huge value; misaligned, bd_unit_index is >= n */
-    size_t unit = bd_unit_index((size_t)((uintptr_t)(const void *)link - b->arena));
+    size_t unit = bd_unit_index((size_t)(link - b->arena));
     return __builtin_expect(unit < b->units && b->table[unit] == bd_tag(k, BD_FREE), 1);
 }
 
 /* RT_HARDENING >= 1: true iff the free block x of list k is linked consistently: both of its
- * links pass bd_link_ok and point back at it (x->next->prev == x, x->prev->next == x; a list of
- * one links x to itself). Writes nothing. O(1): 4 words, 2 table bytes. */
-static inline bool bd_linked(const rt_buddy_t *b, const bd_node *x, unsigned k)
+ * links pass bd_link_ok and point back at it (next(x)'s prev is x, prev(x)'s next is x; a list
+ * of one links x to itself). Writes nothing. O(1): 4 words, 2 table bytes, 3 seals. */
+static inline bool bd_linked(const rt_buddy_t *b, uintptr_t x, unsigned k)
 {
-    const bd_node *n = x->next;
-    const bd_node *p = x->prev;
-    return __builtin_expect(bd_link_ok(b, n, k) && bd_link_ok(b, p, k) && n->prev == x && p->next == x, 1);
+    uintptr_t key = b->key;
+    uintptr_t n = bd_next(key, x);
+    uintptr_t p = bd_prev(key, x);
+    return __builtin_expect(
+        bd_link_ok(b, n, k) && bd_link_ok(b, p, k) && bd_prev(key, n) == x && bd_next(key, p) == x, 1);
 }
 
 /* Records the first damaged block of the current call (reported after the unlock). */
@@ -243,7 +306,7 @@ static inline void bd_damaged(rt_buddy_t *b, uintptr_t addr)
  * tagged free, unlisted (orphans; see the top of the file). O(1). */
 static inline void bd_drop_list(rt_buddy_t *b, unsigned k)
 {
-    b->heads[k - BD_MIN] = NULL;
+    b->heads[k - BD_MIN] = 0u;
     b->nonempty &= ~bd_pow2(k - BD_MIN);
 }
 
@@ -252,7 +315,7 @@ static inline void bd_drop_list(rt_buddy_t *b, unsigned k)
  * always a free block of its order. O(1). */
 static void __attribute__((noinline, cold)) bd_quarantine(rt_buddy_t *b, uintptr_t d, unsigned k)
 {
-    if (b->heads[k - BD_MIN] == bd_node_at(d)) {
+    if (b->heads[k - BD_MIN] == d) {
         bd_drop_list(b, k);
     }
     *bd_byte(b, d) = (uint8_t)(BD_LOST | k);
@@ -261,15 +324,16 @@ static void __attribute__((noinline, cold)) bd_quarantine(rt_buddy_t *b, uintptr
 }
 
 /* RT_HARDENING >= 1: true iff a block can be pushed on list k: the list is empty, or its tail
- * t = h->prev (h the head) is a free block of order k whose next is h. Writes nothing. O(1). */
+ * t = prev(h) (h the head) is a free block of order k whose next is h. Writes nothing. O(1). */
 static inline bool bd_push_ok(const rt_buddy_t *b, unsigned k)
 {
-    const bd_node *h = b->heads[k - BD_MIN];
-    if (h == NULL) {
+    uintptr_t h = b->heads[k - BD_MIN];
+    if (h == 0u) {
         return true;
     }
-    const bd_node *t = h->prev;
-    return __builtin_expect(bd_link_ok(b, t, k) && t->next == h, 1);
+    uintptr_t key = b->key;
+    uintptr_t t = bd_prev(key, h);
+    return __builtin_expect(bd_link_ok(b, t, k) && bd_next(key, t) == h, 1);
 }
 
 /* Makes [addr, addr + 2^k) a free block of order k: tags it and pushes it on list k. With
@@ -279,31 +343,46 @@ static inline bool bd_push_ok(const rt_buddy_t *b, unsigned k)
  * O(1). */
 static inline void bd_put_free(rt_buddy_t *b, uintptr_t addr, unsigned k)
 {
-    bd_node *n = bd_node_at(addr);
-    bd_node **head = &b->heads[k - BD_MIN];
+    uintptr_t *head = &b->heads[k - BD_MIN];
+    uintptr_t key = b->key;
+    uintptr_t h = *head;
     if (BD_HARDENED) {
         if (RT_DEBUG >= 1) {
             RT_ASSERT(bd_push_ok(b, k));
         }
-        bd_node *h = *head;
-        if (h != NULL) {
-            bd_node *t = h->prev;
-            n->next = h;
-            n->prev = t;
-            t->next = n;
-            h->prev = n;
+        if (h != 0u) {
+            uintptr_t t = bd_prev(key, h);
+            bd_set_next(key, addr, h);
+            bd_set_prev(key, addr, t);
+            bd_set_next(key, t, addr);
+            bd_set_prev(key, h, addr);
         } else {
-            n->next = n;
-            n->prev = n;
+            bd_set_next(key, addr, addr);
+            bd_set_prev(key, addr, addr);
         }
     } else {
-        n->prev = NULL;
-        n->next = *head;
-        if (*head != NULL) {
-            (*head)->prev = n;
+        bd_set_prev(key, addr, 0u);
+        bd_set_next(key, addr, h);
+        if (h != 0u) {
+            bd_set_prev(key, h, addr);
         }
     }
-    *head = n;
+    *head = addr;
+    b->nonempty |= bd_pow2(k - BD_MIN);
+    b->free_blocks++;
+    *bd_byte(b, addr) = bd_tag(k, BD_FREE);
+}
+
+/* bd_put_free onto list k known to be empty (a split's upper half): the block alone. O(1). */
+static inline void bd_put_first(rt_buddy_t *b, uintptr_t addr, unsigned k)
+{
+    uintptr_t key = b->key;
+    if (RT_DEBUG >= 1) {
+        RT_ASSERT(b->heads[k - BD_MIN] == 0u);
+    }
+    bd_set_next(key, addr, BD_HARDENED ? addr : 0u);
+    bd_set_prev(key, addr, BD_HARDENED ? addr : 0u);
+    b->heads[k - BD_MIN] = addr;
     b->nonempty |= bd_pow2(k - BD_MIN);
     b->free_blocks++;
     *bd_byte(b, addr) = bd_tag(k, BD_FREE);
@@ -314,33 +393,33 @@ static inline void bd_put_free(rt_buddy_t *b, uintptr_t addr, unsigned k)
  *   [p] <-> [x] <-> [n]  =>  [p] <-> [n]      (head x => head n; a list of one => empty) */
 static inline void bd_take_free(rt_buddy_t *b, uintptr_t addr, unsigned k)
 {
-    bd_node *x = bd_node_at(addr);
-    bd_node *next = x->next;
-    bd_node *prev = x->prev;
+    uintptr_t key = b->key;
+    uintptr_t next = bd_next(key, addr);
+    uintptr_t prev = bd_prev(key, addr);
     if (BD_HARDENED) {
         if (RT_DEBUG >= 1) {
-            RT_ASSERT(bd_linked(b, x, k));
+            RT_ASSERT(bd_linked(b, addr, k));
         }
-        prev->next = next;
-        next->prev = prev;
-        if (b->heads[k - BD_MIN] == x) {
-            if (next == x) {
+        bd_set_next(key, prev, next);
+        bd_set_prev(key, next, prev);
+        if (b->heads[k - BD_MIN] == addr) {
+            if (next == addr) {
                 bd_drop_list(b, k); /* it was the only member */
             } else {
                 b->heads[k - BD_MIN] = next;
             }
         }
     } else {
-        if (prev != NULL) {
-            prev->next = next;
+        if (prev != 0u) {
+            bd_set_next(key, prev, next);
         } else {
             b->heads[k - BD_MIN] = next;
-            if (next == NULL) {
+            if (next == 0u) {
                 b->nonempty &= ~bd_pow2(k - BD_MIN);
             }
         }
-        if (next != NULL) {
-            next->prev = prev;
+        if (next != 0u) {
+            bd_set_prev(key, next, prev);
         }
     }
     b->free_blocks--;
@@ -394,12 +473,12 @@ static inline void *bd_alloc(rt_buddy_t *b, unsigned k)
         return NULL;
     }
     unsigned j = BD_MIN + RT_CTZ(candidates);
-    uintptr_t addr = (uintptr_t)(void *)b->heads[j - BD_MIN];
+    uintptr_t addr = b->heads[j - BD_MIN];
     if (BD_HARDENED) {
         if (RT_DEBUG >= 1) {
             RT_ASSERT(bd_is_free_of(b, addr, j)); /* a head is always a free block of its order */
         }
-        if (!bd_linked(b, bd_node_at(addr), j)) {
+        if (!bd_linked(b, addr, j)) {
             bd_quarantine(b, addr, j);
             return NULL;
         }
@@ -407,7 +486,7 @@ static inline void *bd_alloc(rt_buddy_t *b, unsigned k)
     bd_take_free(b, addr, j);
     while (j > k) { /* at most K iterations */
         j--;
-        bd_put_free(b, addr + bd_pow2(j), j);
+        bd_put_first(b, addr + bd_pow2(j), j);
         b->last_probes++;
     }
     bd_set_used(b, addr, k);
@@ -432,10 +511,10 @@ static inline bool bd_release_ok(rt_buddy_t *b, uintptr_t addr, unsigned k, unsi
     }
     while (k < b->max_order) { /* at most K iterations */
         uintptr_t buddy = addr ^ (uintptr_t)bd_pow2(k);
-        if (!bd_link_ok(b, bd_node_at(buddy), k)) { /* = inside, and free of order k (exact) */
+        if (!bd_link_ok(b, buddy, k)) { /* = inside, and free of order k (exact) */
             break;
         }
-        if (!bd_linked(b, bd_node_at(buddy), k)) {
+        if (!bd_linked(b, buddy, k)) {
             bd_quarantine(b, buddy, k);
             return false;
         }
@@ -443,7 +522,7 @@ static inline bool bd_release_ok(rt_buddy_t *b, uintptr_t addr, unsigned k, unsi
         k++;
     }
     if (!bd_push_ok(b, k)) {
-        bd_quarantine(b, (uintptr_t)(void *)b->heads[k - BD_MIN], k);
+        bd_quarantine(b, b->heads[k - BD_MIN], k);
         return false;
     }
     *top = k;
@@ -533,6 +612,22 @@ size_t rt_buddy_control_size(void) { return sizeof(struct rt_buddy); }
  * boundary), where one byte less leaves no unit. */
 size_t rt_buddy_min_buffer(void) { return sizeof(struct rt_buddy) + BD_GUARD + 2u * BD_UNIT + BD_ALIGN - 1u; }
 
+/* The links' key of a new allocator whose control structure stands at `address`
+ * (RT_HARDENING >= 1; 0 at level 0): drawn (rt_entropy_draw: the user's entropy source, or the
+ * core's counter) and mixed with the address, never equal to `previous` -- the key the buffer
+ * held where the new control structure stands, i.e. the key of the allocator that lived there
+ * before -- so that no link of that earlier life verifies in this one (top of the file). */
+static uintptr_t bd_new_key(uintptr_t address, uintptr_t previous)
+{
+    if (!BD_HARDENED) {
+        (void)address;
+        (void)previous;
+        return 0u;
+    }
+    uintptr_t key = ((uintptr_t)(rt_entropy_draw() ^ rt_mix64((uint64_t)address)) & ~(uintptr_t)3u) | 2u;
+    return key != previous ? key : key + 4u; /* still 2 mod 4 */
+}
+
 rt_buddy_t *rt_buddy_create(void *mem, size_t size)
 {
     if (mem == NULL || size < rt_buddy_min_buffer()) {
@@ -548,7 +643,9 @@ rt_buddy_t *rt_buddy_create(void *mem, size_t size)
     size_t units = ((size_t)(arena_end - table) - BD_GUARD) / (BD_UNIT + 1u);
 
     rt_buddy_t *b = (rt_buddy_t *)(void *)base;
+    uintptr_t previous = *(volatile uintptr_t *)&b->key; /* whatever the buffer held there */
     __builtin_memset(b, 0, sizeof *b);
+    b->key = bd_new_key(base, previous);
     b->table = (uint8_t *)(void *)table;
     b->units = units;
     b->arena_end = arena_end;
@@ -641,7 +738,7 @@ static bool bd_resize_in_place(rt_buddy_t *b, uintptr_t addr, unsigned k, unsign
     if (t <= k) {
         for (unsigned j = t; BD_HARDENED && j < k; j++) {
             if (!bd_push_ok(b, j)) {
-                bd_quarantine(b, (uintptr_t)(void *)b->heads[j - BD_MIN], j);
+                bd_quarantine(b, b->heads[j - BD_MIN], j);
                 return false;
             }
         }
@@ -658,7 +755,7 @@ static bool bd_resize_in_place(rt_buddy_t *b, uintptr_t addr, unsigned k, unsign
             if (!bd_inside(b, buddy, bd_pow2(j)) || !bd_is_free_of(b, buddy, j)) {
                 return false;
             }
-            if (BD_HARDENED && !bd_linked(b, bd_node_at(buddy), j)) {
+            if (BD_HARDENED && !bd_linked(b, buddy, j)) {
                 bd_quarantine(b, buddy, j);
                 return false;
             }
@@ -867,25 +964,26 @@ static bool bd_check_locked(rt_buddy_t *b, bool links)
         }
         pos += size;
     }
+    uintptr_t key = b->key;
     for (unsigned i = 0; i < BD_ORDERS; i++) {
         unsigned k = BD_MIN + i;
-        const bd_node *head = b->heads[i];
+        uintptr_t head = b->heads[i];
         size_t members = 0;
         if (!links) {
-            if ((head != NULL && !bd_link_ok(b, head, k)) || ((b->nonempty >> i) & 1u) != (head != NULL ? 1u : 0u)) {
+            if ((head != 0u && !bd_link_ok(b, head, k)) || ((b->nonempty >> i) & 1u) != (head != 0u ? 1u : 0u)) {
                 return false;
             }
             continue;
         }
         if (BD_HARDENED) {
-            if (head != NULL) {
+            if (head != 0u) {
                 if (!bd_link_ok(b, head, k)) {
                     return false;
                 }
-                const bd_node *n = head;
+                uintptr_t n = head;
                 do { /* n is a checked member; at most free_per_order[i] steps */
-                    const bd_node *next = n->next;
-                    if (members == free_per_order[i] || !bd_link_ok(b, next, k) || next->prev != n) {
+                    uintptr_t next = bd_next(key, n);
+                    if (members == free_per_order[i] || !bd_link_ok(b, next, k) || bd_prev(key, next) != n) {
                         return false;
                     }
                     members++;
@@ -893,11 +991,10 @@ static bool bd_check_locked(rt_buddy_t *b, bool links)
                 } while (n != head);
             }
         } else {
-            const bd_node *prev = NULL;
-            for (const bd_node *n = head; n != NULL; n = n->next) {
-                uintptr_t addr = (uintptr_t)(const void *)n;
-                if (members == free_per_order[i] || !bd_inside(b, addr, BD_UNIT) || (addr & (BD_UNIT - 1u)) != 0u ||
-                    !bd_is_free_of(b, addr, k) || n->prev != prev) {
+            uintptr_t prev = 0u;
+            for (uintptr_t n = head; n != 0u; n = bd_next(key, n)) {
+                if (members == free_per_order[i] || !bd_inside(b, n, BD_UNIT) || (n & (BD_UNIT - 1u)) != 0u ||
+                    !bd_is_free_of(b, n, k) || bd_prev(key, n) != prev) {
                     return false;
                 }
                 members++;
