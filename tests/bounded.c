@@ -476,13 +476,24 @@ static void test_events(const rt_allocator_t *d)
  * malloc(100), which no block of the index serves: it gives every cached block back (exactly
  * min(n, limit) releases, counted as the index's inserts between its failed find and its retry),
  * then fails (isolated) or takes a merged pair. */
-static void quick_flush_case(const rt_allocator_t *d, unsigned limit, unsigned n, bool pairs)
+static unsigned long bt_locks;
+static uintptr_t bt_lock(void *context)
+{
+    (void)context;
+    return (uintptr_t)++bt_locks;
+}
+static void bt_unlock(void *context, uintptr_t token) { (void)context, (void)token; }
+
+static void quick_flush_case(const rt_allocator_t *d, unsigned limit, unsigned n, bool pairs, bool locked)
 {
     static void *blk[2048];
     tl_inst_t x;
     if (!tl_inst_open(&x, d, 64u << 10, 0)) {
         tl_inst_close(&x, false);
         return;
+    }
+    if (locked) { /* the hooked paths (a free with lock hooks caches through its own test of the room) */
+        rt_heap_set_lock(x.h, bt_lock, bt_unlock, NULL);
     }
     bool ok = TL_CHECK(rt_heap_set_quick_limit(x.h, limit) == limit, "%s: limit %u", d->name, limit);
     size_t count = 0;
@@ -504,9 +515,10 @@ static void quick_flush_case(const rt_allocator_t *d, unsigned limit, unsigned n
     ev_call_t c = ev_call();
     if (ok) {
         TL_CHECK(!ev_lost && c.finds == (cached != 0u ? 2u : 1u) && c.releases == cached && c.releases <= limit,
-                 "%s: limit %u, %u blocks freed %s: the miss made %u finds and %u releases before its retry, "
+                 "%s%s: limit %u, %u blocks freed %s: the miss made %u finds and %u releases before its retry, "
                  "expected %u",
-                 d->name, limit, n, pairs ? "in pairs" : "apart", c.finds, c.releases, cached);
+                 d->name, locked ? " (lock hooks)" : "", limit, n, pairs ? "in pairs" : "apart", c.finds, c.releases,
+                 cached);
         TL_CHECK(pairs ? p != NULL : p == NULL, "%s: limit %u, %u blocks freed %s: malloc(100) = %p", d->name, limit, n,
                  pairs ? "in pairs" : "apart", p);
     }
@@ -520,17 +532,21 @@ static void quick_flush_case(const rt_allocator_t *d, unsigned limit, unsigned n
 static void test_quick_flush(const rt_allocator_t *d)
 {
     static const unsigned limits[] = {1, 2, 7, 16, 64};
-    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
-        unsigned l = limits[i];
-        quick_flush_case(d, l, 0, false);
-        quick_flush_case(d, l, 1, false);
-        quick_flush_case(d, l, l, false);
-        quick_flush_case(d, l, l + 3u, false);
-        if (l >= 2u) {
-            quick_flush_case(d, l, l & ~1u, true);
+    for (unsigned locked = 0; locked < 2u; locked++) {
+        for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+            unsigned l = limits[i];
+            quick_flush_case(d, l, 0, false, locked != 0u);
+            quick_flush_case(d, l, 1, false, locked != 0u);
+            quick_flush_case(d, l, l, false, locked != 0u);
+            quick_flush_case(d, l, l + 3u, false, locked != 0u);
+            if (l >= 2u) {
+                quick_flush_case(d, l, l & ~1u, true, locked != 0u);
+            }
         }
     }
-    printf("%-8s the worst malloc's flush: releases = cached blocks <= limit (limits 1..64)\n", d->name);
+    printf("%-8s the worst malloc's flush: releases = cached blocks <= limit (limits 1..64, with and without lock "
+           "hooks)\n",
+           d->name);
 }
 
 int main(int argc, char **argv)
