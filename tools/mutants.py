@@ -226,15 +226,11 @@ def check(mutants, root):
 
 # --- running ---------------------------------------------------------------------------------------
 
-CHILD = None  # the process group running now (killed on Ctrl-C)
-
-
 def run(cmd, cwd, timeout=None, log=None):
-    """Runs cmd in its own process group; (returncode, output, timed_out)."""
-    global CHILD
+    """Runs cmd in its own process group (so that a terminal's Ctrl-C reaches this script alone,
+    which then ends the group); (returncode, output, timed_out)."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
-    CHILD = p
     try:
         out, _ = p.communicate(timeout=timeout)
         timed_out = False
@@ -242,8 +238,13 @@ def run(cmd, cwd, timeout=None, log=None):
         os.killpg(p.pid, signal.SIGKILL)
         out, _ = p.communicate()
         timed_out = True
-    finally:
-        CHILD = None
+    except BaseException:  # Ctrl-C or SIGTERM: the build or the tests end with us
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
+        raise
     if log is not None:
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"$ {' '.join(cmd)}\n{out}\n")
@@ -525,11 +526,6 @@ def main(argv):
                 print(f"    !!! {m.id}: {m.fields['why']}", flush=True)
             write_results(results, rows, True, started, time.time() - started, baseline_note)
     except KeyboardInterrupt:
-        if CHILD is not None:
-            try:
-                os.killpg(CHILD.pid, signal.SIGKILL)
-            except OSError:
-                pass
         restore()
         write_results(results, rows, True, started, time.time() - started, baseline_note)
         print(f"\nmutants: interrupted; the copy is restored, the source tree was never changed; "
