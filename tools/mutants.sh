@@ -7,7 +7,8 @@
 # build/mutants/results.md. The source tree is never written (Ctrl-C restores the copy too).
 # Exits non-zero when a mutant survived (or no longer applies, or did not build).
 #
-#   tools/mutants.sh                 every mutant (about 25 minutes on a 2-core machine)
+#   tools/mutants.sh                 every mutant: 13 min from an empty build/mutants on the 2-core
+#                                    machine (2026-11-28, other builds beside it), 17 min at load 7
 #   tools/mutants.sh 'heap.*'        the mutants whose id matches a glob
 #   tools/mutants.sh --family fma    one family: heap, index, buddy, fma, tree, wfc
 #   tools/mutants.sh --check         no build: every pattern matches the source exactly once and
@@ -15,6 +16,6 @@
 #   tools/mutants.sh --list          the mutants
 #   tools/mutants.sh --help          all options (tools/mutants.py)
 #
-# Needs python3, cmake, ninja and gcc (tools/deps.sh installs them).
+# Needs python3, cmake, gcc (tools/deps.sh installs them) and ninja (apt-get install ninja-build).
 set -euo pipefail
 exec python3 "$(dirname "${BASH_SOURCE[0]}")/mutants.py" "$@"
