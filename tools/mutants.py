@@ -31,6 +31,7 @@ Options:
     --timeout S       time limit of one mutant's tests, unless its spec says (default 300)
     --no-baseline     skip the run of the unmutated copy's tests
     --family NAME     only the mutants of one family (heap, index, buddy, fma, tree, wfc)
+    --source DIR      the tree to copy and check (default: the one this script lies in)
     --tests "A B"     run these ctest tests for every mutant instead of each spec's own (to
                       find out which tests kill a new mutant)
 
