@@ -14,6 +14,15 @@
  *     after each malloc-family call (probes_vs_walk): list walks visit at most every free block
  *     (+1 bitmap look-up); the binary buddy's probes are exactly 1 + its splits, which the change
  *     of the free-block count gives, and at most K + 1.
+ *  4. Counts the code under test cannot fake: the heaps are built with the indexes' count hook
+ *     (tests/idx_count_config.h, RT_IDX_COUNT in src/index/list.h), which counts each list head,
+ *     block and bitmap word a find reads, and each insert and remove, where it happens. Every
+ *     call of 1 and 3 is checked on them too: an O(1) find reads at most one list head, one block
+ *     and three bitmap words (TLSF's good fit, its row climb); a walk reads exactly as many
+ *     blocks as it reports probes (less its bitmap look-up), at most the free blocks. The quick
+ *     lists' worst malloc (quick_flush_bound): a miss the index cannot serve gives back exactly
+ *     the cached blocks -- as many inserts between its failed find and its retry -- at most the
+ *     limit, whatever the probes say.
  * Which allocator gets which check comes from its descriptor (family, malloc_bound), never its
  * name; the suite fails when the registry holds fewer allocators than the build registers.
  *
@@ -21,7 +30,73 @@
  */
 #include "testlib.h"
 
+#include "rtalloc/heap.h"
 #include "rtalloc/registry.h"
+
+/* --- the indexes' own counts (tests/idx_count_config.h) --------------------------------------- */
+
+static unsigned long ev_total[BT_EV_KINDS];
+static unsigned char ev_log[1u << 16];
+static size_t ev_n;
+static bool ev_lost; /* the log overflowed: the call's counts are not all there */
+
+void idx_test_count(int event)
+{
+    if (event >= 0 && event < BT_EV_KINDS) {
+        ev_total[event]++;
+    }
+    if (ev_n < sizeof ev_log) {
+        ev_log[ev_n++] = (unsigned char)event;
+    } else {
+        ev_lost = true;
+    }
+}
+
+static void ev_reset(void)
+{
+    ev_n = 0;
+    ev_lost = false;
+}
+
+/* What the indexes did during one call (the log since ev_reset). */
+typedef struct ev_call {
+    unsigned finds;
+    unsigned heads, blocks, maps;          /* summed over the call's finds */
+    unsigned max_heads, max_blocks, max_maps; /* the most of one find */
+    unsigned inserts, removes;
+    unsigned releases; /* inserts between the first find and the second (a flush), else 0 */
+} ev_call_t;
+
+static ev_call_t ev_call(void)
+{
+    ev_call_t c;
+    memset(&c, 0, sizeof c);
+    unsigned h = 0, b = 0, m = 0, between = 0;
+    for (size_t i = 0; i < ev_n; i++) {
+        switch (ev_log[i]) {
+        case BT_EV_FIND:
+            c.finds++;
+            h = b = m = 0;
+            if (c.finds == 2u) {
+                c.releases = between;
+            }
+            break;
+        case BT_EV_HEAD: c.heads++, h++; break;
+        case BT_EV_BLOCK: c.blocks++, b++; break;
+        case BT_EV_MAP: c.maps++, m++; break;
+        case BT_EV_INSERT:
+            c.inserts++;
+            between += c.finds == 1u;
+            break;
+        case BT_EV_REMOVE: c.removes++; break;
+        default: break;
+        }
+        c.max_heads = h > c.max_heads ? h : c.max_heads;
+        c.max_blocks = b > c.max_blocks ? b : c.max_blocks;
+        c.max_maps = m > c.max_maps ? m : c.max_maps;
+    }
+    return c;
+}
 
 /* Which bound an allocator states, from its descriptor (never its name): */
 /* flat: a boundary-tag heap whose malloc is O(1) (TLSF, tlsf32, half-fit): 1 or 2 probes */
@@ -39,6 +114,12 @@ static bool walks_list(const rt_allocator_t *d)
 /* buddy: probes = 1 (the bitmap search) + splits, at most K + 1 for K orders above the smallest */
 static bool is_buddy(const rt_allocator_t *d) { return d->family == RT_FAMILY_BUDDY; }
 
+/* quick lists: an O(1) heap whose stated bound adds the flush of the cached blocks */
+static bool has_quick(const rt_allocator_t *d) { return is_flat(d) && strstr(d->malloc_bound, "cached blocks") != NULL; }
+
+/* The limit of cached blocks flat_random sets on a heap with quick lists. */
+#define QUICK_LIMIT 64u
+
 
 typedef struct probe_stat {
     unsigned max;
@@ -46,7 +127,10 @@ typedef struct probe_stat {
     unsigned long twos;
 } probe_stat_t;
 
-/* The probes of the call just made must be 1 or 2. */
+/* The probes of the call just made must be 1 or 2; and the index's own counts (ev_log, since
+ * the caller's ev_reset): one find (two when quick lists were flushed first, after at most
+ * QUICK_LIMIT releases; none for a quick-list hit), each reading at most one list head, one
+ * block and three bitmap words. */
 static bool flat_probe(tl_inst_t *x, probe_stat_t *ps, const char *what, size_t size, uint64_t seed, unsigned op)
 {
     unsigned p = x->d->last_probes(x->h);
@@ -55,6 +139,13 @@ static bool flat_probe(tl_inst_t *x, probe_stat_t *ps, const char *what, size_t 
     ps->max = p > ps->max ? p : ps->max;
     TL_REQUIRE(p >= 1u && p <= 2u, "%s: %s(%zu) took %u probes (seed %" PRIu64 " op %u; replay: bounded %" PRIu64 ")",
                x->d->name, what, size, p, seed, op, seed);
+    ev_call_t c = ev_call();
+    bool quick = has_quick(x->d);
+    TL_REQUIRE(!ev_lost && c.finds <= (quick ? 2u : 1u) && c.max_heads <= 1u && c.max_blocks <= 1u && c.max_maps <= 3u &&
+                   c.releases <= (quick ? QUICK_LIMIT : 0u),
+               "%s: %s(%zu): %u finds reading up to %u heads, %u blocks, %u bitmap words; %u released before a retry "
+               "(seed %" PRIu64 " op %u)",
+               x->d->name, what, size, c.finds, c.max_heads, c.max_blocks, c.max_maps, c.releases, seed, op);
     return true;
 }
 
@@ -101,6 +192,9 @@ static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps
     size_t nlive = 0;
     tl_inst_t x;
     bool ok = tl_inst_open(&x, d, 4u << 20, (size_t)(seed % 16u));
+    if (ok && has_quick(d)) {
+        ok = TL_CHECK(rt_heap_set_quick_limit(x.h, QUICK_LIMIT) == QUICK_LIMIT, "%s: quick limit", d->name);
+    }
     tl_rng_t r = tl_rng_seed(seed ^ 0xB0D3Du);
     for (unsigned op = 0; ok && op < 6000u; op++) {
         unsigned k = (unsigned)(tl_next(&r) % 100u);
@@ -110,6 +204,7 @@ static bool flat_random(const rt_allocator_t *d, uint64_t seed, probe_stat_t *ps
         size_t n = draw(&r);
         void *p;
         const char *what;
+        ev_reset();
         if (k < 55u && d->calloc != NULL) {
             p = d->calloc(x.h, 1, n);
             what = "calloc";
@@ -147,6 +242,7 @@ static bool flat_adversarial(const rt_allocator_t *d, probe_stat_t *ps)
         }
     }
     for (size_t n = 1; ok && n <= 70000u; n += n < 4096u ? 1u : 997u) {
+        ev_reset();
         void *p = d->malloc(x.h, n);
         ok = flat_probe(&x, ps, "malloc (adversarial)", n, 0, (unsigned)n);
         d->free(x.h, p);
@@ -208,7 +304,9 @@ static bool probes_vs_walk(const rt_allocator_t *d, uint64_t seed, probe_stat_t 
         }
         size_t n = draw(&r);
         size_t before = free_blocks(d, x.h);
+        ev_reset();
         void *p = k < 55u && d->calloc != NULL ? d->calloc(x.h, 1, n) : d->malloc(x.h, n);
+        ev_call_t c = ev_call();
         unsigned probes = d->last_probes(x.h);
         size_t after = free_blocks(d, x.h);
         ps->calls++;
@@ -217,6 +315,13 @@ static bool probes_vs_walk(const rt_allocator_t *d, uint64_t seed, probe_stat_t 
             ok = TL_CHECK(probes >= 1u && probes <= before + 1u,
                           "%s: malloc(%zu) took %u probes with %zu free blocks (seed %" PRIu64 " op %u)", d->name, n,
                           probes, before, seed, op);
+            /* the walk's own count: one find, each block it read counted there, as many as it
+             * reports (its bitmap look-up apart), never more than there are free blocks */
+            ok = ok && TL_CHECK(!ev_lost && c.finds == 1u && c.heads == 1u && c.blocks <= before &&
+                                    c.blocks + c.maps == probes,
+                                "%s: malloc(%zu): %u finds, %u heads, %u blocks and %u bitmap words read for %u "
+                                "probes, %zu free blocks (seed %" PRIu64 " op %u)",
+                                d->name, n, c.finds, c.heads, c.blocks, c.maps, probes, before, seed, op);
         } else if (p == NULL) {
             ok = TL_CHECK(probes == 1u && after == before, "%s: failed malloc(%zu): %u probes, free blocks %zu -> %zu",
                           d->name, n, probes, before, after);
@@ -255,9 +360,16 @@ static unsigned mem_frag(const rt_allocator_t *d, unsigned n)
         for (unsigned i = 0; i < n; i++) {
             d->free(x.h, a[i]);
         }
+        ev_reset();
         void *p = d->malloc(x.h, 120);
+        ev_call_t c = ev_call();
         probes = d->last_probes(x.h);
         ok = TL_CHECK(p != NULL, "%s: mem_frag malloc(120) failed at N=%u", d->name, n);
+        if (ok && walks_list(d)) { /* the probes are the blocks the walk read (+ its bitmap look-up) */
+            ok = TL_CHECK(c.finds == 1u && c.blocks + c.maps == probes && c.blocks <= n + 1u,
+                          "%s: mem_frag N=%u: %u probes, %u blocks and %u bitmap words read", d->name, n, probes,
+                          c.blocks, c.maps);
+        }
         d->free(x.h, p);
         for (unsigned i = 0; i < n; i++) {
             d->free(x.h, s[i]);
@@ -331,6 +443,112 @@ static void test_mem_frag(const rt_allocator_t *d)
     }
 }
 
+/* 4a. The hook's events mean what idx_count_config.h says: a fresh heap has had one insert (its
+ * pool's block) and no find; a malloc that splits that block is one find, one remove and one
+ * insert (the tail), reading no list head and bitmap words only for an O(1) index (a small
+ * request: no good fit), and the head and its one block for a walk of one list. */
+static void test_events(const rt_allocator_t *d)
+{
+    tl_inst_t x;
+    memset(ev_total, 0, sizeof ev_total);
+    if (!tl_inst_open(&x, d, 64u << 10, 0)) {
+        tl_inst_close(&x, false);
+        return;
+    }
+    TL_CHECK(ev_total[BT_EV_INSERT] == 1u && ev_total[BT_EV_FIND] == 0u && ev_total[BT_EV_REMOVE] == 0u,
+             "%s: create: %lu inserts, %lu finds, %lu removes counted", d->name, ev_total[BT_EV_INSERT],
+             ev_total[BT_EV_FIND], ev_total[BT_EV_REMOVE]);
+    size_t n = is_flat(d) ? 100u : 1000u;
+    ev_reset();
+    void *p = d->malloc(x.h, n);
+    ev_call_t c = ev_call();
+    TL_CHECK(p != NULL && c.finds == 1u && c.removes == 1u && c.inserts == 1u &&
+                 (is_flat(d) ? c.heads == 0u && c.blocks == 0u && c.maps >= 1u
+                             : c.heads == 1u && c.blocks == 1u && c.maps == 0u),
+             "%s: malloc(%zu) on a fresh heap: %u finds, %u removes, %u inserts, %u heads, %u blocks, %u bitmap words",
+             d->name, n, c.finds, c.removes, c.inserts, c.heads, c.blocks, c.maps);
+    d->free(x.h, p);
+    tl_inst_close(&x, true);
+}
+
+/* 4b. Quick lists: a heap of 48-byte blocks only, `n` of them freed with the lists' limit at
+ * `limit` -- isolated (every other block) or in pairs of neighbours (n <= limit) -- then
+ * malloc(100), which no block of the index serves: it gives every cached block back (exactly
+ * min(n, limit) releases, counted as the index's inserts between its failed find and its retry),
+ * then fails (isolated) or takes a merged pair. */
+static unsigned long bt_locks;
+static uintptr_t bt_lock(void *context)
+{
+    (void)context;
+    return (uintptr_t)++bt_locks;
+}
+static void bt_unlock(void *context, uintptr_t token) { (void)context, (void)token; }
+
+static void quick_flush_case(const rt_allocator_t *d, unsigned limit, unsigned n, bool pairs, bool locked)
+{
+    static void *blk[2048];
+    tl_inst_t x;
+    if (!tl_inst_open(&x, d, 64u << 10, 0)) {
+        tl_inst_close(&x, false);
+        return;
+    }
+    if (locked) { /* the hooked paths (a free with lock hooks caches through its own test of the room) */
+        rt_heap_set_lock(x.h, bt_lock, bt_unlock, NULL);
+    }
+    bool ok = TL_CHECK(rt_heap_set_quick_limit(x.h, limit) == limit, "%s: limit %u", d->name, limit);
+    size_t count = 0;
+    while (count < sizeof blk / sizeof blk[0] && (blk[count] = d->malloc(x.h, 48)) != NULL) {
+        count++;
+    }
+    unsigned freed = 0;
+    for (size_t i = 0; ok && freed < n && i < count; i++) {
+        if (pairs ? i % 4u < 2u : i % 2u == 0u) {
+            d->free(x.h, blk[i]);
+            blk[i] = NULL;
+            freed++;
+        }
+    }
+    ok = ok && TL_CHECK(freed == n, "%s: setup: %u of %u blocks freed", d->name, freed, n);
+    unsigned cached = n < limit ? n : limit;
+    ev_reset();
+    void *p = d->malloc(x.h, 100);
+    ev_call_t c = ev_call();
+    if (ok) {
+        TL_CHECK(!ev_lost && c.finds == (cached != 0u ? 2u : 1u) && c.releases == cached && c.releases <= limit,
+                 "%s%s: limit %u, %u blocks freed %s: the miss made %u finds and %u releases before its retry, "
+                 "expected %u",
+                 d->name, locked ? " (lock hooks)" : "", limit, n, pairs ? "in pairs" : "apart", c.finds, c.releases,
+                 cached);
+        TL_CHECK(pairs ? p != NULL : p == NULL, "%s: limit %u, %u blocks freed %s: malloc(100) = %p", d->name, limit, n,
+                 pairs ? "in pairs" : "apart", p);
+    }
+    d->free(x.h, p);
+    for (size_t i = 0; i < count; i++) {
+        d->free(x.h, blk[i]);
+    }
+    tl_inst_close(&x, true);
+}
+
+static void test_quick_flush(const rt_allocator_t *d)
+{
+    static const unsigned limits[] = {1, 2, 7, 16, 64};
+    for (unsigned locked = 0; locked < 2u; locked++) {
+        for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+            unsigned l = limits[i];
+            quick_flush_case(d, l, 0, false, locked != 0u);
+            quick_flush_case(d, l, 1, false, locked != 0u);
+            quick_flush_case(d, l, l, false, locked != 0u);
+            quick_flush_case(d, l, l + 3u, false, locked != 0u);
+            if (l >= 2u) {
+                quick_flush_case(d, l, l & ~1u, true, locked != 0u);
+            }
+        }
+    }
+    printf("%-8s the worst malloc's flush: releases = cached blocks <= limit (limits 1..64, with and without lock "
+           "hooks)\n",
+           d->name);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t first = 1, seeds = TL_DEBUG_WALKS ? 2 : 8;
@@ -359,6 +577,18 @@ int main(int argc, char **argv)
     TL_CHECK(nflat >= 3u && nwalk >= 3u && nbuddy >= 1u, "registry: %u O(1) heaps, %u list walks, %u buddies", nflat,
              nwalk, nbuddy);
 
+    /* 4. the indexes' own counts: what each event means, then the quick lists' flush */
+    unsigned nquick = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (is_flat(all[i]) || walks_list(all[i])) {
+            test_events(all[i]);
+        }
+        if (has_quick(all[i])) {
+            nquick++;
+            test_quick_flush(all[i]);
+        }
+    }
+    TL_CHECK(nquick >= 1u, "registry: no heap with quick lists");
     for (size_t i = 0; i < count; i++) {
         if (is_flat(all[i]) && all[i]->last_probes != NULL) {
             test_flat(all[i], first, seeds);

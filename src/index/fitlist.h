@@ -44,7 +44,10 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     size_t best_size = SIZE_MAX;
     unsigned n = 0;
     rt_blk **slot = &x->head, **before = NULL;
+    RT_IDX_COUNT(IDX_EV_FIND);
+    RT_IDX_COUNT(IDX_EV_HEAD);
     for (rt_blk *b = *slot; b != NULL; before = slot, slot = &b->next, b = b->next) {
+        RT_IDX_COUNT(IDX_EV_BLOCK);
         n++;
         if (!idx_member(h, b, slot)) {
             (void)list_quarantine(slot, before);

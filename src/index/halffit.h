@@ -52,6 +52,8 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     (void)h; /* the facade checks the head it returns (heap_found_ok) */
     unsigned i = rt_log2(*size - 1u) + 1u; /* sizes are >= the smallest block, so r > 1 */
     size_t map = x->map & rt_bits_from(i);
+    RT_IDX_COUNT(IDX_EV_FIND);
+    RT_IDX_COUNT(IDX_EV_MAP);
     *probes = 1;
     return map != 0u ? &x->heads[RT_CTZ(map)] : NULL;
 }

@@ -17,6 +17,22 @@
  * of its list that fails idx_member. */
 #define IDX_CORRUPT ((rt_blk **)(uintptr_t)BLK_A)
 
+/* Count hook (tests only): RT_IDX_COUNT(event) is called where an index reads its lists -- each
+ * list head and each block a find reads (IDX_EV_HEAD, IDX_EV_BLOCK), each bitmap word it
+ * searches (IDX_EV_MAP), each find (IDX_EV_FIND) -- and at each insert and remove (list_push,
+ * list_unlink: IDX_EV_INSERT, IDX_EV_REMOVE). Empty by default; a test rebuilds the heaps with
+ * RT_CONFIG_HEADER defining it (tests/idx_count_config.h), so that its bounds are checked on
+ * counts taken where the reads are, not on a figure the code under test reports. */
+#ifndef RT_IDX_COUNT
+#define RT_IDX_COUNT(event) ((void)0)
+#endif
+#define IDX_EV_FIND 0
+#define IDX_EV_HEAD 1
+#define IDX_EV_BLOCK 2
+#define IDX_EV_MAP 3
+#define IDX_EV_INSERT 4
+#define IDX_EV_REMOVE 5
+
 /* What a walking index asks of the allocator that owns the blocks before it reads a block's size
  * or follows its next: true iff b, reached through `slot` (a head, or the previous block's next),
  * lies in the owner's memory and is a tagged free block whose pprev is slot. The index knows
@@ -33,6 +49,7 @@ RT_HOT size_t idx_key(const rt_heap_t *owner);
  * b->next, which keeps it from pairing the two link stores into a vector store). */
 static inline rt_blk *list_push(rt_blk **head, rt_blk *b)
 {
+    RT_IDX_COUNT(IDX_EV_INSERT);
     rt_blk *first = *head;
     b->pprev = head;
     *head = b;
@@ -47,6 +64,7 @@ static inline rt_blk *list_push(rt_blk **head, rt_blk *b)
  * now holds NULL: a list head if b was alone, else the previous block's next), otherwise NULL. */
 static inline rt_blk **list_unlink(rt_blk *b)
 {
+    RT_IDX_COUNT(IDX_EV_REMOVE);
     rt_blk *next = b->next;
     rt_blk **pprev = b->pprev;
     *pprev = next;

@@ -72,7 +72,10 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     unsigned c = seg_class(need - BLK_W);
     unsigned n = 0;
     rt_blk **slot = &x->heads[c], **before = NULL;
+    RT_IDX_COUNT(IDX_EV_FIND);
+    RT_IDX_COUNT(IDX_EV_HEAD);
     for (rt_blk *b = *slot; b != NULL; before = slot, slot = &b->next, b = b->next) {
+        RT_IDX_COUNT(IDX_EV_BLOCK);
         n++;
         if (!idx_member(h, b, slot)) {
             if (list_quarantine(slot, before) == &x->heads[c]) {
@@ -87,6 +90,7 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
         }
     }
     unsigned above = x->map & ~((2u << c) - 1u);
+    RT_IDX_COUNT(IDX_EV_MAP);
     *probes = n + 1u;
     return above != 0u ? &x->heads[__builtin_ctz(above)] : NULL;
 }

@@ -135,6 +135,7 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
 {
     (void)h; /* used by good fit only; the facade checks the head it returns (heap_found_ok) */
     size_t need = *size;
+    RT_IDX_COUNT(IDX_EV_FIND);
     /* The first list whose every block fits: the list after the one holding need - 1 (need at
      * its slot's start: need's own list; inside a slot: the next; the last slot of a row + 1 is
      * the next row's first) -- need rounded up to its slot boundary, in one mapping. *size stays
@@ -150,7 +151,9 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     if (need >= TLSF_SMALL) {
         rt_blk **own = &x->heads[i - 1u];
         rt_blk *b = *own;
+        RT_IDX_COUNT(IDX_EV_HEAD);
         if (b != NULL) {
+            RT_IDX_COUNT(IDX_EV_BLOCK);
             size_t d = blk_decode(idx_key(h), b, b->head);
             if ((d & BLK_FLAGS) != BLK_FREE || d > BLK_DATA_MASK || blk_head_size(d) >= need) {
                 *probes = 1;
@@ -168,14 +171,17 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     }
     unsigned fl = i >> TLSF_SL_LOG2;
     uint32_t sl_map = x->sl_map[fl] & (~0u << (i & (TLSF_SL_COUNT - 1u)));
+    RT_IDX_COUNT(IDX_EV_MAP);
     if (sl_map == 0u) {
         size_t fl_map = x->fl_map & rt_bits_from(fl + 1u);
+        RT_IDX_COUNT(IDX_EV_MAP);
         *probes = 2;
         if (fl_map == 0u) {
             return NULL;
         }
         fl = RT_CTZ(fl_map);
         sl_map = x->sl_map[fl];
+        RT_IDX_COUNT(IDX_EV_MAP);
     } else {
         *probes = 1;
     }

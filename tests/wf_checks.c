@@ -1,0 +1,209 @@
+/*
+ * wf_checks.c -- the wait-free tree's and its caches' safety checks one at a time (src/waitfree/):
+ * each case builds the one state a single check must refuse, so that removing the check (a
+ * mutant of tools/mutants.txt) makes the case fail. White-box: counters and keyed words are
+ * written through src/waitfree/wf_tree.h (tests/CMakeLists.txt adds src/).
+ *
+ *   ancestor_over   the parent of a live chunk holds a counter one above its leaves (the largest
+ *                   value no live counter can hold): free and realloc (which would move and free)
+ *                   of the chunk are refused, CORRUPTED, the counter untouched, the chunk live
+ *   offset_at_end   a memalign pointer whose offset word and record (keyed as the tree keys them)
+ *                   say it lies exactly at the end of the chunk's usable bytes: refused
+ *   cache_path      a chunk waiting in a per-thread cache whose parent's counter is damaged: the
+ *                   flush that would give it back to the tree leaves the counter untouched
+ *   cache_full      a free into a full cache list whose top was damaged (its length word): the
+ *                   flush meets the damage, and the free is refused -- the chunk stays live
+ */
+#include "testlib.h"
+
+#include "rtalloc/waitfree.h"
+#include "rtalloc/wfcache.h"
+/* White-box: struct rt_wf, the counter code, keys, wf_validate. */
+#include "waitfree/wf_tree.h"
+
+#define WC_NODE 64u
+
+static unsigned char control[1024] __attribute__((aligned(64)));
+static unsigned char tree[64u * WC_NODE * 2u] __attribute__((aligned(4096)));
+static unsigned char arena[1u << 18] __attribute__((aligned(4096)));
+
+/* A tree of height 5 (63 nodes of 64 bytes) over `tree`, the control block apart. */
+static rt_wf_t *wc_tree(tl_recorder_t *rec, unsigned flags)
+{
+    rt_wf_config_t cfg = {WC_NODE, flags};
+    memset(tree, 0x5A, sizeof tree);
+    rt_wf_t *w = rt_wf_create_split(control, tree, 63u * WC_NODE, &cfg);
+    if (TL_CHECK(w != NULL, "create_split")) {
+        memset(rec, 0, sizeof *rec);
+        rt_wf_set_handler(w, tl_record, rec);
+    }
+    return w;
+}
+
+/* The index of the parent of the chunk ch (the step of wf_path_intact). */
+static size_t wc_parent(const wf_chunk_t *ch)
+{
+    return (ch->k & 1u) != 0u ? ch->root + 1u : ch->root + wf_pow2(ch->h + 1u);
+}
+
+/* --- the cases ---------------------------------------------------------------------------------- */
+
+static void ancestor_over(unsigned flags)
+{
+    tl_recorder_t rec;
+    rt_wf_t *w = wc_tree(&rec, flags);
+    if (w == NULL) {
+        return;
+    }
+    unsigned char *a = rt_wf_malloc(w, 1), *b = rt_wf_malloc(w, 1);
+    wf_chunk_t ch;
+    if (!TL_CHECK(a != NULL && b != NULL && wf_validate(w, a, &ch) == RT_ERR_NONE, "ancestor_over: setup")) {
+        return;
+    }
+    size_t parent = wc_parent(&ch);
+    int over = wf_leaves(ch.h + 1u) + 1;
+    wf_ctr_set(w, parent, over);
+    uint32_t word = atomic_load_explicit(wf_counter(w, parent), memory_order_relaxed);
+    tl_fill(a, 8, 21);
+    /* realloc that cannot stay in place: a chunk of height 2, away from the damaged parent */
+    tl_recorder_reset(&rec);
+    void *q = rt_wf_realloc(w, a, 3u * WC_NODE);
+    TL_CHECK(q == NULL && rec.count == 1u && rec.last == RT_ERR_CORRUPTED,
+             "ancestor_over (flags %u): realloc under a counter above its leaves: %p, %lu reports, last %s", flags, q,
+             rec.count, tl_kind_name(rec.last));
+    tl_recorder_reset(&rec);
+    rt_wf_free(w, a);
+    TL_CHECK(rec.count == 1u && rec.last == RT_ERR_CORRUPTED,
+             "ancestor_over (flags %u): free under a counter above its leaves: %lu reports, last %s", flags, rec.count,
+             tl_kind_name(rec.last));
+    TL_CHECK(atomic_load_explicit(wf_counter(w, parent), memory_order_relaxed) == word,
+             "ancestor_over (flags %u): the refused calls changed the damaged counter", flags);
+    tl_recorder_reset(&rec);
+    TL_CHECK(rt_wf_usable_size(w, a) != 0u && rec.count == 0u && tl_verify(a, 8, 21) == 8u,
+             "ancestor_over (flags %u): the chunk is no longer live (%lu reports)", flags, rec.count);
+}
+
+static void offset_at_end(void)
+{
+    tl_recorder_t rec;
+    rt_wf_t *w = wc_tree(&rec, 0);
+    if (w == NULL) {
+        return;
+    }
+    unsigned char *m = rt_wf_memalign(w, 32, 40);
+    if (!TL_CHECK(m != NULL, "offset_at_end: memalign")) {
+        return;
+    }
+    size_t off = (size_t)((uintptr_t)m - w->base);
+    size_t o = (size_t)(*(uint32_t *)(void *)(m - 4) ^ wf_offset_key(w, off));
+    size_t data = off - o; /* the chunk's data start */
+    size_t first = data >> w->node_log2;
+    unsigned h = WF_LEN_HEIGHT(*wf_length(w, first));
+    size_t usable = rt_wf_usable(w->node_size, h);
+    if (!TL_CHECK(o >= 4u && o < usable && (data & (w->node_size - 1u)) == 4u, "offset_at_end: layout")) {
+        return;
+    }
+    size_t end = data + usable; /* the forged pointer: 8-aligned, the end of the usable bytes */
+    uint32_t *record = (uint32_t *)(void *)(w->base + data);
+    uint32_t *word = (uint32_t *)(void *)(w->base + end - 4u);
+    uint32_t saved_record = *record, saved_word = *word;
+    *record = (uint32_t)usable ^ wf_offset_key(w, data + 4u);
+    *word = (uint32_t)usable ^ wf_offset_key(w, end);
+    tl_recorder_reset(&rec);
+    rt_wf_free(w, (void *)(w->base + end));
+    TL_CHECK(rec.count == 1u && rec.last == RT_ERR_BAD_POINTER,
+             "offset_at_end: free of a pointer at the end of the usable bytes: %lu reports, last %s", rec.count,
+             tl_kind_name(rec.last));
+    *record = saved_record;
+    *word = saved_word;
+    tl_recorder_reset(&rec);
+    rt_wf_free(w, m);
+    TL_CHECK(rec.count == 0u && rt_wf_check(w), "offset_at_end: the repaired chunk does not free cleanly");
+}
+
+/* A cache instance over `arena` with the default configuration (one thread: one cache). */
+static rt_wfc_t *wc_cache(tl_recorder_t *rec)
+{
+    memset(arena, 0x5A, sizeof arena);
+    rt_wfc_t *c = rt_wfc_create(arena, sizeof arena, NULL);
+    if (TL_CHECK(c != NULL, "wfc create")) {
+        memset(rec, 0, sizeof *rec);
+        rt_wfc_set_handler(c, tl_record, rec);
+    }
+    return c;
+}
+
+static void cache_path(void)
+{
+    tl_recorder_t rec;
+    rt_wfc_t *c = wc_cache(&rec);
+    if (c == NULL) {
+        return;
+    }
+    rt_wf_t *w = rt_wfc_tree(c);
+    unsigned char *x = rt_wfc_malloc(c, 1);
+    wf_chunk_t ch;
+    if (!TL_CHECK(x != NULL && wf_validate(w, x, &ch) == RT_ERR_NONE, "cache_path: setup")) {
+        return;
+    }
+    rt_wfc_free(c, x); /* cached: live for the tree */
+    size_t parent = wc_parent(&ch);
+    wf_ctr_set(w, parent, wf_leaves(ch.h + 1u) + 5);
+    uint32_t word = atomic_load_explicit(wf_counter(w, parent), memory_order_relaxed);
+    tl_recorder_reset(&rec);
+    rt_wfc_flush(c);
+    TL_CHECK(rec.count >= 1u && rec.last == RT_ERR_CORRUPTED, "cache_path: the flush reported %lu, last %s",
+             rec.count, tl_kind_name(rec.last));
+    TL_CHECK(atomic_load_explicit(wf_counter(w, parent), memory_order_relaxed) == word,
+             "cache_path: a chunk released under a damaged parent (its counter changed)");
+}
+
+static void cache_full(void)
+{
+    static unsigned char *p[64];
+    tl_recorder_t rec;
+    rt_wfc_t *c = wc_cache(&rec);
+    if (c == NULL) {
+        return;
+    }
+    rt_wfc_config_t cfg;
+    rt_wfc_get_config(c, &cfg);
+    unsigned n = cfg.capacity + 1u;
+    for (unsigned i = 0; i < n; i++) {
+        p[i] = rt_wfc_malloc(c, 1);
+        if (!TL_CHECK(p[i] != NULL, "cache_full: setup")) {
+            return;
+        }
+    }
+    rt_wfc_flush(c); /* the refills' leftovers back: the list of height 0 empty */
+    for (unsigned i = 0; i + 1u < n; i++) {
+        rt_wfc_free(c, p[i]); /* the list of height 0 full */
+    }
+    uint32_t *len = (uint32_t *)(void *)(p[n - 2u] - 4); /* the top's length word: a use after free */
+    *len ^= 0x100u;
+    tl_recorder_reset(&rec);
+    rt_wfc_free(c, p[n - 1u]);
+    TL_CHECK(rec.count >= 1u && rec.last == RT_ERR_CORRUPTED, "cache_full: the flush reported %lu, last %s", rec.count,
+             tl_kind_name(rec.last));
+    tl_recorder_reset(&rec);
+    TL_CHECK(rt_wfc_usable_size(c, p[n - 1u]) != 0u && rec.count == 0u,
+             "cache_full: a free whose flush met damage was not refused (%lu reports, last %s)", rec.count,
+             tl_kind_name(rec.last));
+}
+
+int main(void)
+{
+#if RT_HARDENING < 1
+    tl_skip("wf_checks: RT_HARDENING 0");
+    return tl_summary("wf_checks");
+#else
+    static const unsigned variants[] = {0, RT_WF_HINTS, RT_WF_LAZY_REINIT, RT_WF_HINTS | RT_WF_LAZY_REINIT};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        ancestor_over(variants[i]);
+    }
+    offset_at_end();
+    cache_path();
+    cache_full();
+    return tl_summary("wf_checks");
+#endif
+}
