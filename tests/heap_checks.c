@@ -43,7 +43,7 @@
 
 #include "rtalloc/heap.h"
 /* White-box: the control structure and the header verbs (block.h). */
-#include "heap/heap_internal.h"
+#include "heap/quick.h"
 
 #define HC_HEAP (64u << 10)
 
@@ -56,17 +56,20 @@ static const rt_index_t indexes[] = {RT_INDEX_TLSF,     RT_INDEX_TLSF32,  RT_IND
 static size_t hc_head(const rt_heap_t *h, const void *block)
 {
     size_t head = *(const size_t *)block;
-    return blk_head_ok(h->key, head) ? blk_data(head) : SIZE_MAX;
+    return blk_head_ok(h->key, block, head) ? blk_data(head) : SIZE_MAX;
 }
 
 /* Writes a valid header of size | flags at `block`, as the heap would. */
 static void hc_set(const rt_heap_t *h, void *block, size_t data) { blk_set_head(h->key, blk_at(block), data); }
 
 /* rt_tlsfq: points the quick-list link of cached block `block` at cached block `next` (NULL: the
- * end), encoded as the heap encodes it (src/heap/heap_internal.h, heap_quick_next). */
+ * end), encoded and sealed as the heap does it (src/heap/quick.h). */
 static void hc_quick_link(const rt_heap_t *h, void *block, void *next)
 {
-    *(uintptr_t *)(void *)((unsigned char *)block + BLK_W) = (uintptr_t)next ^ h->key;
+    rt_blk *b = blk_at(block);
+    uintptr_t link = (uintptr_t)next ^ h->key;
+    *heap_quick_link(b) = link;
+    *heap_quick_seal_word(b) = heap_quick_seal(h, b, link);
 }
 
 /* --- fixtures ---------------------------------------------------------------------------------- */

@@ -98,7 +98,7 @@ static void offset_at_end(void)
     size_t o = (size_t)(*(uint32_t *)(void *)(m - 4) ^ wf_offset_key(w, off));
     size_t data = off - o; /* the chunk's data start */
     size_t first = data >> w->node_log2;
-    unsigned h = WF_LEN_HEIGHT(*wf_length(w, first));
+    unsigned h = WF_LEN_HEIGHT(atomic_load_explicit(wf_len_word(w, first), memory_order_relaxed));
     size_t usable = rt_wf_usable(w->node_size, h);
     if (!TL_CHECK(o >= 4u && o < usable && (data & (w->node_size - 1u)) == 4u, "offset_at_end: layout")) {
         return;

@@ -111,6 +111,9 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
     if (!pool_add(h, base + ops->control_size, start + size)) {
         return NULL;
     }
+    if (ops->layer_init != NULL) {
+        ops->layer_init(h);
+    }
     return h;
 }
 

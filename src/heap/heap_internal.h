@@ -45,11 +45,13 @@ typedef struct rt_heap_ops {
      *                  block whose own words are damaged, then forgets them all -- the walk
      *                  gives every held block back to the index;
      *   layer_holds    whether b is one of its blocks (a walk of its lists: diagnosis at level
-     *                  0, where a header's MARK may be data). */
+     *                  0, where a header's MARK may be data);
+     *   layer_init     sets its state up, once the heap and its first pool are (rt_heap_init). */
     void (*layer_reclaim)(rt_heap_t *heap, const char *operation);
     size_t (*layer_check)(rt_heap_t *heap);
     void (*layer_forget)(rt_heap_t *heap);
     bool (*layer_holds)(const rt_heap_t *heap, const rt_blk *b);
+    void (*layer_init)(rt_heap_t *heap);
 } rt_heap_ops_t;
 
 typedef struct rt_pool {

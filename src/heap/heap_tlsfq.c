@@ -23,7 +23,7 @@
 #define FACADE_NAME tlsfq_name
 #define FACADE_LAYER_OPS                                                                                       \
     .layer_reclaim = quick_reclaim_op, .layer_check = quick_check, .layer_forget = quick_forget,             \
-    .layer_holds = quick_holds
+    .layer_holds = quick_holds, .layer_init = quick_init
 static const char *tlsfq_name(void) { return "tlsfq"; }
 #include "heap/facade.inc"
 
@@ -317,6 +317,16 @@ static bool quick_holds(const rt_heap_t *h, const rt_blk *b)
     return false;
 }
 
+/* The lists' limit: one cached block at most per 4 KiB of capacity, RT_HEAP_QUICK_BLOCKS at most. */
+static void quick_init(rt_heap_t *h)
+{
+    rt_quick_t *q = heap_quick(h);
+    size_t per_kib = h->capacity / 4096u;
+    q->limit = per_kib < RT_HEAP_QUICK_BLOCKS ? (unsigned)per_kib : RT_HEAP_QUICK_BLOCKS;
+    q->room = q->limit;
+    h->quick = q;
+}
+
 void *rt_tlsfq_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_tlsfq_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_tlsfq_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
@@ -326,18 +336,7 @@ void *rt_tlsfq_memalign(rt_heap_t *h, size_t alignment, size_t size) { return fa
 const rt_heap_ops_t rt_heap_ops_tlsfq =
     FACADE_OPS(RT_INDEX_TLSFQ, rt_tlsfq_malloc, rt_tlsfq_free, rt_tlsfq_realloc, rt_tlsfq_calloc, rt_tlsfq_memalign);
 
-rt_heap_t *rt_tlsfq_create(void *mem, size_t size)
-{
-    rt_heap_t *h = rt_heap_init(mem, size, &rt_heap_ops_tlsfq);
-    if (h != NULL) { /* one cached block at most per 4 KiB of capacity */
-        rt_quick_t *q = heap_quick(h);
-        size_t per_kib = h->capacity / 4096u;
-        q->limit = per_kib < RT_HEAP_QUICK_BLOCKS ? (unsigned)per_kib : RT_HEAP_QUICK_BLOCKS;
-        q->room = q->limit;
-        h->quick = q;
-    }
-    return h;
-}
+rt_heap_t *rt_tlsfq_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_tlsfq); }
 
 unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
 {
