@@ -392,18 +392,23 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
         if (!contain_trusted(h, pool, b)) {
             rt_blk *s = contain_extent(h, pool, b);
             size = (size_t)((char *)s - (char *)b);
-            /* the header where the blocks resume (the sentinel's too) says whether b was free;
-             * a sentinel that does not verify either: taken as free (fenced, not counted live) */
+            /* the header where the blocks resume (the sentinel's too) says whether the block
+             * before it was free; the extent is one free block only if its footer agrees too --
+             * then it is free memory: its damaged head fenced, the rest free again. Otherwise
+             * (a live block, or several blocks whose headers were damaged) it is fenced whole as
+             * live: nothing is written inside it, and a free of b is accepted. A sentinel that
+             * does not verify: taken as free. */
             size_t sd = blk_decode(key, s, s->head);
             bool was_free = sd > BLK_DATA_MASK ? s == end : (sd & BLK_PREV_FREE) != 0u;
+            bool one_free = was_free && blk_prev_size(s) == size;
             unsigned slot = fenced_slot(h, b);
             if (slot < RT_HEAP_FENCED) { /* a fenced block damaged again: as it was */
                 state = ((h->fenced_live >> slot) & 1u) != 0u ? C_FENCED_LIVE : C_DEAD;
-            } else {
-                state = was_free ? C_DEAD : C_FENCED_LIVE;
-            }
-            if (was_free && slot == RT_HEAP_FENCED) { /* free memory: its damaged head fenced, the rest free again */
+            } else if (one_free) {
+                state = C_DEAD;
                 size = blk_size(contain_trim_dead(key, b, size, true));
+            } else {
+                state = C_FENCED_LIVE;
             }
         } else if (blk_data_fenced(d)) {
             state = fenced_is_live(h, b) ? C_FENCED_LIVE : C_DEAD;
@@ -469,7 +474,11 @@ void heap_contain(rt_heap_t *h)
         h->ops->layer_forget(h);
     }
     for (unsigned i = 0; i < h->npools; i++) {
-        contain_links(h, &h->pools[i]);
+        const rt_pool_t *pool = &h->pools[i];
+        contain_links(h, pool);
+        /* the guards are the heap's: written back (an overflow there damaged no block) */
+        __builtin_memset((unsigned char *)pool->first - RT_HEAP_GUARD, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+        __builtin_memset((unsigned char *)pool->end + BLK_W, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
     }
     h->ops->reset(h);
     contain_acc a = {0, 0, 0, 0, 0, {NULL}, {NULL}};
