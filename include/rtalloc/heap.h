@@ -100,7 +100,9 @@
  * one -- a free block whose header, links or footer are damaged loses one smallest block, the rest
  * is free again; a live block whose header was damaged is fenced whole (its extent is where the
  * next verified header stands) and stays the application's: its free is accepted, its memory
- * never reused -- and rebuilds the index from the free blocks. Afterwards rt_heap_check passes,
+ * never reused; when the headers of adjacent blocks are all damaged, nothing says where the later
+ * ones start: they are fenced with the first as one region, whose free is accepted and theirs
+ * refused -- and rebuilds the index from the free blocks. Afterwards rt_heap_check passes,
  * live blocks free and merge normally, no merge crosses a fenced block, and
  * rt_stats_t.quarantined_bytes counts the fenced bytes. The walk costs O(blocks + damaged bytes /
  * A) once per damage, with the lock held: the error path's bound. rt_heap_check fences what it
