@@ -396,10 +396,11 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
              * before it was free; the extent is one free block only if its footer agrees too --
              * then it is free memory: its damaged head fenced, the rest free again. Otherwise
              * (a live block, or several blocks whose headers were damaged) it is fenced whole as
-             * live: nothing is written inside it, and a free of b is accepted. A sentinel that
-             * does not verify: taken as free. */
+             * live: nothing is written inside it, and a free of b is accepted. (A damaged sentinel
+             * says nothing: live. A used block's last word may hold the footer of the free block it
+             * was cut from, so the footer alone proves nothing.) */
             size_t sd = blk_decode(key, s, s->head);
-            bool was_free = sd > BLK_DATA_MASK ? s == end : (sd & BLK_PREV_FREE) != 0u;
+            bool was_free = sd <= BLK_DATA_MASK && (sd & BLK_PREV_FREE) != 0u;
             bool one_free = was_free && blk_prev_size(s) == size;
             unsigned slot = fenced_slot(h, b);
             if (slot < RT_HEAP_FENCED) { /* a fenced block damaged again: as it was */
