@@ -392,22 +392,24 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
         if (!contain_trusted(h, pool, b)) {
             rt_blk *s = contain_extent(h, pool, b);
             size = (size_t)((char *)s - (char *)b);
-            /* the header where the blocks resume (the sentinel's too) says whether the block
-             * before it was free; the extent is one free block only if its footer agrees too --
-             * then it is free memory: its damaged head fenced, the rest free again. Otherwise
-             * (a live block, or several blocks whose headers were damaged) it is fenced whole as
-             * live: nothing is written inside it, and a free of b is accepted. (A damaged sentinel
-             * says nothing: live. A used block's last word may hold the footer of the free block it
-             * was cut from, so the footer alone proves nothing.) */
+            /* The header where the blocks resume (the sentinel's too) says whether the block
+             * before it was free. Free and its footer agrees: one free block, free memory -- its
+             * damaged head fenced, the rest free again. Free but the footer disagrees: a free
+             * block damaged whole (a smallest block can be), or a damaged free block after other
+             * damaged headers: fenced whole as dead, nothing written inside it. Not free (or no
+             * verified header to say): a live block, fenced whole as live -- nothing written
+             * inside it, a free of b accepted. (A used block's last word may hold the footer of
+             * the free block it was cut from: the footer alone proves nothing.) */
             size_t sd = blk_decode(key, s, s->head);
             bool was_free = sd <= BLK_DATA_MASK && (sd & BLK_PREV_FREE) != 0u;
-            bool one_free = was_free && blk_prev_size(s) == size;
             unsigned slot = fenced_slot(h, b);
             if (slot < RT_HEAP_FENCED) { /* a fenced block damaged again: as it was */
                 state = ((h->fenced_live >> slot) & 1u) != 0u ? C_FENCED_LIVE : C_DEAD;
-            } else if (one_free) {
+            } else if (was_free) {
                 state = C_DEAD;
-                size = blk_size(contain_trim_dead(key, b, size, true));
+                if (blk_prev_size(s) == size) {
+                    size = blk_size(contain_trim_dead(key, b, size, true));
+                }
             } else {
                 state = C_FENCED_LIVE;
             }

@@ -1026,6 +1026,7 @@ typedef struct walk_sum {
 typedef struct fenced_set {
     size_t n;
     uintptr_t lo[MAX_FENCED], hi[MAX_FENCED]; /* [first byte of the header, end) */
+    bool dead[MAX_FENCED];                    /* not live: no free of it is accepted */
 } fenced_set_t;
 
 static bool walk_fenced(void *context, const rt_block_info_t *b)
@@ -1035,18 +1036,19 @@ static bool walk_fenced(void *context, const rt_block_info_t *b)
         uintptr_t end = (uintptr_t)b->pointer + b->size;
         fs->lo[fs->n] = end - b->footprint;
         fs->hi[fs->n] = end;
+        fs->dead[fs->n] = !b->used;
         fs->n++;
     }
     return fs->n < MAX_FENCED;
 }
 
-/* True iff the live block p lies inside a fenced region that starts before its header: swallowed
- * with another damaged block's. */
+/* True iff the live block p lies inside a fenced region that starts before its header, or that
+ * the walk calls dead: swallowed with another damaged block's. */
 static bool swallowed(const fenced_set_t *fs, const unsigned char *p, size_t n)
 {
     uintptr_t a = (uintptr_t)p;
     for (size_t i = 0; i < fs->n; i++) {
-        if (a > fs->lo[i] + sizeof(size_t) && a < fs->hi[i] && a + n <= fs->hi[i]) {
+        if (a >= fs->lo[i] + sizeof(size_t) && a + n <= fs->hi[i] && (a > fs->lo[i] + sizeof(size_t) || fs->dead[i])) {
             return true;
         }
     }
