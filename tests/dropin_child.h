@@ -427,9 +427,11 @@ static int dc_copy(void)
         dc_ptr(p);
         dc_ptr(q);
         memcpy(p, src, malloc_usable_size(p) + w);
+        free(p); /* meets q's header */
         free(after);
         free(src);
         free(q);
+        p = NULL;
     }
     free(p);
     for (unsigned i = 0; i < N; i++) {

@@ -311,6 +311,13 @@ static bool g_contain = true;   /* --no-contain: the containment checks off */
 static bool g_classes[CL_COUNT] = {true, true}; /* --class */
 static bool g_verbose;          /* a replay: the containment's steps too */
 static tl_recorder_t rec;
+
+/* RT_DEBUG >= 2: the reports since the last reset all come from the library's own full walk after a
+ * call that succeeded ("check"): damage the call itself never touched -- nothing to refuse. */
+static bool walk_only(void)
+{
+    return RT_DEBUG >= 2 && rec.count != 0u && rec.operation != NULL && strcmp(rec.operation, "check") == 0;
+}
 static int san_fd = -1; /* the children's stderr: sanitizer reports, summarised by the parent */
 
 /* --- size list --------------------------------------------------------------------------------- */
@@ -797,7 +804,7 @@ static void run_op(unsigned o, unsigned char *target, size_t tlen, run_t *r, exe
                 return; /* stats found it; nothing was changed */
             }
             d->free(h, p);
-            if (rec.count != 0u) {
+            if (rec.count != 0u && !walk_only()) {
                 rt_stats_t after;
                 d->stats(h, &after);
                 if (after.frees != before.frees || after.used_blocks != before.used_blocks) {
@@ -825,7 +832,7 @@ static void run_op(unsigned o, unsigned char *target, size_t tlen, run_t *r, exe
         case ST_REALLOC_X: {
             what = "realloc(X)";
             res = d->realloc != NULL ? d->realloc(h, x, n) : NULL;
-            if (res != NULL && rec.count == 0u) {
+            if (res != NULL && (rec.count == 0u || walk_only())) {
                 int i = find_live(e, x);
                 live_t old = e->live[i];
                 drop_live(e, i);
@@ -854,10 +861,16 @@ static void run_op(unsigned o, unsigned char *target, size_t tlen, run_t *r, exe
             r->reported_step = k;
             /* RT_DEBUG >= 2: the library's full walk after a call that succeeded reports damage
              * the call itself never touched ("check"): reported, but nothing to refuse */
-            bool by_walk = RT_DEBUG >= 2 && rec.operation != NULL && strcmp(rec.operation, "check") == 0;
+            bool by_walk = walk_only();
             if (!by_walk && (res != NULL || r->res[k] != NULL)) {
                 fail(r, FK_NOT_REFUSED, "%s reported %s but returned +%ld", what, tl_kind_name(rec.last),
                      rel(res != NULL ? res : r->res[k]));
+            }
+            if (by_walk && res != NULL) { /* the call succeeded: its block is live (containment frees it) */
+                r->res[k] = res;
+                if (new_ok(e, res, n, what)) {
+                    add_live(e, res, n);
+                }
             }
             break;
         }
