@@ -21,8 +21,9 @@
  *                   ways) and a free block's footer changed
  *   misaligned_pointer  a pointer one word into a live block, whose first word is made a valid
  *                   used header reaching the next block: free refused (BAD_POINTER)
- *   found_used_header  the one free block of an index, its header made a valid used header: a
- *                   malloc the index serves from its list refused (CORRUPTED), nothing handed out
+ *   found_damaged   the one free block of an index, its header made a valid used header, or its
+ *                   pprev aimed elsewhere: a malloc the index serves from its list refused
+ *                   (CORRUPTED), nothing handed out
  *   next_past_pool  a free successor (the pool's tail) whose valid header runs one unit past the
  *                   sentinel: free and realloc of the block before it refused, nothing written
  *   link_into_guard a free block's pprev aimed at the word past the sentinel, which points back
@@ -37,6 +38,19 @@
  *   walk_cut        seglist, firstfit, bestfit: a walk meets a listed block whose pprev changed,
  *                   behind a sound one: malloc refused, and both the damaged block and the one
  *                   whose link led to it are fenced (the link may be the damage)
+ *   check_unlisted  rt_heap_check sees a free block its index no longer lists when a block forged
+ *                   in a live block's payload is listed in its place (the counts agree)
+ *   slide_recheck   realloc's slide copies with the lock released; another thread damages (or
+ *                   frees and damages) the block after it meanwhile: the re-check after the copy
+ *                   reports it, the slide stands
+ *   fenced_again    a fenced live block whose header is damaged again: its free is refused once
+ *                   (contained again), then accepted (affine tag only)
+ *   quick_copied_link  rt_tlsfq: a cached block's link and seal copied onto another cached block:
+ *                   refused at that block (the seal is bound to its address)
+ *   quick_outside   rt_tlsfq: a sealed link to a block forged outside the heap: refused there
+ *   quick_cycle     rt_tlsfq: a cycle of sealed links: rt_heap_check and the containment end it
+ *   no_containment  rt_tlsfq: a double free and a foreign pointer are reported, and the quick
+ *                   lists keep their blocks (no containment for the caller's own errors)
  *   chance_header   the folded tag only (heap_checks_fold on 64-bit): a used header damaged into
  *                   one that verifies, whose size lands on no header: free refused, and
  *                   containment fences that block alone instead of trusting its extent
@@ -167,6 +181,8 @@ typedef struct hc_expect {
     hc_span_t dmg[2];     /* the damaged words, each inside a fenced block; none: nothing fenced */
     size_t ndmg;
     size_t fenced;        /* exactly this many bytes quarantined (0: at least the spans') */
+    void *dead;           /* a pointer the application held into what is now a fenced dead block:
+                             its free is refused (BAD_POINTER) -- no block of the application's */
 } hc_expect_t;
 
 static bool hc_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1) { return a0 < b1 && b0 < a1; }
@@ -238,7 +254,8 @@ static bool hc_hits(const hc_expect_t *e, const hc_walk_t *w, const unsigned cha
  * in a fenced block and stats.quarantined_bytes counts exactly the fenced blocks (at least the
  * spans, or e->fenced exactly; none with no span); malloc hands out nothing that overlaps a live
  * block or the damage (a sweep of the free memory, given back after); every live block frees
- * without a report; then check passes, no block is used, and the quarantine stays. Drops the heap. */
+ * without a report, a pointer into a fenced dead block is refused; then check passes, no block is
+ * used, and the quarantine stays. Drops the heap. */
 static void hc_contained(hc_t *f, const hc_expect_t *e, const char *what)
 {
     static void *sweep[HC_SWEEP];
@@ -300,6 +317,12 @@ static void hc_contained(hc_t *f, const hc_expect_t *e, const char *what)
         rt_heap_free(f->h, q);
         TL_CHECK(f->rec.count == 0u, "%s: %s: live block %zu does not free after containment (%lu reports, last %s)",
                  f->name, what, i, f->rec.count, tl_kind_name(f->rec.last));
+    }
+    if (e->dead != NULL) {
+        tl_recorder_reset(&f->rec);
+        rt_heap_free(f->h, e->dead);
+        TL_CHECK(hc_one(f, RT_ERR_BAD_POINTER), "%s: %s: free of a pointer into a fenced dead block: %lu reports, last %s",
+                 f->name, what, f->rec.count, tl_kind_name(f->rec.last));
     }
     tl_recorder_reset(&f->rec);
     rt_stats_t end;
@@ -377,7 +400,7 @@ static bool prev_unlisted_build(hc_t *f, rt_index_t index, prev_unlisted_st *s, 
     *hc_word(p + 2u * BLK_W) = (size_t)(uintptr_t)(p + BLK_W);
     *hc_word(p + psize - BLK_W) = psize; /* the footer: the word before b's header */
     hc_set(f->h, b, (bdata & ~BLK_FLAGS) | BLK_PREV_FREE);
-    *e = (hc_expect_t){{blk[0], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    *e = (hc_expect_t){{blk[0], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0, blk[1]};
     hc_damage(e, p, 3);
     return true;
 }
@@ -437,7 +460,7 @@ static void realloc_succ(rt_index_t index, unsigned damage)
              "%s: realloc into a free block whose successor is %s: %p, %lu reports, last %s", f.name,
              damage == 0u ? "without PREV_FREE" : "damaged", q, f.rec.count, tl_kind_name(f.rec.last));
     TL_CHECK(tl_verify(blk[0], 600, 11) == 600u, "%s: b's contents changed", f.name);
-    hc_expect_t e = {{blk[0], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[0], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     if (damage != 0u) {
         hc_damage(&e, s, 1);
     }
@@ -477,7 +500,7 @@ static void footer_names_other(rt_index_t index)
                      "%s: realloc after a footer naming another free block: %p, %lu reports", f.name, q, f.rec.count);
         }
         TL_CHECK(tl_verify(blk[1], 600, 5) == 600u, "%s: l's contents changed", f.name);
-        hc_expect_t e = {{blk[1], blk[3], blk[4]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+        hc_expect_t e = {{blk[1], blk[3], blk[4]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
         hc_damage(&e, b - BLK_W, 1);
         hc_contained(&f, &e, op == 0u ? "footer_names_other (free)" : "footer_names_other (realloc)");
     }
@@ -515,7 +538,7 @@ static void footer_misaligned(rt_index_t index)
     TL_CHECK(hc_one(&f, RT_ERR_CORRUPTED), "%s: free after a misaligned footer: %lu reports, last %s", f.name,
              f.rec.count, tl_kind_name(f.rec.last));
     TL_CHECK(hc_head(f.h, l) == ldata, "%s: l's header changed", f.name);
-    hc_expect_t e = {{blk[0], blk[1], blk[2]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[0], blk[1], blk[2]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     hc_contained(&f, &e, "footer_misaligned");
 }
 
@@ -559,7 +582,7 @@ static void size_past_pool(rt_index_t index, bool past_guard)
     TL_CHECK(*hc_word(target) == planted, "%s: the refused free wrote the header %s", f.name,
              past_guard ? "planted in the guard" : "of the next pool's first block");
     *hc_word(target) = saved_t;
-    hc_expect_t e = {{blk[0]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[0]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     hc_damage(&e, x, 1);
     hc_contained(&f, &e, past_guard ? "size_past_pool (guard)" : "size_past_pool");
 }
@@ -601,7 +624,7 @@ static void next_past_pool(rt_index_t index)
         }
         TL_CHECK(memcmp(past, end + BLK_W, sizeof past) == 0 && hc_head(f.h, end) != SIZE_MAX,
                  "%s: the sentinel or the guard after it was written", f.name);
-        hc_expect_t e = {{blk[0]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+        hc_expect_t e = {{blk[0]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
         hc_damage(&e, t, 1);
         hc_contained(&f, &e, op == 0u ? "next_past_pool (free)" : "next_past_pool (realloc)");
     }
@@ -635,7 +658,7 @@ static void link_into_guard(rt_index_t index)
              f.name, f.rec.count, tl_kind_name(f.rec.last));
     TL_CHECK(*guard == (size_t)(uintptr_t)n, "%s: the guard past the sentinel was written", f.name);
     *guard = saved_guard;
-    hc_expect_t e = {{blk[0], blk[2]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[0], blk[2]}, NULL, 0, {{NULL, NULL}}, 0, 0, blk[1]};
     hc_damage(&e, n + BLK_W, 2);
     hc_contained(&f, &e, "link_into_guard");
 }
@@ -665,15 +688,17 @@ static void misaligned_pointer(rt_index_t index)
     rt_heap_free(f.h, p);
     TL_CHECK(hc_one(&f, RT_ERR_BAD_POINTER), "%s: free of a misaligned pointer: %lu reports, last %s", f.name,
              f.rec.count, tl_kind_name(f.rec.last));
-    hc_expect_t e = {{blk[0], blk[1]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[0], blk[1]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     hc_contained(&f, &e, "misaligned_pointer");
 }
 
-/* The heap used up but for one free block f of its index, whose header then says used (a valid
- * used header of its size; its links intact). A malloc the index serves from f's list must not
- * take it: refused (CORRUPTED), f not handed out. A valid used header is a live block to the
- * containment's walk (nothing fenced): f's pointer then frees it like the other blocks. */
-static void found_used_header(rt_index_t index)
+/* The heap used up but for one free block f of its index. what 0: f's header then says used (a
+ * valid used header of its size; its links intact); 1: f's pprev names another word than the slot
+ * that holds it (its header intact). A malloc the index serves from f's list must not take it:
+ * refused (CORRUPTED), f not handed out. 0: a valid used header is a live block to the
+ * containment's walk (nothing fenced): f's pointer then frees it like the other blocks; 1: f's
+ * head is fenced (its links do not point back), its rest free again. */
+static void found_damaged(rt_index_t index, unsigned what)
 {
     static void *blk[4096];
     hc_t f;
@@ -696,17 +721,25 @@ static void found_used_header(rt_index_t index)
     unsigned char *b = hc_block(fp);
     size_t data = hc_head(f.h, b);
     TL_CHECK(data != SIZE_MAX && (data & BLK_FREE) != 0u, "%s: f is not free", f.name);
-    hc_set(f.h, b, data & ~BLK_FLAGS);
+    if (what == 0u) {
+        hc_set(f.h, b, data & ~BLK_FLAGS);
+    } else {
+        *hc_word(b + 2u * BLK_W) ^= BLK_A;
+    }
     tl_recorder_reset(&f.rec);
     void *q = rt_heap_malloc(f.h, 64);
     TL_CHECK(q == NULL && hc_one(&f, RT_ERR_CORRUPTED),
-             "%s: malloc served from a listed block whose header says used: %p (f %p), %lu reports, last %s", f.name,
-             q, fp, f.rec.count, tl_kind_name(f.rec.last));
+             "%s: malloc served from a listed block whose %s: %p (f %p), %lu reports, last %s", f.name,
+             what == 0u ? "header says used" : "pprev names another slot", q, fp, f.rec.count,
+             tl_kind_name(f.rec.last));
     if (q != NULL) {
         blk[n++] = q;
     }
-    hc_expect_t e = {{fp}, blk, n, {{NULL, NULL}}, 0, 0};
-    hc_contained(&f, &e, "found_used_header");
+    hc_expect_t e = {{what == 0u ? fp : NULL}, blk, n, {{NULL, NULL}}, 0, 0, what == 0u ? NULL : fp};
+    if (what != 0u) {
+        hc_damage(&e, b + 2u * BLK_W, 1);
+    }
+    hc_contained(&f, &e, what == 0u ? "found_used_header" : "found_pprev");
 }
 
 /* rt_tlsfq's own free of a small block (the push onto a quick list): x, the last block of a heap
@@ -749,7 +782,7 @@ static void quick_past_pool(void)
              f.rec.count);
     TL_CHECK(*hc_word(target) == planted, "tlsfq: the refused free wrote the header planted in the guard");
     *hc_word(target) = saved_t;
-    hc_expect_t e = {{NULL}, blk, n, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{NULL}, blk, n, {{NULL, NULL}}, 0, 0, NULL};
     hc_damage(&e, x, 1);
     hc_contained(&f, &e, "quick_past_pool");
 }
@@ -780,7 +813,7 @@ static void pool_overlaps(rt_index_t index)
         untouched = untouched && f.lo[i] == 0x3C && mem[2u * quarter + i] == 0x3C;
     }
     TL_CHECK(untouched, "%s: a refused pool was written", f.name);
-    hc_expect_t e = {{NULL}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{NULL}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     hc_contained(&f, &e, "pool_overlaps");
 }
 
@@ -812,7 +845,7 @@ static void check_sees(rt_index_t index)
                                             "a free block's footer changed"};
         TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "%s: rt_heap_check missed %s", f.name,
                  names[what]);
-        hc_expect_t e = {{what == 0u ? blk[0] : NULL, blk[1], blk[2]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+        hc_expect_t e = {{what == 0u ? blk[0] : NULL, blk[1], blk[2]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
         if (what == 2u) {
             hc_damage(&e, b - BLK_W, 1);
         }
@@ -820,31 +853,38 @@ static void check_sees(rt_index_t index)
     }
 }
 
-/* seglist, firstfit, bestfit (the indexes whose find walks a list): [x free][s1][y free][s2], y
- * freed last, so a walk meets y, too small for the request, and then x, whose pprev no longer
- * names y's next. malloc is refused (CORRUPTED), and the walk cuts the list before y: the link
- * that led to x may be the damage, so neither is trusted -- the containment fences the head of
- * both (exactly two smallest blocks), the rest of each is free again. */
+/* seglist, firstfit, bestfit (the indexes whose find walks a list): [x free][s1][y free][s2][z
+ * free][s3], freed z, x, y: the walk for 400 bytes meets y and x, both too small, then z, which
+ * fits. x's pprev no longer names y's next. malloc is refused (CORRUPTED) at x -- a walk follows a
+ * block only if its pprev is the slot that led to it, so z, behind it, is not handed out -- and
+ * the walk cuts the list before y: the link that led to x may be the damage, so neither is
+ * trusted. The containment fences the head of both (exactly two smallest blocks); z and the rest
+ * of x and y are free again. */
 static void walk_cut(rt_index_t index)
 {
     hc_t f;
     if (!hc_open(&f, index, HC_HEAP)) {
         return;
     }
-    void *blk[4] = {rt_heap_malloc(f.h, 500), rt_heap_malloc(f.h, 64), rt_heap_malloc(f.h, 300),
-                    rt_heap_malloc(f.h, 64)};
-    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
+    void *blk[6] = {rt_heap_malloc(f.h, 300), rt_heap_malloc(f.h, 64), rt_heap_malloc(f.h, 300),
+                    rt_heap_malloc(f.h, 64), rt_heap_malloc(f.h, 500), rt_heap_malloc(f.h, 64)};
+    bool ok = true;
+    for (size_t i = 0; i < 6u; i++) {
+        ok = ok && blk[i] != NULL;
+    }
+    if (!hc_setup(&f, ok)) {
         return;
     }
+    rt_heap_free(f.h, blk[4]);
     rt_heap_free(f.h, blk[0]);
     rt_heap_free(f.h, blk[2]);
     unsigned char *x = hc_block(blk[0]), *y = hc_block(blk[2]);
     *hc_word(x + 2u * BLK_W) ^= BLK_A; /* x's pprev: no longer y's next */
     tl_recorder_reset(&f.rec);
     void *q = rt_heap_malloc(f.h, 400);
-    TL_CHECK(q == NULL && hc_one(&f, RT_ERR_CORRUPTED), "%s: malloc meeting a damaged block behind a sound one: %p, "
-             "%lu reports", f.name, q, f.rec.count);
-    hc_expect_t e = {{blk[1], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 2u * BLK_MIN};
+    TL_CHECK(q == NULL && hc_one(&f, RT_ERR_CORRUPTED), "%s: malloc meeting a damaged block behind a sound one: %p "
+             "(z %p), %lu reports", f.name, q, blk[4], f.rec.count);
+    hc_expect_t e = {{blk[1], blk[3], blk[5]}, NULL, 0, {{NULL, NULL}}, 0, 2u * BLK_MIN, blk[2]};
     hc_damage(&e, x, 3);
     hc_damage(&e, y, 3);
     hc_contained(&f, &e, "walk_cut");
@@ -882,7 +922,7 @@ static void flush_counted(void)
     rt_heap_flush(f.h);
     TL_CHECK(hc_one(&f, RT_ERR_CORRUPTED), "tlsfq: a flush meeting a list longer than counted: %lu reports, last %s",
              f.rec.count, tl_kind_name(f.rec.last));
-    hc_expect_t e = {{blk[1], blk[3], blk[5], blk[7]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[1], blk[3], blk[5], blk[7]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     hc_contained(&f, &e, "flush_counted");
 }
 
@@ -921,9 +961,287 @@ static void chance_header(rt_index_t index)
     rt_heap_free(f.h, blk[0]);
     TL_CHECK(hc_one(&f, RT_ERR_CORRUPTED), "%s: free of a block whose header verified by chance: %lu reports, last %s",
              f.name, f.rec.count, tl_kind_name(f.rec.last));
-    hc_expect_t e = {{blk[0], blk[1], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[0], blk[1], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     hc_damage(&e, b, 1);
     hc_contained(&f, &e, "chance_header");
+#else
+    (void)index;
+#endif
+}
+
+/* A free block F that its index no longer lists: the slot that held it (and the block after it
+ * on the list) now name a block X forged in a live block's payload -- an exact free header of F's
+ * size, a footer, links that point back. The index's own check passes (X is a plausible free
+ * block where it lists it), and as many blocks are listed as the walk finds free: rt_heap_check
+ * sees F alone by its footer, which no visit of the index marked. Reported and contained: F's
+ * head fenced (its links no longer point back), X is the live block's data. */
+static void check_unlisted(rt_index_t index)
+{
+    hc_t f;
+    if (!hc_open(&f, index, HC_HEAP)) {
+        return;
+    }
+    void *blk[4] = {rt_heap_malloc(f.h, 1000), rt_heap_malloc(f.h, 300), rt_heap_malloc(f.h, 64),
+                    rt_heap_malloc(f.h, 64)};
+    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
+        return;
+    }
+    rt_heap_free(f.h, blk[1]); /* F: between two live blocks, above the quick lists' largest */
+    rt_blk *fb = blk_at(hc_block(blk[1]));
+    size_t fsize = hc_head(f.h, fb) & ~BLK_FLAGS;
+    rt_blk *x = blk_at((unsigned char *)blk[0] + BLK_A - BLK_W); /* a header's place in L's payload */
+    if (!hc_setup(&f, (hc_head(f.h, fb) & BLK_FREE) != 0u && BLK_A + fsize < 1000u)) {
+        return;
+    }
+    hc_set(f.h, x, fsize | BLK_FREE);
+    *hc_word((unsigned char *)x + fsize - BLK_W) = fsize;
+    x->next = fb->next;
+    x->pprev = fb->pprev;
+    *fb->pprev = x;
+    if (fb->next != NULL) {
+        fb->next->pprev = &x->next;
+    }
+    tl_recorder_reset(&f.rec);
+    TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED),
+             "%s: rt_heap_check missed a free block its index does not list (%lu reports)", f.name, f.rec.count);
+    hc_expect_t e = {{blk[0], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
+    hc_damage(&e, fb, 3);
+    hc_contained(&f, &e, "check_unlisted");
+}
+
+/* Lock hooks that act once, at a given call: another thread's doing, between realloc's slide
+ * letting the lock go for its copy and taking it again (facade.inc, heap_slide). */
+typedef struct hc_lock {
+    unsigned calls, at; /* lock calls so far; the call that acts (0: none) */
+    rt_heap_t *h;
+    void *s;            /* the block after the one realloc moves */
+    unsigned variant;   /* 0: s's header damaged; 1: s freed, then its pprev damaged */
+} hc_lock_t;
+
+static uintptr_t hc_lock(void *context)
+{
+    hc_lock_t *k = context;
+    if (++k->calls == k->at) {
+        k->at = 0;
+        unsigned char *s = hc_block(k->s);
+        if (k->variant == 0u) {
+            s[1] ^= 0x10u; /* one byte of its header */
+        } else {
+            rt_heap_free(k->h, k->s); /* (its own lock call: no action) */
+            *hc_word(s + 2u * BLK_W) ^= BLK_A;
+        }
+    }
+    return 1u;
+}
+
+static void hc_unlock(void *context, uintptr_t token)
+{
+    (void)context;
+    (void)token;
+}
+
+/* [p free][b used][s used][t used]: realloc(b) larger than b and s's room but within p's, so b
+ * slides down into p (facade.inc, heap_slide), copying with the lock released. Meanwhile another
+ * thread damages s's header (variant 0), or frees s and damages its pprev (1). When realloc takes
+ * the lock again it checks s before it gives the tail back next to it: the slide stands (the
+ * moved block, its contents), the damage is reported (CORRUPTED) and contained. */
+static void slide_recheck(rt_index_t index, unsigned variant)
+{
+    hc_t f;
+    if (!hc_open(&f, index, HC_HEAP)) {
+        return;
+    }
+    void *blk[4] = {rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600),
+                    rt_heap_malloc(f.h, 64)};
+    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
+        return;
+    }
+    rt_heap_free(f.h, blk[0]);
+    tl_fill(blk[1], 600, 9);
+    hc_lock_t k = {0, 2, f.h, blk[2], variant}; /* call 1: realloc's; call 2: after the copy */
+    rt_heap_set_lock(f.h, hc_lock, hc_unlock, &k);
+    tl_recorder_reset(&f.rec);
+    void *q = rt_heap_realloc(f.h, blk[1], 900);
+    TL_CHECK(q == blk[0] && k.at == 0u && hc_one(&f, RT_ERR_CORRUPTED),
+             "%s: slide meeting a %s neighbour after its copy: %p (expected %p), %lu reports, last %s", f.name,
+             variant == 0u ? "damaged" : "freed and damaged", q, blk[0], f.rec.count, tl_kind_name(f.rec.last));
+    TL_CHECK(q == NULL || tl_verify(q, 600, 9) == 600u, "%s: the slid block's contents changed", f.name);
+    hc_expect_t e = {{q, variant == 0u ? blk[2] : NULL, blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
+    hc_damage(&e, hc_block(blk[2]), variant == 0u ? 1u : 3u);
+    hc_contained(&f, &e, variant == 0u ? "slide_recheck (damaged)" : "slide_recheck (freed)");
+}
+
+/* rt_tlsfq: c -> b -> a cached (one size; a the first freed, the list's end). */
+typedef struct hc_quick3 {
+    void *blk[6]; /* a, g0, b, g1, c, g2: the g's live, apart so that nothing merges */
+    unsigned char *a, *b, *c;
+} hc_quick3_t;
+
+static bool hc_quick3(hc_t *f, hc_quick3_t *s)
+{
+    if (!hc_open(f, RT_INDEX_TLSFQ, HC_HEAP)) {
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < 6u; i++) {
+        s->blk[i] = rt_heap_malloc(f->h, 48);
+        ok = ok && s->blk[i] != NULL;
+    }
+    if (!hc_setup(f, ok)) {
+        return false;
+    }
+    rt_heap_free(f->h, s->blk[0]);
+    rt_heap_free(f->h, s->blk[2]);
+    rt_heap_free(f->h, s->blk[4]);
+    s->a = hc_block(s->blk[0]);
+    s->b = hc_block(s->blk[2]);
+    s->c = hc_block(s->blk[4]);
+    return hc_setup(f, heap_quick_count(f->h->quick) == 3u);
+}
+
+/* rt_tlsfq: c's link and seal (naming b) copied onto b -- an overrun's memcpy from another cached
+ * block. The seal is bound to its block's address, so the copy fails at b: the first malloc pops
+ * c, the second is refused (CORRUPTED) instead of handing b out with a link to itself. b is fenced
+ * (a cached block whose link was damaged); a goes back to the index. */
+static void quick_copied_link(void)
+{
+    hc_t f;
+    hc_quick3_t s;
+    if (!hc_quick3(&f, &s)) {
+        return;
+    }
+    memcpy(s.b + BLK_W, s.c + BLK_W, 2u * BLK_W);
+    tl_recorder_reset(&f.rec);
+    void *p = rt_heap_malloc(f.h, 48), *q = rt_heap_malloc(f.h, 48);
+    TL_CHECK(p == s.blk[4] && q == NULL && hc_one(&f, RT_ERR_CORRUPTED),
+             "tlsfq: the pop of a block holding a copied link and seal: %p, %p (b %p), %lu reports, last %s", p, q,
+             s.blk[2], f.rec.count, tl_kind_name(f.rec.last));
+    hc_expect_t e = {{p, s.blk[1], s.blk[3], s.blk[5]}, NULL, 0, {{NULL, NULL}}, 0, 0, s.blk[2]};
+    hc_damage(&e, s.b + BLK_W, 2);
+    hc_contained(&f, &e, "quick_copied_link");
+}
+
+/* rt_tlsfq: a's link aimed (sealed, as one who knows the key would) at a block forged outside the
+ * heap -- a cached header of the list's size bound to its address, a sealed end of list. The pops
+ * hand out c and b, and then refuse (CORRUPTED): a quick-list link is followed only into a pool.
+ * Nothing outside the heap is handed out or written. */
+static void quick_outside(void)
+{
+    static size_t outside[32] __attribute__((aligned(64)));
+    hc_t f;
+    hc_quick3_t s;
+    if (!hc_quick3(&f, &s)) {
+        return;
+    }
+    unsigned char *x = (unsigned char *)outside + 2u * BLK_A - BLK_W; /* a header's place */
+    hc_set(f.h, x, hc_head(f.h, s.a));
+    hc_quick_link(f.h, x, NULL);
+    hc_quick_link(f.h, s.a, x);
+    size_t before[32];
+    memcpy(before, outside, sizeof before);
+    tl_recorder_reset(&f.rec);
+    void *p[4];
+    for (size_t i = 0; i < 4u; i++) {
+        p[i] = rt_heap_malloc(f.h, 48);
+    }
+    bool inside = true;
+    for (size_t i = 0; i < 4u; i++) {
+        inside = inside && (p[i] == NULL || ((unsigned char *)p[i] >= f.lo && (unsigned char *)p[i] < f.hi));
+    }
+    TL_CHECK(inside && p[0] == s.blk[4] && p[1] == s.blk[2] && f.rec.count >= 1u && f.rec.last == RT_ERR_CORRUPTED &&
+                 memcmp(before, outside, sizeof before) == 0,
+             "tlsfq: a quick-list link out of the heap: %p %p %p %p (x %p), %lu reports, last %s", p[0], p[1], p[2], p[3],
+             (void *)(x + BLK_W), f.rec.count, tl_kind_name(f.rec.last));
+    hc_expect_t e = {{p[0], p[1], p[2], p[3], s.blk[1], s.blk[3], s.blk[5]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
+    hc_contained(&f, &e, "quick_outside");
+}
+
+/* rt_tlsfq: b's link aimed (sealed) back at c: a cycle c -> b -> c. rt_heap_check ends its walk
+ * of the list after the cached count, reports it, and the containment (whose walk of the lists
+ * ends there too) gives the blocks back. */
+static void quick_cycle(void)
+{
+    hc_t f;
+    hc_quick3_t s;
+    if (!hc_quick3(&f, &s)) {
+        return;
+    }
+    hc_quick_link(f.h, s.b, s.c);
+    tl_recorder_reset(&f.rec);
+    TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "tlsfq: check missed a cycle of quick-list links");
+    hc_expect_t e = {{s.blk[1], s.blk[3], s.blk[5]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
+    hc_contained(&f, &e, "quick_cycle");
+}
+
+/* rt_tlsfq: a double free of a cached block and a free of a pointer outside the heap are the
+ * caller's errors alone -- reported, and no containment: the quick lists keep their blocks
+ * (a containment would give every cached block back to the index). */
+static void no_containment(void)
+{
+    hc_t f;
+    if (!hc_open(&f, RT_INDEX_TLSFQ, HC_HEAP)) {
+        return;
+    }
+    void *blk[4] = {rt_heap_malloc(f.h, 48), rt_heap_malloc(f.h, 48), rt_heap_malloc(f.h, 48),
+                    rt_heap_malloc(f.h, 48)};
+    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
+        return;
+    }
+    rt_heap_free(f.h, blk[0]);
+    rt_heap_free(f.h, blk[2]);
+    const rt_quick_t *q = f.h->quick;
+    TL_CHECK(heap_quick_count(q) == 2u, "tlsfq: two blocks cached");
+    tl_recorder_reset(&f.rec);
+    rt_heap_free(f.h, blk[0]);
+    TL_CHECK(hc_one(&f, RT_ERR_DOUBLE_FREE) && heap_quick_count(q) == 2u,
+             "tlsfq: a double free of a cached block: %lu reports, last %s, %u cached", f.rec.count,
+             tl_kind_name(f.rec.last), heap_quick_count(q));
+    static size_t outside[4];
+    tl_recorder_reset(&f.rec);
+    rt_heap_free(f.h, &outside[2]);
+    TL_CHECK(hc_one(&f, RT_ERR_FOREIGN_POINTER) && heap_quick_count(q) == 2u,
+             "tlsfq: a free of a foreign pointer: %lu reports, last %s, %u cached", f.rec.count,
+             tl_kind_name(f.rec.last), heap_quick_count(q));
+    hc_expect_t e = {{blk[1], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
+    hc_contained(&f, &e, "no_containment");
+}
+
+/* [a][x][c] used: x's header damaged, rt_heap_check contains it (x fenced, live). Then x's fenced
+ * header is damaged again, in its MARK bit: the free of x is refused (BAD_POINTER: the header no
+ * longer says fenced) and contained again (x fenced once more, still live: its fenced[] entry
+ * remembers it); a second free of x is then accepted. (Affine tag only: a folded header that
+ * fails its tag decodes to all ones, which heap_free_fenced takes for fenced.) */
+static void fenced_again(rt_index_t index)
+{
+#if BLK_LINEAR_TAG
+    hc_t f;
+    if (!hc_open(&f, index, HC_HEAP)) {
+        return;
+    }
+    void *blk[3] = {rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600)};
+    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL)) {
+        return;
+    }
+    unsigned char *x = hc_block(blk[1]);
+    x[2] ^= 0x01u;
+    tl_recorder_reset(&f.rec);
+    TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "%s: check missed a damaged header", f.name);
+    size_t d = hc_head(f.h, x);
+    TL_CHECK(d != SIZE_MAX && (d & (BLK_FREE | BLK_MARK)) == (BLK_FREE | BLK_MARK), "%s: x not fenced", f.name);
+    x[0] ^= (unsigned char)BLK_MARK;
+    tl_recorder_reset(&f.rec);
+    rt_heap_free(f.h, blk[1]);
+    TL_CHECK(hc_one(&f, RT_ERR_BAD_POINTER), "%s: free of a fenced block whose header was damaged again: %lu reports, "
+             "last %s", f.name, f.rec.count, tl_kind_name(f.rec.last));
+    tl_recorder_reset(&f.rec);
+    TL_CHECK(rt_heap_check(f.h) && f.rec.count == 0u, "%s: check after the second containment (%lu reports)", f.name,
+             f.rec.count);
+    rt_heap_free(f.h, blk[1]);
+    TL_CHECK(f.rec.count == 0u, "%s: the free of x, fenced live again: %lu reports, last %s", f.name, f.rec.count,
+             tl_kind_name(f.rec.last));
+    hc_expect_t e = {{blk[0], blk[2]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
+    hc_damage(&e, x, 1);
+    hc_contained(&f, &e, "fenced_again");
 #else
     (void)index;
 #endif
@@ -964,7 +1282,7 @@ static void walk_past_pool(rt_index_t index)
     TL_CHECK(w.inside && f.rec.count == 0u, "%s: rt_heap_walk showed a block running past the pool", f.name);
     TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "%s: rt_heap_check missed a size past the pool",
              f.name);
-    hc_expect_t e = {{blk[0], blk[1]}, NULL, 0, {{NULL, NULL}}, 0, 0};
+    hc_expect_t e = {{blk[0], blk[1]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
     hc_damage(&e, x, 1);
     hc_contained(&f, &e, "walk_past_pool");
 }
@@ -986,18 +1304,27 @@ int main(void)
         pool_overlaps(indexes[i]);
         check_sees(indexes[i]);
         misaligned_pointer(indexes[i]);
-        found_used_header(indexes[i]);
+        found_damaged(indexes[i], 0);
+        found_damaged(indexes[i], 1);
         next_past_pool(indexes[i]);
         link_into_guard(indexes[i]);
         size_past_pool(indexes[i], false);
         size_past_pool(indexes[i], true);
         chance_header(indexes[i]);
+        check_unlisted(indexes[i]);
+        slide_recheck(indexes[i], 0);
+        slide_recheck(indexes[i], 1);
+        fenced_again(indexes[i]);
     }
     walk_cut(RT_INDEX_SEGLIST);
     walk_cut(RT_INDEX_FIRSTFIT);
     walk_cut(RT_INDEX_BESTFIT);
     quick_past_pool();
     flush_counted();
+    no_containment();
+    quick_copied_link();
+    quick_outside();
+    quick_cycle();
     return tl_summary("heap_checks");
 #endif
 }
