@@ -47,7 +47,8 @@
  *                   (contained again), then accepted (affine tag only)
  *   quick_copied_link  rt_tlsfq: a cached block's link and seal copied onto another cached block:
  *                   refused at that block (the seal is bound to its address)
- *   quick_outside   rt_tlsfq: a sealed link to a block forged outside the heap: refused there
+ *   quick_outside   rt_tlsfq: a sealed link to a block forged outside the heap: refused there, by
+ *                   malloc and by check (whose containment mends no block outside a pool)
  *   quick_cycle     rt_tlsfq: a cycle of sealed links: rt_heap_check and the containment end it
  *   no_containment  rt_tlsfq: a double free and a foreign pointer are reported, and the quick
  *                   lists keep their blocks (no containment for the caller's own errors)
@@ -321,8 +322,9 @@ static void hc_contained(hc_t *f, const hc_expect_t *e, const char *what)
     if (e->dead != NULL) {
         tl_recorder_reset(&f->rec);
         rt_heap_free(f->h, e->dead);
-        TL_CHECK(hc_one(f, RT_ERR_BAD_POINTER), "%s: %s: free of a pointer into a fenced dead block: %lu reports, last %s",
-                 f->name, what, f->rec.count, tl_kind_name(f->rec.last));
+        TL_CHECK(hc_one(f, RT_ERR_BAD_POINTER),
+                 "%s: %s: free of a pointer into a fenced dead block: %lu reports, last %s", f->name, what,
+                 f->rec.count, tl_kind_name(f->rec.last));
     }
     tl_recorder_reset(&f->rec);
     rt_stats_t end;
@@ -1121,11 +1123,14 @@ static void quick_copied_link(void)
     hc_contained(&f, &e, "quick_copied_link");
 }
 
-/* rt_tlsfq: a's link aimed (sealed, as one who knows the key would) at a block forged outside the
- * heap -- a cached header of the list's size bound to its address, a sealed end of list. The pops
- * hand out c and b, and then refuse (CORRUPTED): a quick-list link is followed only into a pool.
- * Nothing outside the heap is handed out or written. */
-static void quick_outside(void)
+/* rt_tlsfq: a link aimed (sealed, as one who knows the key would) at a block forged outside the
+ * heap. variant 0: a's link, and x a cached header of the list's size bound to its address with a
+ * sealed end of list: the pops hand out c, b and a, and then refuse (CORRUPTED) -- a quick-list
+ * link is followed only into a pool. 1: b's link, x's header no header at all but its link
+ * sealed: rt_heap_check fails at x, and the containment's walk of the lists, which mends a cached
+ * block whose header was overwritten, mends none outside a pool. Nothing outside the heap is
+ * handed out or written. */
+static void quick_outside(unsigned variant)
 {
     static size_t outside[32] __attribute__((aligned(64)));
     hc_t f;
@@ -1133,27 +1138,34 @@ static void quick_outside(void)
     if (!hc_quick3(&f, &s)) {
         return;
     }
+    memset(outside, 0x3C, sizeof outside);
     unsigned char *x = (unsigned char *)outside + 2u * BLK_A - BLK_W; /* a header's place */
-    hc_set(f.h, x, hc_head(f.h, s.a));
+    if (variant == 0u) {
+        hc_set(f.h, x, hc_head(f.h, s.a));
+    }
     hc_quick_link(f.h, x, NULL);
-    hc_quick_link(f.h, s.a, x);
+    hc_quick_link(f.h, variant == 0u ? s.a : s.b, x);
     size_t before[32];
     memcpy(before, outside, sizeof before);
     tl_recorder_reset(&f.rec);
-    void *p[4];
-    for (size_t i = 0; i < 4u; i++) {
-        p[i] = rt_heap_malloc(f.h, 48);
-    }
+    void *p[4] = {NULL, NULL, NULL, NULL};
     bool inside = true;
-    for (size_t i = 0; i < 4u; i++) {
-        inside = inside && (p[i] == NULL || ((unsigned char *)p[i] >= f.lo && (unsigned char *)p[i] < f.hi));
+    if (variant == 0u) {
+        for (size_t i = 0; i < 4u; i++) {
+            p[i] = rt_heap_malloc(f.h, 48);
+            inside = inside && (p[i] == NULL || ((unsigned char *)p[i] >= f.lo && (unsigned char *)p[i] < f.hi));
+        }
+        inside = inside && p[0] == s.blk[4] && p[1] == s.blk[2] && f.rec.count >= 1u &&
+                 f.rec.last == RT_ERR_CORRUPTED;
+    } else {
+        inside = !rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED);
     }
-    TL_CHECK(inside && p[0] == s.blk[4] && p[1] == s.blk[2] && f.rec.count >= 1u && f.rec.last == RT_ERR_CORRUPTED &&
-                 memcmp(before, outside, sizeof before) == 0,
-             "tlsfq: a quick-list link out of the heap: %p %p %p %p (x %p), %lu reports, last %s", p[0], p[1], p[2], p[3],
-             (void *)(x + BLK_W), f.rec.count, tl_kind_name(f.rec.last));
+    TL_CHECK(inside && memcmp(before, outside, sizeof before) == 0,
+             "tlsfq: a quick-list link out of the heap (%s): %p %p %p %p (x %p), %lu reports, last %s",
+             variant == 0u ? "malloc" : "check", p[0], p[1], p[2], p[3], (void *)(x + BLK_W), f.rec.count,
+             tl_kind_name(f.rec.last));
     hc_expect_t e = {{p[0], p[1], p[2], p[3], s.blk[1], s.blk[3], s.blk[5]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
-    hc_contained(&f, &e, "quick_outside");
+    hc_contained(&f, &e, variant == 0u ? "quick_outside (malloc)" : "quick_outside (check)");
 }
 
 /* rt_tlsfq: b's link aimed (sealed) back at c: a cycle c -> b -> c. rt_heap_check ends its walk
@@ -1323,7 +1335,8 @@ int main(void)
     flush_counted();
     no_containment();
     quick_copied_link();
-    quick_outside();
+    quick_outside(0);
+    quick_outside(1);
     quick_cycle();
     return tl_summary("heap_checks");
 #endif
