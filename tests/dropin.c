@@ -42,6 +42,8 @@ static const dropin_case_t cases[] = {
     {"interior", {"RTALLOC_ON_ERROR=continue"}, 0, "free", {NULL}, false},
     {"overflow", {NULL}, SIGABRT, "free|malloc", {NULL}, false},
     {"overflow", {"RTALLOC_ON_ERROR=continue"}, 0, "free|malloc", {NULL}, false},
+    {"copy", {NULL}, SIGABRT, "free|malloc", {NULL}, false},
+    {"copy", {"RTALLOC_ON_ERROR=continue"}, 0, "free|malloc", {NULL}, false},
     {"realloc_interior", {NULL}, SIGABRT, "realloc", {NULL}, false},
     {"realloc_interior", {"RTALLOC_ON_ERROR=continue"}, 0, "realloc", {NULL}, false},
     {"realloc_foreign", {NULL}, SIGABRT, "realloc", {NULL}, false},

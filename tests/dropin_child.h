@@ -384,6 +384,61 @@ static int dc_overflow(void)
     return dc_done();
 }
 
+/* The commonest overflow: memcpy(dst, src, n) one word too long where src is a heap block too, so
+ * the word written past dst is the word read past src -- ANOTHER block's valid metadata (its
+ * successor's header; with metadata out of band, a free block's link). Tags bound to their place
+ * refuse it: caught by the free (or, out of band, the malloc) that meets it. */
+static int dc_copy(void)
+{
+    enum { N = 32 };
+    unsigned char *b[N], *p = NULL, *q = NULL;
+    for (unsigned i = 0; i < N; i++) {
+        b[i] = malloc(100);
+    }
+    size_t w = sizeof(size_t);
+    for (unsigned i = 0; i < N && p == NULL; i++) {
+        for (unsigned j = 0; j < N && p == NULL; j++) {
+            if (b[i] + malloc_usable_size(b[i]) == b[j]) { /* out of band: no header between */
+                p = b[i];
+                q = b[j];
+                b[i] = b[j] = NULL;
+            }
+        }
+    }
+    if (p != NULL) { /* out of band: q and a source block freed, q's link overwritten by the source's */
+        unsigned char *src = b[N - 1];
+        b[N - 1] = NULL;
+        dc_ptr(p);
+        dc_ptr(q);
+        printf("ptr 100\n"); /* malloc(100) */
+        (void)fflush(stdout);
+        free(src);
+        free(q);
+        unsigned char word[sizeof(size_t)];
+        memcpy(word, src, w); /* the source's free-list link: read after its free, as an overrun would */
+        memcpy(p + malloc_usable_size(p), word, w);
+        for (unsigned i = 0; i < 4; i++) {
+            free(malloc(100));
+        }
+    } else { /* a header in front of every block: p's successor's header gets src's successor's */
+        p = malloc(100);
+        q = malloc(100);
+        unsigned char *src = malloc(100), *after = malloc(100);
+        dc_ptr(p);
+        dc_ptr(q);
+        memcpy(p, src, malloc_usable_size(p) + w);
+        free(after);
+        free(src);
+        free(q);
+    }
+    free(p);
+    for (unsigned i = 0; i < N; i++) {
+        free(b[i]);
+    }
+    dc_heap_works(2, false);
+    return dc_done();
+}
+
 static int dc_realloc_interior(void)
 {
     unsigned char *p = malloc(1000);
@@ -423,6 +478,7 @@ static int dc_child(const char *mode)
         int (*run)(void);
     } modes[] = {{"semantics", dc_semantics}, {"enomem", dc_enomem},     {"double_free", dc_double_free},
                  {"forged", dc_forged},       {"interior", dc_interior}, {"overflow", dc_overflow},
+                 {"copy", dc_copy},
                  {"realloc_foreign", dc_realloc_foreign}, {"realloc_interior", dc_realloc_interior},
                  {"free_foreign", dc_free_foreign}};
     if (strcmp(mode, "threads") == 0 || strcmp(mode, "fork") == 0) {

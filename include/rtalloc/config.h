@@ -59,6 +59,14 @@
 #define RT_HEAP_KEY_SEED 0x5DEECE66Dull
 #endif
 
+/* For measurement only: 0 leaves the address out of the boundary-tag heap's header tags
+ * (src/block/block.h) and the seal out of rt_tlsfq's quick-list links (src/heap/quick.h), so that
+ * the benchmark can show what binding metadata to its place costs. A build with 0 accepts a
+ * header copied from another block, as the library did before it bound them: never ship it. */
+#ifndef RT_HEAP_TAG_PLACE
+#define RT_HEAP_TAG_PLACE 1
+#endif
+
 /* Alignment of every pointer a boundary-tag heap returns, and the unit of its block sizes (a
  * power of two >= 8 and >= the word size). Default: two machine words, 16 bytes on 64-bit and 8
  * on 32-bit. CMake: -DRTALLOC_HEAP_ALIGN=8 sets it for the library and, through the exported

@@ -7,7 +7,7 @@
  * handler. An index owns only the set of free blocks, behind five functions (reset, insert,
  * remove, find, name); see src/index/README.md.
  *
- * Indexes (SPEC 1.1; Masmano 2006 section 2; the VaiOS blog):
+ * Indexes (Masmano 2006 section 2; the VaiOS blog):
  *   index      malloc                        free    probes per malloc
  *   tlsf       O(1)                          O(1)    1 or 2 (bitmap look-ups; never a walk)
  *   tlsf32     O(1) (32 slots per octave)    O(1)    1 or 2
@@ -19,23 +19,25 @@
  * "O(1)" is a constant independent of the heap's size and state: the TLSF malloc is one size
  * mapping, one look at the first block of the request's own slot (good fit), two find-first-set
  * operations, one list removal and at most one split; its free is a validation, at most two
- * neighbour removals and one insertion. realloc adds one memcpy of the old payload when it must
- * move; calloc adds one memset. Validation of a freed pointer scans the pools (at most
+ * neighbour removals and one insertion. realloc adds one copy of the old payload when it must
+ * move (never with the lock held); calloc adds one memset. Validation of a freed pointer scans the pools (at most
  * RT_HEAP_MAX_POOLS), and so does each range check of a list link outside pool 0.
  *
- * The constants, in exact instructions per call from the function's entry to its return, for
+ * The constants, in exact instructions per call from the descriptor's entry to its return, for
  * TLSF on x86-64 (gcc 12 -O2, RT_HARDENING 1, the default layout), per path, the largest over
  * the benchmark's adversarial scenarios (`rtbench run paths`: each list emptied or kept, block
  * sizes 64 B..4 KiB; "pool 4": the blocks in the last of RT_HEAP_MAX_POOLS = 4 pools, so every
  * range check of a link scans them all):
- *     malloc  exact fit 113 (pool 4: 130)   climbing a row 121 (138)
- *             split 150 (157)               split after a climb 160 (165)
- *     free    no merge 93 (119)             merge with the predecessor 175 (209)
- *             merge with the successor 169 (204)   with both 225 (310)
+ *     malloc  exact fit 120 (pool 4: 130)   climbing a row 128 (138)
+ *             split 160 (160)               split after a climb 170 (169)
+ *     free    no merge 100 (126)            merge with the predecessor 190 (218)
+ *             merge with the successor 183 (211)   with both 243 (306)
  * The three pools scanned before the last cost a free up to 85 more (its pointer and the four
- * links it checks when it merges both sides), a malloc up to 17. On Cortex-M4 (arm-none-eabi-gcc 12 -O3, 32-bit layout) the longest
- * stretch with interrupts masked by the lock hooks is 213 instructions (tools/target-bench.sh).
- *
+ * links it checks when it merges both sides), a malloc up to 17. A call that meets damage adds the
+ * containment walk (below). realloc that slides a block into its free predecessor copies the
+ * payload with the lock released (the span is one used block meanwhile): the lock-held stretches
+ * of every call are constants independent of the block's size (tools/target-bench.sh measures
+ * the interrupts-masked stretches on Cortex-M4 and RV32).
  * Layout (W = sizeof(size_t), A = RT_HEAP_ALIGN):
  *                                   32-bit (W=4, A=8)   64-bit (W=8, A=16)
  *   overhead of a used block        4 bytes (one word)  8 bytes (one word)
@@ -66,37 +68,48 @@
  * heap's lock hooks (rt_heap_set_lock); without hooks a heap must be used by one thread, and not
  * from an interrupt that can preempt a heap call.
  *
- * Bad input (SPEC 3): free(NULL) is a no-op. A pointer that is not a live block of this heap, a
- * double free or a corrupted header is detected in O(1) by the structural checks of the header
- * and its two neighbours, reported through the heap's error handler, and the call changes
- * nothing. (A block header forged exactly by user data, consistent with both neighbours, is the
- * one case the O(1) check cannot see; RT_DEBUG >= 2 adds an exact O(blocks) membership check.)
+ * Bad input: free(NULL) is a no-op. A pointer that is not a live block of this heap, a double
+ * free or a corrupted header is detected in O(1) by the checker (src/heap/heap_internal.h: the
+ * block's own header and its successor's, then the neighbours a call will absorb), reported
+ * through the heap's error handler, and the call is refused. (A block header forged exactly by
+ * user data, consistent with both neighbours, is the one case the O(1) check cannot see;
+ * RT_DEBUG >= 2 adds an exact O(blocks) membership check.)
  *
  * Hardening (RT_HARDENING, rtalloc/config.h; default 1). An application's write past the end or
  * before the start of its block lands in metadata: the next block's header, a free neighbour's
  * links or footer, its own header. At level 1 none of it is acted on unverified:
- *   - every header word carries a tag (src/block/block.h): a change of any one byte of a header,
- *     of any value, is detected deterministically, several bytes with probability 1 - 2^-T
- *     (T = 32 on 64-bit, 8 on 32-bit);
+ *   - every header word carries a tag bound to its size and flags, to the ADDRESS where it
+ *     stands and to a key each create draws anew (src/block/block.h, which proves what it
+ *     detects): a change of any one byte of a header, of any value, is detected
+ *     deterministically; on 64-bit so is a valid header copied to any other place of a heap under
+ *     32 GiB, and a header left by an earlier life of the heap over the same buffer (a create
+ *     never reuses the key the buffer held: a stale pointer is RT_ERR_BAD_POINTER). On 32-bit the
+ *     tag has T = 8 bits: headers copied from under 2 KiB away are detected deterministically,
+ *     other words pass with probability 2^-8 (RT_HEAP_MAX_BLOCK_LOG2 16 gives T = 16);
  *   - a block the facade will treat as free proves it: tagged free header and membership of its
  *     list (its pprev slot points at it, its next points back): safe unlinking, so no link is
- *     written through before both are verified, and no link is followed that does not lie
- *     inside the heap; a free predecessor, found through its footer, also has that footer
- *     checked (alignment, bounds, and equal to the size in its header); a free successor's
- *     footer is not read (the merge writes over it) -- level 2 checks it too;
- *   - the walking indexes (seglist, firstfit, bestfit) check each block before reading it;
+ *     written through before both are verified, and no link is followed that does not lie inside
+ *     the heap; a free predecessor, found through its footer, must have a tagged free header of
+ *     exactly that size at that place; the walking indexes check each block before reading it;
+ *   - a quick list's link (rt_tlsfq) carries a seal bound to its block's address and the key;
  *   - each pool is fenced by RT_HEAP_POOL_GUARD bytes on both sides (checked by rt_heap_check).
- * A corruption met by free or realloc is reported (RT_ERR_CORRUPTED for a neighbour, BAD_POINTER
- * for the block's own header) and the call refused; met by malloc/memalign, reported and NULL
- * (the damaged block is never handed out: for TLSF and half-fit it stays the head of its list,
- * and requests that reach that list keep failing; the walking indexes cut it off, with the block
- * whose link led to it and the rest of that list, and serve later requests from what is left --
- * the memory cut off is lost to the damage). The cost: a tag check per header read (on x86-64 with the default
- * layout a subtract, a multiply and one compare, which also tests the FREE bit), a multiply per
- * header written (a flag set or cleared: one add), four compares per unlink; figures in README. Level 2
- * adds the boundary tags to every free block a call acts on (its footer equals its size, its
- * successor's tagged header says PREV_FREE) and checks the tagged header of each list neighbour
- * before an unlink. Level 0: the checks above the hardening paragraph only.
+ * Containment. A call that meets damage (RT_ERR_CORRUPTED, or RT_ERR_BAD_POINTER for a pointer
+ * inside a pool, which may be a block whose own header was overwritten) reports it, is refused
+ * (free changes nothing the application owns; malloc, realloc and memalign return NULL) and fences
+ * the damage off before it returns: one walk of the heap checks every block, fences each damaged
+ * one -- a free block whose header, links or footer are damaged loses one smallest block, the rest
+ * is free again; a live block whose header was damaged is fenced whole (its extent is where the
+ * next verified header stands) and stays the application's: its free is accepted, its memory
+ * never reused; when the headers of adjacent blocks are all damaged, nothing says where the later
+ * ones start: they are fenced with the first as one region, whose free is accepted and theirs
+ * refused -- and rebuilds the index from the free blocks. Afterwards rt_heap_check passes,
+ * live blocks free and merge normally, no merge crosses a fenced block, and
+ * rt_stats_t.quarantined_bytes counts the fenced bytes. The walk costs O(blocks + damaged bytes /
+ * A) once per damage, with the lock held: the error path's bound. rt_heap_check fences what it
+ * finds the same way (it still returns false and reports). Level 2 adds the boundary tags to every
+ * free block a call acts on (its footer equals its size, its successor's tagged header says
+ * PREV_FREE) and checks the tagged header of each list neighbour before an unlink. Level 0: the
+ * checks above the hardening paragraph only, no containment.
  */
 #ifndef RTALLOC_HEAP_H
 #define RTALLOC_HEAP_H
@@ -147,16 +160,21 @@ typedef enum rt_index {
  *   memory  at most `limit` blocks of at most RT_HEAP_QUICK_MAX_REQUEST + W bytes wait; they
  *           count as free: rt_heap_stats and rt_heap_walk give them back first (so largest_free,
  *           free_blocks and the walk show the merged heap), and rt_heap_check checks them.
- * The constants (exact instructions, x86-64, gcc 12 -O2, RT_HARDENING 1, one pool): a hit 50, a
- * push 49; a miss costs TLSF's path plus about 10. The failing malloc that gives 256 cached blocks
- * back, each merging both neighbours, is 55,591 (`rtbench run worst`, scenario quickflush): a heap
- * sized so tightly that mallocs fail in normal running should lower the limit (each cached block
- * adds about 217 to that path) or use rt_tlsf.
+ * The quick lists are a layer over the TLSF facade (src/heap/heap_tlsfq.c): a cached block keeps
+ * its tagged header with a "cached" flag and, in its first two payload words, its link and a seal
+ * bound to its address and the heap's key (src/heap/quick.h). Exact means on the small workload
+ * (x86-64, gcc 12 -O2, RT_HARDENING 1; bench/callgrind_check.sh -w small tlsfq): 64.9 per malloc
+ * and 65.0 per free, the seal and the address-bound tag included (53.3 / 54.0 without them,
+ * RT_HEAP_TAG_PLACE 0). The failing malloc that gives `limit` cached blocks back, each merging both
+ * neighbours, is the layer's longest path (`rtbench run worst`, scenario quickflush): a heap sized
+ * so tightly that mallocs fail in normal running should lower the limit or use rt_tlsf.
  * The default limit is RT_HEAP_QUICK_BLOCKS, fewer on a heap below 1 MiB (one block per 4 KiB
  * of capacity, so that at most 7 % of it waits); rt_heap_set_quick_limit changes it, rt_heap_flush empties the lists.
- * Bad input: a cached block's link is checked when the block is taken (it must lead to a cached
- * block of the list's size inside a pool); a damaged list is reported (RT_ERR_CORRUPTED) and
- * dropped -- its blocks are lost, none is handed out twice. */
+ * Bad input: a cached block is checked when it is taken (its header must be a cached block's of
+ * the list's size, inside a pool, and its link must carry its seal); damage met on a list is
+ * reported (RT_ERR_CORRUPTED), the call refused, and contained like any other: a cached block whose
+ * own words were written over after its free is fenced, the others go back to the index. None is
+ * handed out twice. */
 #ifndef RT_HEAP_QUICK_MAX_REQUEST
 #define RT_HEAP_QUICK_MAX_REQUEST 256u
 #endif
@@ -216,7 +234,9 @@ void *rt_heap_malloc(rt_heap_t *heap, size_t size);
 
 /* Returns the block to the heap, coalescing with free neighbours. NULL is a no-op. A pointer
  * that is not a live block of this heap is reported (RT_ERR_FOREIGN_POINTER, _BAD_POINTER,
- * _DOUBLE_FREE) and ignored. O(1) for every index. */
+ * _DOUBLE_FREE) and ignored; damage met (RT_ERR_CORRUPTED) is reported and fenced off
+ * (containment, above). The free of a live block the heap fenced is accepted (its memory stays
+ * fenced). O(1) for every index; a call that meets damage adds the containment walk. */
 void rt_heap_free(rt_heap_t *heap, void *ptr);
 
 /* Resizes in place when the block itself or its free successor allows (shrinking always does),
@@ -301,8 +321,10 @@ unsigned rt_heap_last_probes(const rt_heap_t *heap);
 
 /* Full integrity check: every header and boundary tag consistent, no two adjacent free blocks,
  * the sizes add up to each pool, every free block indexed exactly once in the list its size
- * maps to, the index's own links and bitmaps consistent, the counters right. Returns true iff all
- * hold; on the first failure reports RT_ERR_CORRUPTED and returns false. O(blocks). */
+ * maps to, the index's own links and bitmaps consistent, the counters right (fenced blocks
+ * counted apart). Returns true iff all hold; on a failure reports RT_ERR_CORRUPTED, fences the
+ * damage off (containment, above: a later check passes) and returns false. O(blocks) (plus the
+ * containment walk after a failure). */
 bool rt_heap_check(rt_heap_t *heap);
 
 /* Calls fn for every block of every pool in address order until fn returns false. The heap

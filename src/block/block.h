@@ -143,7 +143,10 @@ static inline size_t blk_fold(size_t x)
 #define BLK_K1_INV ((size_t)0x61C8864F00000001ull) /* BLK_K1 * BLK_K1_INV = 1 mod 2^64 */
 _Static_assert((size_t)(BLK_K1 * BLK_K1_INV) == 1u, "K1's inverse");
 /* The key of the word at address `at`: the heap's key plus (at / 8) * 2^32. */
-static inline size_t blk_key_at(size_t key, const void *at) { return key + ((size_t)(uintptr_t)at << 29); }
+static inline size_t blk_key_at(size_t key, const void *at)
+{
+    return RT_HEAP_TAG_PLACE ? key + ((size_t)(uintptr_t)at << 29) : ((void)at, key);
+}
 static inline size_t blk_enc(size_t key, const void *at, size_t data) { return data * BLK_K1 + blk_key_at(key, at); }
 /* The data of the header word at `at`, or a value >= 2^32 when the word is not one. */
 static inline size_t blk_decode(size_t key, const void *at, size_t head)
@@ -157,7 +160,10 @@ static inline bool blk_head_ok(size_t key, const void *at, size_t head)
 #else
 #define BLK_A_LOG2 ((unsigned)__builtin_ctz((unsigned)RT_HEAP_ALIGN))
 /* The key of the word at address `at` (only its low T bits matter): the heap's XOR at / A. */
-static inline size_t blk_key_at(size_t key, const void *at) { return key ^ ((uintptr_t)at >> BLK_A_LOG2); }
+static inline size_t blk_key_at(size_t key, const void *at)
+{
+    return RT_HEAP_TAG_PLACE ? key ^ ((uintptr_t)at >> BLK_A_LOG2) : ((void)at, key);
+}
 /* The header word for `data` (size | flags) at `at`. */
 static inline size_t blk_enc(size_t key, const void *at, size_t data)
 {

@@ -392,18 +392,26 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
         if (!contain_trusted(h, pool, b)) {
             rt_blk *s = contain_extent(h, pool, b);
             size = (size_t)((char *)s - (char *)b);
-            /* the header where the blocks resume (the sentinel's too) says whether b was free;
-             * a sentinel that does not verify either: taken as free (fenced, not counted live) */
+            /* The header where the blocks resume (the sentinel's too) says whether the block
+             * before it was free. Free and its footer agrees: one free block, free memory -- its
+             * damaged head fenced, the rest free again. Free but the footer disagrees: a free
+             * block damaged whole (a smallest block can be), or a damaged free block after other
+             * damaged headers: fenced whole as dead, nothing written inside it. Not free (or no
+             * verified header to say): a live block, fenced whole as live -- nothing written
+             * inside it, a free of b accepted. (A used block's last word may hold the footer of
+             * the free block it was cut from: the footer alone proves nothing.) */
             size_t sd = blk_decode(key, s, s->head);
-            bool was_free = sd > BLK_DATA_MASK ? s == end : (sd & BLK_PREV_FREE) != 0u;
+            bool was_free = sd <= BLK_DATA_MASK && (sd & BLK_PREV_FREE) != 0u;
             unsigned slot = fenced_slot(h, b);
             if (slot < RT_HEAP_FENCED) { /* a fenced block damaged again: as it was */
                 state = ((h->fenced_live >> slot) & 1u) != 0u ? C_FENCED_LIVE : C_DEAD;
+            } else if (was_free) {
+                state = C_DEAD;
+                if (blk_prev_size(s) == size) {
+                    size = blk_size(contain_trim_dead(key, b, size, true));
+                }
             } else {
-                state = was_free ? C_DEAD : C_FENCED_LIVE;
-            }
-            if (was_free && slot == RT_HEAP_FENCED) { /* free memory: its damaged head fenced, the rest free again */
-                size = blk_size(contain_trim_dead(key, b, size, true));
+                state = C_FENCED_LIVE;
             }
         } else if (blk_data_fenced(d)) {
             state = fenced_is_live(h, b) ? C_FENCED_LIVE : C_DEAD;
@@ -469,7 +477,11 @@ void heap_contain(rt_heap_t *h)
         h->ops->layer_forget(h);
     }
     for (unsigned i = 0; i < h->npools; i++) {
-        contain_links(h, &h->pools[i]);
+        const rt_pool_t *pool = &h->pools[i];
+        contain_links(h, pool);
+        /* the guards are the heap's: written back (an overflow there damaged no block) */
+        __builtin_memset((unsigned char *)pool->first - RT_HEAP_GUARD, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+        __builtin_memset((unsigned char *)pool->end + BLK_W, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
     }
     h->ops->reset(h);
     contain_acc a = {0, 0, 0, 0, 0, {NULL}, {NULL}};

@@ -26,10 +26,11 @@ void heap_deliver(rt_heap_t *h) __attribute__((cold, noinline));
  * damaged place of the heap is fenced off and the index rebuilt from the blocks that remain free,
  * so that rt_heap_check passes again, live blocks free and merge normally and the rest of the
  * heap serves. One walk of every pool, checking each block as rt_heap_check does:
- *   - a header that does not verify: the block's extent runs to the next place where a verified
- *     header leads through its size to two more (or to the pool's end); the block was free when
- *     that header says PREV_FREE (fenced, dead), else live (fenced, remembered as live: its free
- *     is accepted, its memory never reused);
+ *   - a header that does not verify: the block's extent runs to the next place where the blocks
+ *     resume (a verified header; on the folded layouts one that leads to more); it was one free
+ *     block when that header says PREV_FREE and its footer agrees (its damaged head fenced, the
+ *     rest free), else it is fenced whole as live (remembered: its free is accepted, its memory
+ *     never reused; several damaged headers side by side make one such region);
  *   - a free block whose footer, or whose own links, are damaged: fenced;
  *   - blocks a layer held (layer_forget first) and free blocks: merged runs, indexed anew;
  *   - the counters of used bytes and live blocks set to what the walk found.

@@ -132,7 +132,7 @@ RT_HOT void quick_push(rt_heap_t *h, rt_quick_t *q, rt_blk *b, size_t size, size
 {
     uintptr_t link = (uintptr_t)q->head[c] ^ (uintptr_t)h->key;
     *heap_quick_link(b) = link;
-    if (RT_HARDENING >= 1) {
+    if (RT_HARDENING >= 1 && RT_HEAP_TAG_PLACE) {
         *heap_quick_seal_word(b) = heap_quick_seal(h, b, link);
     }
     blk_set_flag(h->key, b, BLK_MARK);

@@ -50,7 +50,7 @@ static inline rt_blk *heap_quick_next(const rt_heap_t *h, const rt_blk *b)
 /* True iff b's link carries its seal (always at level 0). */
 static inline bool heap_quick_sealed(const rt_heap_t *h, const rt_blk *b)
 {
-    return RT_HARDENING < 1 || *heap_quick_seal_word(b) == heap_quick_seal(h, b, *heap_quick_link(b));
+    return RT_HARDENING < 1 || !RT_HEAP_TAG_PLACE || *heap_quick_seal_word(b) == heap_quick_seal(h, b, *heap_quick_link(b));
 }
 
 #endif /* RT_HEAP_QUICK_H */

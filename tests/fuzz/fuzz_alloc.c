@@ -1016,10 +1016,44 @@ static bool contain_on(void)
 }
 
 typedef struct walk_sum {
-    size_t blocks, used, free_bytes, q_bytes, adjacent;
+    size_t blocks, used, free_bytes, q_bytes, adjacent, q_live;
     uintptr_t prev_end;
     bool prev_free;
 } walk_sum_t;
+
+/* The fenced regions a walk reports (containment may swallow several damaged blocks into one). */
+#define MAX_FENCED 64u
+typedef struct fenced_set {
+    size_t n;
+    uintptr_t lo[MAX_FENCED], hi[MAX_FENCED]; /* [first byte of the header, end) */
+    bool dead[MAX_FENCED];                    /* not live: no free of it is accepted */
+} fenced_set_t;
+
+static bool walk_fenced(void *context, const rt_block_info_t *b)
+{
+    fenced_set_t *fs = context;
+    if (b->quarantined && fs->n < MAX_FENCED) {
+        uintptr_t end = (uintptr_t)b->pointer + b->size;
+        fs->lo[fs->n] = end - b->footprint;
+        fs->hi[fs->n] = end;
+        fs->dead[fs->n] = !b->used;
+        fs->n++;
+    }
+    return fs->n < MAX_FENCED;
+}
+
+/* True iff the live block p lies inside a fenced region that starts before its header, or that
+ * the walk calls dead: swallowed with another damaged block's. */
+static bool swallowed(const fenced_set_t *fs, const unsigned char *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; i < fs->n; i++) {
+        if (a >= fs->lo[i] + sizeof(size_t) && a + n <= fs->hi[i] && (a > fs->lo[i] + sizeof(size_t) || fs->dead[i])) {
+            return true;
+        }
+    }
+    return false;
+}
 
 static bool walk_sum(void *context, const rt_block_info_t *b)
 {
@@ -1028,6 +1062,7 @@ static bool walk_sum(void *context, const rt_block_info_t *b)
     bool is_free = !b->used && !b->quarantined;
     w->blocks++;
     w->used += b->used ? 1u : 0u;
+    w->q_live += b->used && b->quarantined ? 1u : 0u;
     if (b->quarantined) {
         w->q_bytes += b->footprint;
     } else if (!b->used) {
@@ -1046,8 +1081,11 @@ static bool walk_sum(void *context, const rt_block_info_t *b)
  * and a second check() passes without a report; every live block is freed without a report, each
  * free counted in stats.frees; then check() passes, no block is used (stats and walk), the walk's
  * free and quarantined footprints sum to the capacity, its quarantined footprints equal
- * stats.quarantined_bytes, and no two free blocks are adjacent. Not when the input may have
- * forged a header (a block marked forged: see the top). */
+ * stats.quarantined_bytes, and no two free blocks are adjacent. Several damaged headers side by
+ * side may be fenced as one region (src/heap/heap_common.h): a live block inside such a region,
+ * not at its start, may have its free refused (BAD_POINTER), and a fenced live region no free
+ * names stays counted; the overflow suite, one damage at a time, allows neither. Not when the
+ * input may have forged a header (a block marked forged: see the top). */
 static void contain_end(fz_t *f)
 {
     const rt_allocator_t *d = f->d;
@@ -1067,6 +1105,11 @@ static void contain_end(fz_t *f)
         REQUIRE(f, ok && new_reports(f) == 0u, "containment: the second check() %s%s", ok ? "passed" : "failed",
                 new_reports(f) != 0u ? " and reported" : "");
     }
+    fenced_set_t fs;
+    memset(&fs, 0, sizeof fs);
+    if (d->walk != NULL) {
+        d->walk(f->h, walk_fenced, &fs);
+    }
     while (f->nlive > 0u) {
         fblock_t *b = &f->live[f->nlive - 1u];
         rt_stats_t s0, s1;
@@ -1083,6 +1126,11 @@ static void contain_end(fz_t *f)
         if (d->stats != NULL) {
             d->stats(f->h, &s1);
         }
+        if (new_reports(f) != 0u && f->last_kind == RT_ERR_BAD_POINTER && swallowed(&fs, p, b->n)) {
+            trace(f, "  (inside a fenced region that swallowed it with its damaged neighbour)");
+            drop(f, b);
+            continue;
+        }
         REQUIRE(f, new_reports(f) == 0u, "containment: free(%p) of a live block reported %s", (void *)p,
                 kind_name(f->last_kind));
         REQUIRE(f, d->stats == NULL || s1.frees == s0.frees + 1u,
@@ -1095,18 +1143,21 @@ static void contain_end(fz_t *f)
     REQUIRE(f, d->check == NULL || d->check(f->h), "containment: check() failed after freeing every block");
     rt_stats_t s;
     memset(&s, 0, sizeof s);
+    walk_sum_t w;
+    memset(&w, 0, sizeof w);
+    if (d->walk != NULL) {
+        d->walk(f->h, walk_sum, &w);
+    }
     if (d->stats != NULL) {
         d->stats(f->h, &s);
-        REQUIRE(f, s.used_blocks == 0u, "containment: every block freed, but stats.used_blocks %zu", s.used_blocks);
+        REQUIRE(f, s.used_blocks == w.q_live, "containment: every block freed, but stats.used_blocks %zu (%zu fenced live)",
+                s.used_blocks, w.q_live);
     }
     if (d->walk != NULL) {
-        walk_sum_t w;
-        memset(&w, 0, sizeof w);
-        d->walk(f->h, walk_sum, &w);
         trace(f, "walk: %zu blocks, %zu used, %zu free bytes, %zu quarantined, %zu adjacent free pairs; capacity %zu, "
                  "stats.quarantined_bytes %zu",
               w.blocks, w.used, w.free_bytes, w.q_bytes, w.adjacent, s.capacity, s.quarantined_bytes);
-        REQUIRE(f, w.used == 0u, "containment: every block freed, but the walk shows %zu used", w.used);
+        REQUIRE(f, w.used == w.q_live, "containment: every block freed, but the walk shows %zu used", w.used);
         REQUIRE(f, d->stats == NULL || w.free_bytes + w.q_bytes == s.capacity,
                 "containment: the walk's free %zu + quarantined %zu bytes != capacity %zu", w.free_bytes, w.q_bytes,
                 s.capacity);
