@@ -190,6 +190,16 @@ static void run_case(const char *self, const char *lib, const char *alloc, const
         (void)snprintf(name, sizeof name, "allocator %s,", alloc);
         ok = ok && strstr(o.err, name) != NULL;
     }
+    if (c->env[0] != NULL && strcmp(c->env[0], "RTALLOC_STATS=1") == 0 && c->env[1] == NULL) {
+        /* the default heap of the allocator's family (drivers/malloc.c): the trees' and wfc's
+         * small one (they touch their whole buffer at create), the others' large one */
+        const rt_allocator_t *d = rt_registry_find(alloc);
+        bool tree = d != NULL && (d->family == RT_FAMILY_TREE || d->family == RT_FAMILY_TREE_CACHED);
+        char heap[64];
+        (void)snprintf(heap, sizeof heap, ", heap %zu,",
+                       tree ? (size_t)16u << 20 : (sizeof(void *) > 4u ? (size_t)1u << 30 : (size_t)256u << 20));
+        ok = ok && strstr(o.err, heap) != NULL;
+    }
     verdict(ok, alloc, c->mode, c, &o);
 }
 

@@ -70,6 +70,12 @@
  * block, not to this one. The quick lists' links carry a check word bound to their address
  * (heap_tlsfq.c).
  *
+ * What no tag of one word sees: a header of an earlier MOMENT of the same block, in the same life,
+ * written back to its own place (saved by a read past a block, restored by a later overflow): it
+ * is the word that once stood there. The checks of the neighbours usually disagree with it; the
+ * containment walk does not trust a free header whose extent holds another block's header
+ * (heap_common.c, contain_spans_blocks).
+ *
  * The tag is a check against accident (an overflow, a copy, a stale pointer), not a MAC: an
  * application that reads its headers can learn the key; the link checks of the facade still
  * keep such a forger's writes inside the heap. At RT_HARDENING 0 the tag is empty (T = 0 bits

@@ -351,10 +351,28 @@ static rt_blk *contain_trim_dead(size_t key, rt_blk *b, size_t size, bool head)
     return fence;
 }
 
+/* True iff the blocks resume somewhere inside [b + BLK_MIN, b + size): the extent b's header
+ * claims holds the header of another block. A free block never does (the headers a merge
+ * swallows are stale, size 0); a header that does is no true one -- e.g. a block's own header of
+ * an earlier moment copied back to its place, which its tag cannot tell from a current one.
+ * O(size / A). */
+static bool contain_spans_blocks(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b, size_t size)
+{
+    rt_blk *n = blk_offset(b, size);
+    for (rt_blk *s = blk_offset(b, BLK_MIN); s < n; s = blk_offset(s, BLK_A)) {
+        if (contain_resumes(h, pool, s, CONTAIN_DEPTH)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Pass 1, before the index is touched (its links are what is checked): fences each free block
  * whose header, footer or own links are damaged -- a damaged link fences the block that holds it
  * and the block it names or that names it (heap_linked; the rebuild writes every link anew) --
- * the damaged end only (contain_trim_dead), stepping over damaged headers. Writes headers (and
+ * the damaged end only (contain_trim_dead), stepping over damaged headers. A free header whose
+ * extent holds another block's header is made a damaged one (pass 2 then finds its extent), so
+ * that nothing is written inside an extent no verified header vouches for. Writes headers (and
  * the footer of a trimmed rest) only. */
 static void contain_links(rt_heap_t *h, const rt_pool_t *pool)
 {
@@ -362,13 +380,18 @@ static void contain_links(rt_heap_t *h, const rt_pool_t *pool)
     for (rt_blk *b = pool->first; b < pool->end;) {
         size_t d = blk_decode(key, b, b->head);
         size_t size = blk_head_size(d);
-        if (!contain_trusted(h, pool, b)) {
+        if (!contain_trusted(h, pool, b)) { /* damaged (or verified only by chance) */
             b = contain_extent(h, pool, b);
             continue;
         }
         if (blk_data_free(d)) {
             bool head_ok = d == (size | BLK_FREE) && heap_linked(h, b);
             bool foot_ok = blk_prev_size(blk_offset(b, size)) == size;
+            if ((!head_ok || !foot_ok) && contain_spans_blocks(h, pool, b, size)) {
+                b->head = blk_enc(key, b, BLK_STALE) ^ ((size_t)1 << (BLK_WORD_BITS - 1u)); /* no header */
+                b = contain_extent(h, pool, b);
+                continue;
+            }
             if (!head_ok || !foot_ok) {
                 (void)contain_trim_dead(key, b, size, !head_ok);
             }
