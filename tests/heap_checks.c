@@ -52,6 +52,8 @@
  *   quick_cycle     rt_tlsfq: a cycle of sealed links: rt_heap_check and the containment end it
  *   two_damaged     two damaged headers side by side, a free block's behind a live one's: the
  *                   extent is no one free block (the footer disagrees), fenced whole as dead
+ *   replayed_header a block's own header of an earlier moment (free, the whole pool) written back:
+ *                   containment does not trust a free header whose extent holds other blocks
  *   no_containment  rt_tlsfq: a double free and a foreign pointer are reported, and the quick
  *                   lists keep their blocks (no containment for the caller's own errors)
  *   chance_header   the folded tag only (heap_checks_fold on 64-bit): a used header damaged into
@@ -1303,6 +1305,36 @@ static void two_damaged(rt_index_t index)
     hc_contained(&f, &e, "two_damaged");
 }
 
+/* [x used][y used][the rest free]: x's header of an earlier moment written back to its place --
+ * the header x had when it was the pool's one free block, saved by a read past a block and
+ * restored by a later overflow. The tag cannot tell it from a current one (the same word at the
+ * same place, in the same life). rt_heap_check reports it; the containment does not trust a free
+ * header whose extent holds other blocks' headers: x is fenced as a damaged header (live: its
+ * blocks resume at y, which says x was used), y stays live, nothing is freed over them. */
+static void replayed_header(rt_index_t index)
+{
+    hc_t f;
+    if (!hc_open(&f, index, HC_HEAP)) {
+        return;
+    }
+    hc_range_t pool = hc_range(f.h, f.lo, f.hi);
+    unsigned char *first = (unsigned char *)pool.first;
+    size_t old = *hc_word(first); /* the pool's one free block */
+    void *blk[2] = {rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600)};
+    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && hc_block(blk[0]) == first &&
+                          (hc_head(f.h, first) & BLK_FREE) == 0u)) {
+        return;
+    }
+    tl_fill(blk[0], 600, 13);
+    *hc_word(first) = old;
+    tl_recorder_reset(&f.rec);
+    TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "%s: check missed a header of an earlier moment",
+             f.name);
+    hc_expect_t e = {{blk[0], blk[1]}, NULL, 0, {{NULL, NULL}}, 0, 0, NULL};
+    hc_damage(&e, first, 1);
+    hc_contained(&f, &e, "replayed_header");
+}
+
 typedef struct hc_walked {
     uintptr_t lo, hi;
     bool inside;
@@ -1372,6 +1404,7 @@ int main(void)
         slide_recheck(indexes[i], 1);
         fenced_again(indexes[i]);
         two_damaged(indexes[i]);
+        replayed_header(indexes[i]);
     }
     walk_cut(RT_INDEX_SEGLIST);
     walk_cut(RT_INDEX_FIRSTFIT);
