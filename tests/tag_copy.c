@@ -16,7 +16,9 @@
  *          of its earlier life verifies nowhere in the new one (at its own address included), and
  *          a free of a pointer of the earlier life that is no block of the new one is refused
  *          (RT_ERR_BAD_POINTER). (tests/badinput.c does the same for every allocator of the
- *          registry through its descriptor.)
+ *          registry through its descriptor.) Run twice: with the built-in entropy source, and
+ *          with one that repeats itself (both lives draw the same key: create must still move
+ *          the new key off the one the buffer held).
  *
  * Compiled against the core's private headers (src/); `tag_copy [seed]` replays.
  */
@@ -120,7 +122,7 @@ static void test_copy(rt_index_t index, uint64_t seed)
         return;
     }
     tl_recorder_t rec;
-    tl_recorder_reset(&rec);
+    memset(&rec, 0, sizeof rec); /* (print off: tl_recorder_reset leaves it) */
     rt_heap_set_handler(h, tl_record, &rec); /* each failing check reports: recorded, not fatal */
     /* sources: the pools' metadata and every word of the control structure */
     size_t nmeta = nwords;
@@ -213,7 +215,7 @@ static void test_life(rt_index_t index, uint64_t seed)
         return;
     }
     tl_recorder_t rec;
-    tl_recorder_reset(&rec);
+    memset(&rec, 0, sizeof rec); /* (print off: tl_recorder_reset leaves it) */
     rt_heap_set_handler(h2, tl_record, &rec);
     unsigned long stale = 0;
     for (size_t i = 0; i < nold; i++) {
@@ -239,9 +241,10 @@ static void test_life(rt_index_t index, uint64_t seed)
          * header the new life never wrote over) */
         size_t saved_head = b->head;
         b->head = *(size_t *)(void *)(mem2 + ((unsigned char *)&b->head - mem));
-        tl_recorder_reset(&rec);
         rt_stats_t before, after;
-        rt_heap_stats(h2, &before);
+        rt_heap_stats(h2, &before); /* (a report of its own when an earlier free's containment met the
+                                       header put back below: not this free's) */
+        tl_recorder_reset(&rec);
         rt_heap_free(h2, live[i]);
         rt_heap_stats(h2, &after);
         tried++;
@@ -274,6 +277,13 @@ int main(int argc, char **argv)
         test_copy(indexes[i], seed + i);
         test_life(indexes[i], seed + 100u + i);
     }
+    /* an entropy source that repeats itself: both lives draw the same key, and create must still
+     * move the second off the key the buffer held */
+    rt_set_entropy(tl_entropy_constant, NULL);
+    for (size_t i = 0; i < sizeof indexes / sizeof indexes[0]; i++) {
+        test_life(indexes[i], seed + 200u + i);
+    }
+    rt_set_entropy(NULL, NULL);
 #endif
     free(mem);
     free(saved);

@@ -13,6 +13,11 @@
  *                   flush that would give it back to the tree leaves the counter untouched
  *   cache_full      a free into a full cache list whose top was damaged (its length word): the
  *                   flush meets the damage, and the free is refused -- the chunk stays live
+ *   cache_head_range  a cache record's list head damaged to name a node far outside the tree: the
+ *                   pop reports and drops the list instead of reading there
+ *   counter_copied  a free leaf's counter word copied over its live sibling's counter: the copy is
+ *                   out of range at that node (the code binds a counter to its node), so no
+ *                   malloc hands the live leaf out again
  */
 #include "testlib.h"
 
@@ -121,6 +126,41 @@ static void offset_at_end(void)
     TL_CHECK(rec.count == 0u && rt_wf_check(w), "offset_at_end: the repaired chunk does not free cleanly");
 }
 
+/* A free leaf's counter word (a valid code word at its own node) copied over the counter of a live
+ * leaf, its left sibling -- an overrun's memcpy from another block's end. The code binds a
+ * counter to its node, so the copy is out of range there: no malloc hands the live leaf out
+ * again (the descent reports the damage), although its parent says one leaf below it is free. */
+static void counter_copied(unsigned flags)
+{
+    tl_recorder_t rec;
+    rt_wf_t *w = wc_tree(&rec, flags);
+    if (w == NULL) {
+        return;
+    }
+    unsigned char *a = rt_wf_malloc(w, 1), *b = rt_wf_malloc(w, 1);
+    wf_chunk_t ca, cb;
+    if (!TL_CHECK(a != NULL && b != NULL && wf_validate(w, a, &ca) == RT_ERR_NONE &&
+                      wf_validate(w, b, &cb) == RT_ERR_NONE && ca.h == 0u && cb.h == 0u &&
+                      (ca.k & 1u) == 0u && cb.k == ca.k + 1u,
+                  "counter_copied: two sibling leaves")) {
+        return;
+    }
+    rt_wf_free(w, b);
+    uint32_t word = atomic_load_explicit(wf_counter(w, cb.root), memory_order_relaxed);
+    atomic_store_explicit(wf_counter(w, ca.root), word, memory_order_relaxed);
+    tl_recorder_reset(&rec);
+    bool again = false;
+    for (unsigned i = 0; i < 64u; i++) {
+        unsigned char *p = rt_wf_malloc(w, 1);
+        again = again || p == a;
+    }
+    /* (the hint and lazy variants' descent may pass the leaf by, guided by its parent's padding) */
+    bool seen = flags != 0u || (rec.count >= 1u && rec.last == RT_ERR_CORRUPTED);
+    TL_CHECK(!again && seen,
+             "counter_copied (flags %u): a live leaf whose counter is a copy of its free sibling's was %s "
+             "(%lu reports, last %s)", flags, again ? "handed out again" : "kept", rec.count, tl_kind_name(rec.last));
+}
+
 /* A cache instance over `arena` with the default configuration (one thread: one cache). */
 static rt_wfc_t *wc_cache(tl_recorder_t *rec)
 {
@@ -191,6 +231,61 @@ static void cache_full(void)
              tl_kind_name(rec.last));
 }
 
+/* The test's own token for the cache's self hook: a value the test can find in memory. */
+#define WC_TOKEN ((uintptr_t)0x5EC0FFE0u)
+static uintptr_t wc_token(void *context)
+{
+    (void)context;
+    return WC_TOKEN;
+}
+
+/* A cache's record (in the control chunk or a chunk of its own) whose list head is damaged -- an
+ * overrun into the record -- to name a node far outside the tree. The pop reads a top only inside
+ * the tree: it reports the list (CORRUPTED), drops it and refills; nothing outside the tree is
+ * read or handed out. White-box: the record is found by its owner word (the test's token), and
+ * its head of height 0 checked to name the cached chunk on top before it is changed. */
+static void cache_head_range(void)
+{
+    rt_wfc_config_t cfg;
+    rt_wfc_default_config(&cfg);
+    cfg.self = wc_token;
+    memset(arena, 0x5A, sizeof arena);
+    rt_wfc_t *c = rt_wfc_create(arena, sizeof arena, &cfg);
+    tl_recorder_t rec;
+    memset(&rec, 0, sizeof rec);
+    if (!TL_CHECK(c != NULL, "cache_head_range: create")) {
+        return;
+    }
+    rt_wfc_set_handler(c, tl_record, &rec);
+    rt_wf_t *w = rt_wfc_tree(c);
+    unsigned char *p = rt_wfc_malloc(c, 1); /* a refill: the rest of its batch cached */
+    uint32_t *head = NULL;
+    unsigned found = 0;
+    for (size_t off = 0; off + sizeof(uintptr_t) + 4u <= sizeof arena; off += sizeof(uintptr_t)) {
+        uintptr_t v;
+        memcpy(&v, arena + off, sizeof v);
+        if (v == WC_TOKEN) {
+            head = (uint32_t *)(void *)(arena + off + sizeof(uintptr_t));
+            found++;
+        }
+    }
+    size_t top = head != NULL ? (size_t)*head - 1u : 0u;
+    if (!TL_CHECK(p != NULL && found == 1u && head != NULL && *head != 0u &&
+                      wf_len_peek(w, top) == wf_tag(w, top, 0, WF_ST_CACHED),
+                  "cache_head_range: the record (%u found) and its list of height 0", found)) {
+        return;
+    }
+    *head = 0xFFFFFFF0u;
+    tl_recorder_reset(&rec);
+    unsigned char *q = rt_wfc_malloc(c, 1);
+    bool inside = q != NULL && (uintptr_t)q >= w->base && (uintptr_t)q < w->base + (w->nodes << w->node_log2);
+    TL_CHECK(inside && rec.count == 1u && rec.last == RT_ERR_CORRUPTED,
+             "cache_head_range: a pop whose list head names a node outside the tree: %p, %lu reports, last %s",
+             (void *)q, rec.count, tl_kind_name(rec.last));
+    tl_recorder_reset(&rec);
+    TL_CHECK(rt_wfc_check(c) && rec.count == 0u, "cache_head_range: check after the drop (%lu reports)", rec.count);
+}
+
 int main(void)
 {
 #if RT_HARDENING < 1
@@ -200,10 +295,12 @@ int main(void)
     static const unsigned variants[] = {0, RT_WF_HINTS, RT_WF_LAZY_REINIT, RT_WF_HINTS | RT_WF_LAZY_REINIT};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         ancestor_over(variants[i]);
+        counter_copied(variants[i]);
     }
     offset_at_end();
     cache_path();
     cache_full();
+    cache_head_range();
     return tl_summary("wf_checks");
 #endif
 }

@@ -42,6 +42,10 @@
  *                among them -- no report: A's free then frees B's new block, which no allocator
  *                can tell from a free of it (the same pointer, a live chunk); never a chunk live
  *                twice, never a release counted twice
+ *   realloc-free A reallocs a leaf to two leaves (a move, which frees the leaf) while B frees the
+ *                same leaf: a moving realloc claims the old chunk as a free does, so exactly one
+ *                of them takes it -- A moves it (B reports DOUBLE_FREE) or B frees it (A's
+ *                realloc reports DOUBLE_FREE and returns NULL); released once
  *
  * Then rt_wfc (rtalloc/wfcache.h, rebuilt with the same header) over a 15-node tree of 256-byte
  * nodes, leaves cached, each simulated thread its own cache (the self hook returns the running
@@ -162,13 +166,13 @@ static void advance(unsigned j)
 
 /* --- scenarios -------------------------------------------------------------------------------- */
 
-typedef enum { OP_MALLOC, OP_FREE, OP_FREE_MALLOC } op_kind_t;
+typedef enum { OP_MALLOC, OP_FREE, OP_FREE_MALLOC, OP_REALLOC } op_kind_t;
 
 typedef struct op_def {
     op_kind_t kind;
-    size_t arg; /* malloc: bytes; free (and free-malloc): index of a set-up block */
+    size_t arg; /* malloc: bytes; free (free-malloc, realloc): index of a set-up block */
     const char *name;
-    size_t size; /* free-malloc: the bytes of the malloc after the free */
+    size_t size; /* free-malloc: the bytes of the malloc after the free; realloc: the new size */
 } op_def_t;
 
 typedef struct scenario {
@@ -190,6 +194,7 @@ static const scenario_t scenarios[] = {
     {"pristine", 3, {948}, {0, -1}, {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
     {"double-free", 3, {10, 10, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE, 0, "B", 0}}, 2},
     {"refree", 3, {10, 10, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE_MALLOC, 0, "B", 10}}, 2},
+    {"realloc-free", 3, {10, 10, 436}, {-1}, {{OP_REALLOC, 0, "A", 100}, {OP_FREE, 0, "B", 0}}, 2},
 };
 
 typedef struct variant {
@@ -424,6 +429,8 @@ static void *worker_main(void *arg)
             wc_run_op(x, j);
         } else if (x->sc->ops[j].kind == OP_MALLOC) {
             x->result[j] = rt_wf_malloc(x->w, x->sc->ops[j].arg);
+        } else if (x->sc->ops[j].kind == OP_REALLOC) {
+            x->result[j] = rt_wf_realloc(x->w, x->setup_ptr[x->sc->ops[j].arg], x->sc->ops[j].size);
         } else {
             rt_wf_free(x->w, x->setup_ptr[x->sc->ops[j].arg]);
             if (x->sc->ops[j].kind == OP_FREE_MALLOC) {
@@ -813,10 +820,11 @@ typedef struct tally {
     bool printed;
 } tally_t;
 
-/* Two operations free one block (double-free, refree; rt_wfc's wfc-double-free, wfc-refree):
- * given the reports each made, which free claimed the block. Every report is a DOUBLE_FREE of
- * that pointer, at most one per operation; no report at all only when the second operation's
- * malloc got the block back (`again`: then the first operation's free freed that new block).
+/* Two operations free one block (double-free, refree, realloc-free -- a moving realloc frees it
+ * too; rt_wfc's wfc-double-free, wfc-refree): given the reports each made, which free claimed the
+ * block. Every report is a DOUBLE_FREE of that pointer, at most one per operation; no report at
+ * all only when the second operation's malloc got the block back (`again`: then the first
+ * operation's free freed that new block).
  * Returns the number of frees that claimed it (1, or 2 for that case), or 0 on a failed check. */
 static unsigned racing_frees(exec_t *x, tally_t *t, const void *block, const void *again)
 {

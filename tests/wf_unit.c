@@ -20,7 +20,8 @@
  *                word overwritten, the canary overrun (CORRUPTED, the chunk stays allocated until
  *                the canary is restored), the control chunk, memalign's offset word, usable_size
  *                and realloc of bad pointers, calloc overflow, bad alignment, too large; a pointer
- *                of a previous instance over the same buffer (a new create is a new generation)
+ *                of a previous instance over the same buffer (a new create is a new generation,
+ *                also with an entropy source that repeats itself)
  *   config       invalid node sizes and flags refused; create_split's checks; min_buffer exact
  */
 #include "testlib.h"
@@ -570,6 +571,9 @@ static void test_bad_input(void)
     }
     bad_control_chunk();
     bad_generations();
+    rt_set_entropy(tl_entropy_constant, NULL); /* both lives draw the same key: create moves it */
+    bad_generations();
+    rt_set_entropy(NULL, NULL);
 }
 
 /* --- the registry's seven variants ---------------------------------------------------------------- */

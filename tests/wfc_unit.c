@@ -31,7 +31,8 @@
  *                cached chunk's link (the pop that reaches it reports, the list is dropped, no
  *                pointer is handed out twice) or into its length word, a link copied from another
  *                cached chunk (of the list, of another cache), a link and a pointer a previous
- *                instance over the same buffer left there (a new create is a new generation),
+ *                instance over the same buffer left there (a new create is a new generation,
+ *                also with an entropy source that repeats itself),
  *                a canary overrun
  *   config       every invalid configuration refused (and min_buffer SIZE_MAX); min_buffer exact
  *                at misalignments, for every node size
@@ -1332,6 +1333,9 @@ static void test_bad_input(void)
     bad_mark();
     bad_copied_link();
     bad_stale_generation();
+    rt_set_entropy(tl_entropy_constant, NULL); /* both lives draw the same key: create moves it */
+    bad_stale_generation();
+    rt_set_entropy(NULL, NULL);
     bad_overrun();
     kinds_reset();
 }
