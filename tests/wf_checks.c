@@ -18,6 +18,11 @@
  *   counter_copied  a free leaf's counter word copied over its live sibling's counter: the copy is
  *                   out of range at that node (the code binds a counter to its node), so no
  *                   malloc hands the live leaf out again
+ *   counter_restored  a node's padding and counter (8 bytes) saved while its subtree is wholly
+ *                   free and written back after a malloc below it: in range and at its place, so
+ *                   the counter's code cannot tell; the claim of that subtree must not hand out
+ *                   memory over the live chunk (wf_claim_sound), one case for each of its three
+ *                   checks (the children's counters, the root's canary, the first length word)
  */
 #include "testlib.h"
 
@@ -161,6 +166,78 @@ static void counter_copied(unsigned flags)
              "(%lu reports, last %s)", flags, again ? "handed out again" : "kept", rec.count, tl_kind_name(rec.last));
 }
 
+/* Saves node i's padding and counter, the two words of its last 8 bytes. */
+static void wc_save(rt_wf_t *w, size_t i, uint32_t out[2])
+{
+    out[0] = atomic_load_explicit(wf_pad(w, i), memory_order_relaxed);
+    out[1] = atomic_load_explicit(wf_counter(w, i), memory_order_relaxed);
+}
+static void wc_restore(rt_wf_t *w, size_t i, const uint32_t in[2])
+{
+    atomic_store_explicit(wf_pad(w, i), in[0], memory_order_relaxed);
+    atomic_store_explicit(wf_counter(w, i), in[1], memory_order_relaxed);
+}
+
+/* The leftmost pair of leaves (nodes 0, 1) under their parent (node 2), each check alone:
+ * kind 0: leaf 1 live, leaf 0 free, the parent's words restored to "wholly free" (only its
+ *         children's counters disagree);
+ * kind 1: leaf 0 live, its counter restored to "free" and its length word scribbled over (only its
+ *         canary, still in its padding, disagrees);
+ * kind 2: leaf 0 live, the parent's words restored and both leaves' counters set "free" (only the
+ *         first node's length word, a live tag, disagrees).
+ * The words are saved after one allocation cycle of both leaves, so that the parent is no longer
+ * pristine in the lazy variants (a pristine node's counters below are stale and not compared; see
+ * rtalloc/waitfree.h). */
+static void counter_restored(unsigned flags, unsigned kind)
+{
+    tl_recorder_t rec;
+    rt_wf_t *w = wc_tree(&rec, flags);
+    if (w == NULL) {
+        return;
+    }
+    unsigned char *a = rt_wf_malloc(w, 1), *b = rt_wf_malloc(w, 1);
+    rt_wf_free(w, a);
+    rt_wf_free(w, b);
+    uint32_t parent[2], leaf[2];
+    wc_save(w, 2u, parent);
+    wc_save(w, 0u, leaf);
+    a = rt_wf_malloc(w, 1);
+    b = rt_wf_malloc(w, 1);
+    wf_chunk_t ca, cb;
+    if (!TL_CHECK(a != NULL && b != NULL && wf_validate(w, a, &ca) == RT_ERR_NONE && ca.root == 0u &&
+                      wf_validate(w, b, &cb) == RT_ERR_NONE && cb.root == 1u,
+                  "counter_restored: the first two leaves")) {
+        return;
+    }
+    unsigned char *live = kind == 0u ? b : a;
+    rt_wf_free(w, kind == 0u ? a : b);
+    if (kind == 0u || kind == 2u) {
+        wc_restore(w, 2u, parent);
+    }
+    if (kind == 1u) {
+        atomic_store_explicit(wf_counter(w, 0u), leaf[1], memory_order_relaxed);
+        atomic_store_explicit(wf_len_word(w, 0u), 0x41414141u, memory_order_relaxed);
+    }
+    if (kind == 2u) {
+        wf_ctr_set(w, 0u, wf_leaves(0u));
+        wf_ctr_set(w, 1u, wf_leaves(0u));
+    }
+    tl_recorder_reset(&rec);
+    unsigned s = kind == 1u ? 0u : 1u;
+    size_t usable = rt_wf_usable(WC_NODE, s);
+    bool overlap = false;
+    for (unsigned i = 0; i < 40u; i++) {
+        unsigned char *p = rt_wf_malloc(w, usable);
+        overlap = overlap || (p != NULL && p <= live && live < p + usable);
+    }
+    /* (the hint variants go right first, guided by the ancestors' padding; the honest parent of
+     * the restored node then has no room left for it: nothing to see, nothing handed out) */
+    bool seen = (flags & RT_WF_HINTS) != 0u || (rec.count >= 1u && rec.last == RT_ERR_CORRUPTED);
+    TL_CHECK(!overlap && seen,
+             "counter_restored (flags %u, kind %u): a live chunk under a restored counter was %s (%lu reports, last "
+             "%s)", flags, kind, overlap ? "handed out again" : "kept", rec.count, tl_kind_name(rec.last));
+}
+
 /* A cache instance over `arena` with the default configuration (one thread: one cache). */
 static rt_wfc_t *wc_cache(tl_recorder_t *rec)
 {
@@ -296,6 +373,9 @@ int main(void)
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         ancestor_over(variants[i]);
         counter_copied(variants[i]);
+        for (unsigned kind = 0; kind < 3u; kind++) {
+            counter_restored(variants[i], kind);
+        }
     }
     offset_at_end();
     cache_path();

@@ -307,6 +307,12 @@ static size_t sim_malloc(model_t *m, expect_t *x, unsigned s)
     } else {
         r = sim_try(m, x, m->root, s);
     }
+    /* RT_HARDENING >= 1: the claimed chunk's check reads its root's children's counters (s >= 1,
+     * unless the root is pristine: its counters below are stale) -- not counted in trace.nodes */
+    if (r != NONE && RT_HARDENING >= 1 && s > 0u && !(m->lazy && m->pristine[r])) {
+        ex_touch(x, m->left[r]);
+        ex_touch(x, m->right[r]);
+    }
     if (r != NONE) {
         model_take(m, r);
     }

@@ -69,6 +69,12 @@
  *                                    children written (nodes at most x3; no extra RMW)
  *   free                             nodes = k + H - s, RMW = H - s + 1 (eager re-initialisation)
  *   free, RT_WF_LAZY_REINIT          nodes = H - s + 2 at most, RMW = H - s + 1
+ *   + RT_HARDENING >= 1: the claimed chunk's check (its first node's length word, its root's
+ *   padding and, for s >= 1, the counters of its root's two children: 2 nodes not counted in
+ *   trace.nodes) -- a counter restored from an earlier moment cannot hand out a live chunk;
+ *   not seen: with RT_WF_LAZY_REINIT, a pristine node's padding restored together with its
+ *   counter (8 adjacent bytes of a moment the subtree was wholly free; its counters below are
+ *   stale by design, so there is nothing to compare)
  *   + every free (and moving realloc): the claim, ONE compare-and-swap of the chunk's length word
  *   (not counted in trace.rmw, which counts the tree's counters), never retried -- its failure
  *   means another call freed the chunk first (see "Racing frees" below)

@@ -577,8 +577,46 @@ static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s, uns
     return wf_node(w, first) + 4u;
 }
 
+/* RT_HARDENING >= 1: the chunk of height s rooted at r, just claimed (our decrement took c(r)
+ * from 2^s to 0), is checked against what eq. 3 makes certain once c(r) read 2^s: nothing below r
+ * is allocated and no call is inside r, so (a) r's padding is not its canary (a live chunk rooted
+ * at r holds it there; every release rewrites it), (b) no live chunk starts at r's first node (its length word
+ * is no live tag of height <= s for that node), and (c) unless r is pristine (lazy: the counters
+ * below are stale), both children's counters read 2^(s-1) -- none of them can change: every call
+ * that could reach them needs a decrement of c(r). A counter word of r restored from an earlier
+ * moment (saved by a read past one block, written back by an overflow of another: in range and
+ * at its place, so its code cannot tell) claims a subtree that still holds live chunks; their
+ * counters, padding and length words elsewhere say so. False: the chunk is kept claimed (never
+ * handed out, never released: the subtree the damage lies about stays out of use) and the call
+ * marked bad. Reads the counters of r's 2 children (s >= 1), not counted in trace.nodes (the
+ * first node's word and r's padding are the hand-out's own nodes). */
+static bool wf_claim_sound(wf_call_t *c, size_t r)
+{
+    const rt_wf_t *w = c->w;
+    unsigned s = c->s;
+    size_t first = wf_first(r, s);
+    uint32_t pad = atomic_load_explicit(wf_pad(w, r), memory_order_relaxed);
+    if (pad == wf_canary(w, r)) {
+        return false;
+    }
+    uint32_t len = wf_len_peek(w, first);
+    unsigned lh = WF_LEN_HEIGHT(len), ls = WF_LEN_STATE(len);
+    if (lh <= s && ls != WF_ST_FREED && ls != 0u && len == wf_tag(w, first, lh, ls)) {
+        return false;
+    }
+    if (s == 0u) {
+        return true;
+    }
+    if ((w->flags & RT_WF_LAZY_REINIT) != 0u && wf_pad_valid(w, r, pad) && (pad & WF_PRISTINE) != 0u) {
+        return true;
+    }
+    int half = wf_leaves(s - 1u);
+    return wf_ctr_peek(w, r - 1u) == half && wf_ctr_peek(w, r - wf_pow2(s)) == half;
+}
+
 /* One descent of the instance's variant for the call's height: the claimed chunk's root or
- * WF_NONE; the node visits published for rt_wf_last_probes. */
+ * WF_NONE (also when the claimed chunk fails wf_claim_sound: kept, the call marked bad); the node
+ * visits published for rt_wf_last_probes. */
 static size_t wf_descend(wf_call_t *c)
 {
     rt_wf_t *w = c->w;
@@ -588,6 +626,10 @@ static size_t wf_descend(wf_call_t *c)
     } else {
         unsigned f = 0;
         r = wf_try(c, w->height, w->nodes - 1u, &f);
+    }
+    if (RT_HARDENING >= 1 && r != WF_NONE && !wf_claim_sound(c, r)) {
+        c->bad = true;
+        r = WF_NONE;
     }
     atomic_store_explicit(&w->last_nodes, c->t->nodes, memory_order_relaxed);
     return r;
