@@ -54,6 +54,9 @@
  *                   extent is no one free block (the footer disagrees), fenced whole as dead
  *   replayed_header a block's own header of an earlier moment (free, the whole pool) written back:
  *                   containment does not trust a free header whose extent holds other blocks
+ *   restored_in_fence  two damaged used headers fenced as one live block, then the second one's
+ *                   header of before the damage written back: its free and its realloc are refused
+ *                   (a header inside a fenced extent is no block)
  *   no_containment  rt_tlsfq: a double free and a foreign pointer are reported, and the quick
  *                   lists keep their blocks (no containment for the caller's own errors)
  *   chance_header   the folded tag only (heap_checks_fold on 64-bit): a used header damaged into
@@ -1335,6 +1338,43 @@ static void replayed_header(rt_index_t index)
     hc_contained(&f, &e, "replayed_header");
 }
 
+/* [x used][y used][z used][w used]: the headers of x and y both damaged (one overrun across
+ * them); rt_heap_check fences [x, z) as one live block (z says the block before it was used). Then
+ * y's header of before the damage is written back to its place (a restore the tag cannot tell,
+ * as in replayed_header): y's header verifies again, inside the fenced extent. Its free (variant
+ * 0) or realloc (1) is refused -- BAD_POINTER, nothing freed into the fence -- and everything else
+ * frees as after any containment. */
+static void restored_in_fence(rt_index_t index, unsigned variant)
+{
+    hc_t f;
+    if (!hc_open(&f, index, HC_HEAP)) {
+        return;
+    }
+    void *blk[4] = {rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600),
+                    rt_heap_malloc(f.h, 64)};
+    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
+        return;
+    }
+    unsigned char *x = hc_block(blk[0]), *y = hc_block(blk[1]), *z = hc_block(blk[2]);
+    size_t ysaved = *hc_word(y);
+    x[1] ^= 0x40u;
+    y[1] ^= 0x40u;
+    tl_recorder_reset(&f.rec);
+    TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "%s: check missed two damaged headers", f.name);
+    *hc_word(y) = ysaved;
+    tl_recorder_reset(&f.rec);
+    if (variant == 0u) {
+        rt_heap_free(f.h, blk[1]);
+    } else {
+        TL_CHECK(rt_heap_realloc(f.h, blk[1], 700) == NULL, "%s: realloc inside a fenced block moved it", f.name);
+    }
+    TL_CHECK(hc_one(&f, RT_ERR_BAD_POINTER), "%s: %s of a restored header inside a fenced block: %lu reports, last %s",
+             f.name, variant == 0u ? "free" : "realloc", f.rec.count, tl_kind_name(f.rec.last));
+    hc_expect_t e = {{blk[0], blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, (size_t)(z - x), blk[1]};
+    hc_damage(&e, x, 1);
+    hc_contained(&f, &e, "restored_in_fence");
+}
+
 typedef struct hc_walked {
     uintptr_t lo, hi;
     bool inside;
@@ -1405,6 +1445,8 @@ int main(void)
         fenced_again(indexes[i]);
         two_damaged(indexes[i]);
         replayed_header(indexes[i]);
+        restored_in_fence(indexes[i], 0);
+        restored_in_fence(indexes[i], 1);
     }
     walk_cut(RT_INDEX_SEGLIST);
     walk_cut(RT_INDEX_FIRSTFIT);

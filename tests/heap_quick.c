@@ -1853,10 +1853,15 @@ static void test_stale_after_slide(void)
             return;
         }
         rt_heap_t *h = f.h;
-        unsigned char *d = rt_heap_memalign(h, 4096, 7); /* a free gap in front of it */
-        unsigned char *after = rt_heap_malloc(h, 4000);  /* its successor stays used */
-        TL_CHECK(d != NULL && after != NULL && blk_prev_is_free(hq_hdr(d)), "slide (%s): a free predecessor",
-                 rt_index_name(idx[k]));
+        /* [front][d][after][rest free], front above the largest cached size so that its free
+         * makes a free predecessor in the index (a memalign's gap would depend on where the
+         * buffer lies: an 'after' that lands in the gap leaves d a free successor to grow into) */
+        unsigned char *front = rt_heap_malloc(h, 600);
+        unsigned char *d = rt_heap_malloc(h, 7);
+        unsigned char *after = rt_heap_malloc(h, 4000); /* d's successor stays used */
+        rt_heap_free(h, front);
+        TL_CHECK(d != NULL && after != NULL && blk_prev_is_free(hq_hdr(d)) && hq_hdr(after) == blk_next(hq_hdr(d)),
+                 "slide (%s): a free predecessor, a used successor", rt_index_name(idx[k]));
         hq_rec_reset(&f);
         unsigned char *moved = rt_heap_realloc(h, d, 2u * BLK_MIN); /* more than d's block holds: slides */
         TL_CHECK(moved != NULL && moved < d && f.rec.n == 0u, "slide (%s): realloc slid the block down",

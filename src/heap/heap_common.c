@@ -195,6 +195,7 @@ void rt_heap_set_handler(rt_heap_t *h, rt_error_handler_t handler, void *context
 void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
 {
     rt_hooks_set_lock(&h->hooks, lock, unlock, context);
+    heap_regate(h);
 }
 
 void heap_deliver(rt_heap_t *h)
@@ -242,6 +243,22 @@ static bool fenced_is_live(const rt_heap_t *h, const rt_blk *b)
 {
     unsigned i = fenced_slot(h, b);
     return i < RT_HEAP_FENCED && ((h->fenced_live >> i) & 1u) != 0u;
+}
+
+bool heap_fenced_holds(const rt_heap_t *h, const rt_blk *b)
+{
+    for (unsigned i = 0; i < RT_HEAP_FENCED; i++) {
+        const rt_blk *f = h->fenced[i];
+        if (f == NULL) {
+            continue;
+        }
+        size_t d = blk_decode(h->key, f, f->head);
+        if (d <= BLK_DATA_MASK && blk_data_fenced(d) && b > f && (size_t)((const char *)b - (const char *)f) <
+                                                                     blk_head_size(d)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 bool heap_free_fenced(rt_heap_t *h, void *ptr)
@@ -522,6 +539,7 @@ void heap_contain(rt_heap_t *h)
     }
     h->used = a.used;
     h->quarantined = a.quarantined;
+    heap_regate(h);
     h->live_adjust = (int64_t)(a.live - (h->mallocs - h->frees));
 }
 

@@ -116,6 +116,8 @@ struct rt_heap {
     /* containment: bytes fenced off; live blocks the walk found minus mallocs - frees (the
      * counters' view) at the last containment; the fenced blocks that are still live */
     size_t quarantined;
+    uintptr_t gate;       /* nonzero: every free takes the locked, fully checked path -- a lock
+                             hook is set, or memory is fenced off (heap_regate) */
     int64_t live_adjust;
     rt_blk *fenced[RT_HEAP_FENCED];
     uint32_t fenced_live;
@@ -128,6 +130,19 @@ static inline uint64_t heap_live_blocks(const rt_heap_t *h)
 {
     return h->mallocs - h->frees + (uint64_t)h->live_adjust;
 }
+
+/* Called whenever the lock hooks or the quarantine change. A heap that holds fenced memory frees
+ * through the path that asks heap_fenced_holds (a header inside a fenced extent -- one of an
+ * earlier moment written back there after the containment -- is no block), and so pays for the
+ * question only while there is something fenced; the common free tests one word, as before. */
+static inline void heap_regate(rt_heap_t *h)
+{
+    h->gate = (uintptr_t)(h->hooks.lock != NULL) | (uintptr_t)(h->quarantined != 0u);
+}
+/* True iff b lies inside (not at the start of) the extent of a fenced block that fenced[]
+ * remembers (RT_HEAP_FENCED of them; a header restored inside a fenced block beyond them is not
+ * seen). O(RT_HEAP_FENCED). heap_common.c. */
+bool heap_fenced_holds(const rt_heap_t *h, const rt_blk *b);
 
 static inline uintptr_t heap_lock(rt_heap_t *h) { return rt_hooks_lock(&h->hooks); }
 static inline void heap_unlock(rt_heap_t *h, uintptr_t token) { rt_hooks_unlock(&h->hooks, token); }
@@ -437,6 +452,9 @@ RT_HOT rt_error_kind_t heap_vet_neighbours(const rt_heap_t *h, const blk_view *v
 RT_HOT rt_error_kind_t heap_vet(const rt_heap_t *h, void *p, bool held, blk_view *v)
 {
     rt_error_kind_t kind = heap_vet_own(h, p, held, v);
+    if (RT_HARDENING >= 1 && kind == RT_ERR_NONE && h->quarantined != 0u && heap_fenced_holds(h, v->b)) {
+        kind = RT_ERR_BAD_POINTER;
+    }
     if (kind == RT_ERR_NONE) {
         kind = heap_vet_succ(h, v);
     }
