@@ -202,8 +202,9 @@ static void two_maximal_pools(rt_index_t idx, const rt_allocator_t *d, const cha
         printf("%-9s max_request on a maximal pool %zu (RT_HEAP_MAX_REQUEST %zu)\n", name, d->max_request(p.h),
                (size_t)RT_HEAP_MAX_REQUEST);
         tl_buffer_t second;
-        if (tl_buffer_new(&second, LARGEST + 64u, 7)) {
-            bool added = rt_heap_add_pool(p.h, second.mem, LARGEST + 64u);
+        size_t room = LARGEST + 32u + 2u * RT_HEAP_POOL_GUARD; /* slack, sentinel, guards */
+        if (tl_buffer_new(&second, room, 7)) {
+            bool added = rt_heap_add_pool(p.h, second.mem, room);
             if (TL_CHECK(added, "%s: add_pool of a maximal second pool", name)) {
                 TL_CHECK(capacity_of(p.h) == 2u * LARGEST || capacity_of(p.h) > LARGEST,
                          "%s: capacity with two pools %zu", name, capacity_of(p.h));

@@ -59,7 +59,7 @@
  *
  * Sizing rule: a buffer of B bytes holds the control structure (rt_heap_control_size), up to
  * A - 1 bytes of alignment slack, one word of end sentinel, the pool's guard zones
- * (2 * RT_HEAP_POOL_GUARD bytes: 32 with RT_HARDENING >= 1, else 0), and blocks. n live requests of
+ * (2 * RT_HEAP_POOL_GUARD bytes: 64 with RT_HARDENING >= 1, else 0), and blocks. n live requests of
  * payload s_i fit in the worst case of fragmentation only if the heap is larger than their sum;
  * a practical rule: B >= control + 2 * sum(round_up(s_i + W, A)) for the O(1) indexes
  * (Masmano 2006 measured TLSF's fragmentation factor at 10-15%).
@@ -92,7 +92,10 @@
  *     the heap; a free predecessor, found through its footer, must have a tagged free header of
  *     exactly that size at that place; the walking indexes check each block before reading it;
  *   - a quick list's link (rt_tlsfq) carries a seal bound to its block's address and the key;
- *   - each pool is fenced by RT_HEAP_POOL_GUARD bytes on both sides (checked by rt_heap_check).
+ *   - each pool is fenced by RT_HEAP_POOL_GUARD bytes on both sides (checked by rt_heap_check):
+ *     a write of up to 32 bytes before the first block's header or past the sentinel (an
+ *     underrun of the first block's payload reaching 40 bytes before it on 64-bit) meets no
+ *     metadata -- neither the control structure (the index's list heads) nor anything outside.
  * Containment. A call that meets damage (RT_ERR_CORRUPTED, or RT_ERR_BAD_POINTER for a pointer
  * inside a pool, which may be a block whose own header was overwritten) reports it, is refused
  * (free changes nothing the application owns; malloc, realloc and memalign return NULL) and fences
@@ -135,7 +138,7 @@ typedef enum rt_index {
 
 #define RT_HEAP_WORD ((size_t)sizeof(size_t))
 #if RT_HARDENING >= 1
-#define RT_HEAP_POOL_GUARD ((size_t)16u) /* bytes fenced off before and after each pool */
+#define RT_HEAP_POOL_GUARD ((size_t)32u) /* bytes fenced off before and after each pool */
 #else
 #define RT_HEAP_POOL_GUARD ((size_t)0u)
 #endif

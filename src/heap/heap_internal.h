@@ -64,9 +64,11 @@ typedef struct rt_pool {
 } rt_pool_t;
 
 /* Hardening: bytes kept free of metadata before each pool's first block and after its sentinel
- * (filled with RT_HEAP_GUARD_BYTE, checked by rt_heap_check), so that a write of up to 16 bytes
- * before the first block or past the last one meets no metadata: neither the control structure
- * nor anything outside the buffer. */
+ * (filled with RT_HEAP_GUARD_BYTE, checked by rt_heap_check), so that a write of up to 32 bytes
+ * before the first block's header or past the sentinel meets no metadata: neither the control
+ * structure (whose last words are the index's list heads, read and written through by every
+ * free) nor anything outside the buffer. 32, not 16: an overrun of up to 16 bytes that begins up
+ * to 15 bytes before a block (the fuzzer's copy class) reaches 31 bytes before the payload. */
 #define RT_HEAP_GUARD RT_HEAP_POOL_GUARD
 #define RT_HEAP_GUARD_BYTE 0xA5u
 
