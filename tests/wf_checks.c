@@ -150,6 +150,20 @@ static void counter_copied(unsigned flags)
                   "counter_copied: two sibling leaves")) {
         return;
     }
+    /* the code itself: a counter word of any value a node of this tree can hold, copied to any
+     * other node, decodes out of even the widest range (the root's) there -- the place term; the
+     * claim's check (counter_restored) would catch the copy below too, later */
+    unsigned out = 0, pairs = 0;
+    for (size_t j = 0; j < 63u; j++) {
+        for (size_t i = 0; i < 63u; i++) {
+            for (int v = -2; v <= 32 && i != j; v += 17) {
+                pairs++;
+                out += wf_ctr_ok(wf_dec(i, wf_enc(j, v)), 5u) ? 0u : 1u;
+            }
+        }
+    }
+    TL_CHECK(out == pairs, "counter_copied: %u of %u counter words copied to another node decode in range there",
+             pairs - out, pairs);
     rt_wf_free(w, b);
     uint32_t word = atomic_load_explicit(wf_counter(w, cb.root), memory_order_relaxed);
     atomic_store_explicit(wf_counter(w, ca.root), word, memory_order_relaxed);

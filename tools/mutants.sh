@@ -7,9 +7,9 @@
 # build/mutants/results.md. The source tree is never written (Ctrl-C restores the copy too).
 # Exits non-zero when a mutant survived (or no longer applies, or did not build).
 #
-#   tools/mutants.sh                 every mutant (134): 14 min 43 s from an empty build/mutants on
-#                                    the 2-core machine (2026-11-28, other builds beside it: load 4.4
-#                                    on average, 1.6 to 9.1)
+#   tools/mutants.sh                 every mutant (144): 16 min 36 s on the 2-core machine with a
+#                                    two-job fuzz run beside it (2026-11-29; 14 min 43 s for 134 from
+#                                    an empty build/mutants, 2026-11-28, other builds beside it)
 #   tools/mutants.sh 'heap.*'        the mutants whose id matches a glob
 #   tools/mutants.sh --family fma    one family: heap, index, buddy, fma, tree, wfc
 #   tools/mutants.sh --check         no build: every pattern matches the source exactly once and
