@@ -106,7 +106,7 @@
  * never reused; when the headers of adjacent blocks are all damaged, nothing says where the later
  * ones start: they are fenced with the first as one region, whose free is accepted and theirs
  * refused (even when such a header is later written back valid: while a heap holds fenced
- * memory, free and realloc refuse a block inside a fenced extent -- the last 16 fenced blocks are
+ * memory, free and realloc refuse a block inside a fenced extent -- up to 16 fenced blocks are
  * remembered, O(16) on that path only) -- and rebuilds the index from the free blocks. Afterwards rt_heap_check passes,
  * live blocks free and merge normally, no merge crosses a fenced block, and
  * rt_stats_t.quarantined_bytes counts the fenced bytes. The walk costs O(blocks + damaged bytes /
