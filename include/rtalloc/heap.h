@@ -107,8 +107,8 @@
  * ones start: they are fenced with the first as one region, whose free is accepted and theirs
  * refused (even when such a header is later written back valid: while a heap holds fenced
  * memory, free and realloc refuse a block inside a fenced extent -- up to 16 fenced blocks are
- * remembered, O(16) on that path only) -- and rebuilds the index from the free blocks. Afterwards rt_heap_check passes,
- * live blocks free and merge normally, no merge crosses a fenced block, and
+ * remembered, O(16) on that path only) -- and rebuilds the index from the free blocks.
+ * Afterwards rt_heap_check passes, live blocks free and merge normally, no merge crosses a fenced block, and
  * rt_stats_t.quarantined_bytes counts the fenced bytes. The walk costs O(blocks + damaged bytes /
  * A) once per damage, with the lock held: the error path's bound. rt_heap_check fences what it
  * finds the same way (it still returns false and reports). Level 2 adds the boundary tags to every
