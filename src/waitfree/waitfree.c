@@ -580,10 +580,10 @@ static void *wf_hand_out(rt_wf_t *w, rt_wf_trace_t *t, size_t r, unsigned s, uns
 /* RT_HARDENING >= 1: the chunk of height s rooted at r, just claimed (our decrement took c(r)
  * from 2^s to 0), is checked against what eq. 3 makes certain once c(r) read 2^s: nothing below r
  * is allocated and no call is inside r, so (a) r's padding is not its canary (a live chunk rooted
- * at r holds it there; every release rewrites it), (b) no live chunk starts at r's first node (its length word
- * is no live tag of height <= s for that node), and (c) unless r is pristine (lazy: the counters
- * below are stale), both children's counters read 2^(s-1) -- none of them can change: every call
- * that could reach them needs a decrement of c(r). A counter word of r restored from an earlier
+ * at r holds it there; every release rewrites it), (b) no live chunk starts at r's first node
+ * (its length word is no live tag of height <= s for that node), and (c) unless r is pristine
+ * (lazy: the counters below are stale), both children's counters read 2^(s-1) -- none of them
+ * can change: every call that could reach them needs a decrement of c(r). A counter word of r restored from an earlier
  * moment (saved by a read past one block, written back by an overflow of another: in range and
  * at its place, so its code cannot tell) claims a subtree that still holds live chunks; their
  * counters, padding and length words elsewhere say so. False: the chunk is kept claimed (never
