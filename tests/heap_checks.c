@@ -1279,6 +1279,34 @@ static void fenced_again(rt_index_t index)
 #endif
 }
 
+/* The layout of two_damaged and restored_in_fence: [x 600][y 600][z 600][w 64] on a heap of its
+ * own (y freed first when free_y), the second byte of x's and y's headers flipped (one overrun
+ * across both), and rt_heap_check, which must report it and fence the damage. *ysaved receives
+ * y's header before the damage. False when the setup failed (the heap dropped). */
+static bool hc_two_damaged(hc_t *f, rt_index_t index, bool free_y, void *blk[4], size_t *ysaved)
+{
+    if (!hc_open(f, index, HC_HEAP)) {
+        return false;
+    }
+    blk[0] = rt_heap_malloc(f->h, 600);
+    blk[1] = rt_heap_malloc(f->h, 600);
+    blk[2] = rt_heap_malloc(f->h, 600);
+    blk[3] = rt_heap_malloc(f->h, 64);
+    if (!hc_setup(f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
+        return false;
+    }
+    if (free_y) {
+        rt_heap_free(f->h, blk[1]);
+    }
+    unsigned char *x = hc_block(blk[0]), *y = hc_block(blk[1]);
+    *ysaved = *hc_word(y);
+    x[1] ^= 0x40u;
+    y[1] ^= 0x40u;
+    tl_recorder_reset(&f->rec);
+    TL_CHECK(!rt_heap_check(f->h) && hc_one(f, RT_ERR_CORRUPTED), "%s: check missed two damaged headers", f->name);
+    return true;
+}
+
 /* [x used][y free][z used, PREV_FREE][w used]: the headers of x and y both damaged (one overrun
  * across them). rt_heap_check reports it; the containment's walk finds the blocks resuming only at
  * z, which says the block before it was free -- but the footer before z is y's size, not the
@@ -1288,20 +1316,12 @@ static void fenced_again(rt_index_t index)
 static void two_damaged(rt_index_t index)
 {
     hc_t f;
-    if (!hc_open(&f, index, HC_HEAP)) {
+    void *blk[4];
+    size_t ysaved;
+    if (!hc_two_damaged(&f, index, true, blk, &ysaved)) {
         return;
     }
-    void *blk[4] = {rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600),
-                    rt_heap_malloc(f.h, 64)};
-    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
-        return;
-    }
-    rt_heap_free(f.h, blk[1]);
     unsigned char *x = hc_block(blk[0]), *y = hc_block(blk[1]), *z = hc_block(blk[2]);
-    x[1] ^= 0x40u;
-    y[1] ^= 0x40u;
-    tl_recorder_reset(&f.rec);
-    TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "%s: check missed two damaged headers", f.name);
     hc_expect_t e = {{blk[2], blk[3]}, NULL, 0, {{NULL, NULL}}, 0, (size_t)(z - x), blk[0]};
     hc_damage(&e, x, 1);
     hc_damage(&e, y, 1);
@@ -1347,21 +1367,13 @@ static void replayed_header(rt_index_t index)
 static void restored_in_fence(rt_index_t index, unsigned variant)
 {
     hc_t f;
-    if (!hc_open(&f, index, HC_HEAP)) {
+    void *blk[4];
+    size_t ysaved;
+    if (!hc_two_damaged(&f, index, false, blk, &ysaved)) {
         return;
     }
-    void *blk[4] = {rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600), rt_heap_malloc(f.h, 600),
-                    rt_heap_malloc(f.h, 64)};
-    if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
-        return;
-    }
-    unsigned char *x = hc_block(blk[0]), *y = hc_block(blk[1]), *z = hc_block(blk[2]);
-    size_t ysaved = *hc_word(y);
-    x[1] ^= 0x40u;
-    y[1] ^= 0x40u;
-    tl_recorder_reset(&f.rec);
-    TL_CHECK(!rt_heap_check(f.h) && hc_one(&f, RT_ERR_CORRUPTED), "%s: check missed two damaged headers", f.name);
-    *hc_word(y) = ysaved;
+    unsigned char *x = hc_block(blk[0]), *z = hc_block(blk[2]);
+    *hc_word(hc_block(blk[1])) = ysaved;
     tl_recorder_reset(&f.rec);
     if (variant == 0u) {
         rt_heap_free(f.h, blk[1]);
