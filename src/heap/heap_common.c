@@ -31,6 +31,7 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
     if (ranges_overlap(lo, hi, (uintptr_t)h, (uintptr_t)h + h->ops->control_size)) {
         return false;
     }
+    /* wcet: <= RT_HEAP_MAX_POOLS - 1; npools is below the max here (tested above) */
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *p = &h->pools[i];
         if (ranges_overlap(lo, hi, (uintptr_t)p->first - RT_HEAP_GUARD, (uintptr_t)p->end + BLK_W + RT_HEAP_GUARD)) {
@@ -203,6 +204,7 @@ void heap_deliver(rt_heap_t *h)
     uintptr_t token = heap_lock(h);
     heap_pending_t p[HEAP_PENDING];
     unsigned n = h->npending;
+    /* wcet: <= HEAP_PENDING; heap_defer keeps npending <= HEAP_PENDING */
     for (unsigned i = 0; i < n; i++) {
         p[i] = h->pending[i];
     }
@@ -210,6 +212,7 @@ void heap_deliver(rt_heap_t *h)
     rt_error_handler_t handler = h->hooks.handler;
     void *context = h->hooks.handler_context;
     heap_unlock(h, token);
+    /* wcet: <= HEAP_PENDING; the reports kept */
     for (unsigned i = 0; i < n; i++) {
         rt_error_deliver(handler, context, p[i].kind, p[i].operation, p[i].ptr, 0);
     }
@@ -232,6 +235,7 @@ void rt_heap_flush(rt_heap_t *h)
 static unsigned fenced_slot(const rt_heap_t *h, const rt_blk *b)
 {
     unsigned i = 0;
+    /* wcet: <= RT_HEAP_FENCED; the slots of fenced[] */
     while (i < RT_HEAP_FENCED && h->fenced[i] != b) {
         i++;
     }
@@ -247,6 +251,7 @@ static bool fenced_is_live(const rt_heap_t *h, const rt_blk *b)
 
 bool heap_fenced_holds(const rt_heap_t *h, const rt_blk *b)
 {
+    /* wcet: <= RT_HEAP_FENCED; the slots of fenced[] */
     for (unsigned i = 0; i < RT_HEAP_FENCED; i++) {
         const rt_blk *f = h->fenced[i];
         if (f == NULL) {
@@ -289,6 +294,7 @@ bool heap_free_fenced(rt_heap_t *h, void *ptr)
 #endif
 static bool contain_resumes(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *s, unsigned depth)
 {
+    /* wcet: <= CONTAIN_DEPTH + 1; k runs 0 .. depth, and depth is 0 or CONTAIN_DEPTH */
     for (unsigned k = 0; k <= depth && s != pool->end; k++) {
         size_t d = blk_decode(h->key, s, s->head);
         size_t size = blk_head_size(d);
@@ -320,6 +326,9 @@ static bool contain_trusted(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b
     if (contain_resumes(h, pool, n, 0u)) {
         return true;
     }
+    /* wcet: total <= 2 * HEAP_BYTES / BLK_A per heap_contain; the walks of both passes move on
+     * past every place this scans (to the first resumption it meets, or to n), so its steps in a
+     * pass are at most the pools' bytes / A */
     for (rt_blk *s = blk_offset(b, BLK_MIN); s < n; s = blk_offset(s, BLK_A)) {
         if (contain_resumes(h, pool, s, CONTAIN_DEPTH)) {
             return false;
@@ -332,6 +341,8 @@ static bool contain_trusted(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b
  * on, in steps of A) where the blocks resume, or the pool's end. O(extent / A). */
 static rt_blk *contain_extent(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b)
 {
+    /* wcet: total <= 2 * HEAP_BYTES / BLK_A per heap_contain; the walk of each pass resumes where
+     * this stops, so its steps in a pass are at most the pools' bytes / A */
     for (rt_blk *s = blk_offset(b, BLK_MIN); s < pool->end; s = blk_offset(s, BLK_A)) {
         if (contain_resumes(h, pool, s, CONTAIN_DEPTH)) {
             return s;
@@ -376,6 +387,8 @@ static rt_blk *contain_trim_dead(size_t key, rt_blk *b, size_t size, bool head)
 static bool contain_spans_blocks(const rt_heap_t *h, const rt_pool_t *pool, rt_blk *b, size_t size)
 {
     rt_blk *n = blk_offset(b, size);
+    /* wcet: total <= HEAP_BYTES / BLK_A per heap_contain; pass 1 then moves on to the first
+     * resumption this meets (contain_extent), or past n */
     for (rt_blk *s = blk_offset(b, BLK_MIN); s < n; s = blk_offset(s, BLK_A)) {
         if (contain_resumes(h, pool, s, CONTAIN_DEPTH)) {
             return true;
@@ -394,6 +407,8 @@ static bool contain_spans_blocks(const rt_heap_t *h, const rt_pool_t *pool, rt_b
 static void contain_links(rt_heap_t *h, const rt_pool_t *pool)
 {
     size_t key = h->key;
+    /* wcet: total <= HEAP_BYTES / BLK_MIN per heap_contain; each step moves b on by a block or an
+     * extent, at least BLK_MIN, through the pools */
     for (rt_blk *b = pool->first; b < pool->end;) {
         size_t d = blk_decode(key, b, b->head);
         size_t size = blk_head_size(d);
@@ -425,6 +440,8 @@ static void contain_pool(rt_heap_t *h, const rt_pool_t *pool, contain_acc *a)
     rt_blk *end = pool->end;
     rt_blk *run = NULL; /* the start of the free run being merged */
     size_t run_size = 0;
+    /* wcet: total <= HEAP_BYTES / BLK_MIN per heap_contain; each step moves b on by a block, an
+     * extent or a fenced head, at least BLK_MIN, through the pools */
     for (rt_blk *b = pool->first; b < end;) {
         size_t d = blk_decode(key, b, b->head);
         size_t size = blk_head_size(d);
@@ -516,6 +533,7 @@ void heap_contain(rt_heap_t *h)
     if (h->ops->layer_forget != NULL) {
         h->ops->layer_forget(h);
     }
+    /* wcet: <= RT_HEAP_MAX_POOLS; the pools */
     for (unsigned i = 0; i < h->npools; i++) {
         const rt_pool_t *pool = &h->pools[i];
         contain_links(h, pool);
@@ -525,11 +543,13 @@ void heap_contain(rt_heap_t *h)
     }
     h->ops->reset(h);
     contain_acc a = {0, 0, 0, 0, 0, {NULL}, {NULL}};
+    /* wcet: <= RT_HEAP_MAX_POOLS; the pools */
     for (unsigned i = 0; i < h->npools; i++) {
         contain_pool(h, &h->pools[i], &a);
     }
     h->fenced_live = 0;
-    for (unsigned i = 0; i < RT_HEAP_FENCED; i++) { /* the live ones first */
+    /* wcet: <= RT_HEAP_FENCED; the slots of fenced[], the live ones first */
+    for (unsigned i = 0; i < RT_HEAP_FENCED; i++) {
         if (i < a.nlive) {
             h->fenced[i] = a.fenced_live[i];
             h->fenced_live |= (uint32_t)1 << i;

@@ -179,6 +179,7 @@ static inline bool blk_data_fenced(size_t d) { return (d & BLK_FENCE) == BLK_FEN
 /* The pool holding payload address a when a is not in pool 0 (cold: pool 0 is tested inline). */
 static inline const rt_pool_t *heap_pool_rest(const rt_heap_t *h, uintptr_t a)
 {
+    /* wcet: <= RT_HEAP_MAX_POOLS - 1; the pools after pool 0 (pool_add keeps npools <= the max) */
     for (const rt_pool_t *pool = h->pools + 1, *last = h->pools + h->npools; pool < last; pool++) {
         if (a - pool->lo < pool->span) {
             return pool;
@@ -250,6 +251,7 @@ RT_HOT bool heap_word_ok(const rt_heap_t *h, uintptr_t a)
     if (__builtin_expect(heap_rotr(a - h->span_lo, HEAP_W_LOG2) < h->span_words, 1)) {
         return true;
     }
+    /* wcet: <= RT_HEAP_MAX_POOLS - 1; the pools after pool 0 */
     for (unsigned i = 1; i < h->npools; i++) {
         if (heap_rotr(a - (uintptr_t)h->pools[i].first, HEAP_W_LOG2) <= h->pools[i].words) {
             return true;

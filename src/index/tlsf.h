@@ -94,8 +94,10 @@ static inline size_t tlsf_list_start(unsigned i)
 static inline void idx_reset(idx_t *x)
 {
     x->fl_map = 0;
+    /* wcet: <= TLSF_FL_COUNT; the rows */
     for (unsigned f = 0; f < TLSF_FL_COUNT; f++) {
         x->sl_map[f] = 0;
+        /* wcet: <= TLSF_SL_COUNT; the slots of a row */
         for (unsigned s = 0; s < TLSF_SL_COUNT; s++) {
             x->heads[f * TLSF_SL_COUNT + s] = NULL;
         }
