@@ -11,10 +11,13 @@
 #else
 #define NO_LIBCALLS
 #endif
+/* memcpy, memmove and memset are weak: a program may bring its own (the WCET scenarios,
+ * ports/wcet/, count the instructions of theirs). */
+#define PORT_WEAK __attribute__((weak))
 
 /* --- <string.h> --------------------------------------------------------------------------------- */
 
-NO_LIBCALLS void *memcpy(void *restrict d, const void *restrict s, size_t n)
+PORT_WEAK NO_LIBCALLS void *memcpy(void *restrict d, const void *restrict s, size_t n)
 {
     unsigned char *dc = d;
     const unsigned char *sc = s;
@@ -29,7 +32,7 @@ NO_LIBCALLS void *memcpy(void *restrict d, const void *restrict s, size_t n)
     return d;
 }
 
-NO_LIBCALLS void *memmove(void *d, const void *s, size_t n)
+PORT_WEAK NO_LIBCALLS void *memmove(void *d, const void *s, size_t n)
 {
     unsigned char *dc = d;
     const unsigned char *sc = s;
@@ -48,7 +51,7 @@ NO_LIBCALLS void *memmove(void *d, const void *s, size_t n)
     return d;
 }
 
-NO_LIBCALLS void *memset(void *d, int c, size_t n)
+PORT_WEAK NO_LIBCALLS void *memset(void *d, int c, size_t n)
 {
     unsigned char *dc = d;
     unsigned char v = (unsigned char)c;
