@@ -31,9 +31,9 @@ How, and what the tool refuses (exit status 2, one line saying why):
         port_lock_hook / port_unlock_hook), where the masking / unmasking instruction is found;
       - the heap's table of functions (h->ops: the read-only table rt_tlsf_create hands on --
         the heap analysed is one rt_tlsf_create made);
-      - the user's code: the error handler (hooks.handler) and the entropy source (the variable
-        rt_set_entropy writes): the call instruction counts, the user's code does not (a call of
-        it with the lock held is refused);
+      - the user's code: the error handler (hooks.handler), and a function a public setter
+        (rt_set_*: rt_set_entropy) stores in a variable of the library: the call instruction
+        counts, the user's code does not (a call of it with the lock held is refused);
       - memcpy, memmove and memset: the call counts, the copy or fill does not (realloc's copy,
         calloc's clearing, create's; a copy with the lock held is refused on a normal path and
         listed for the damage path's: containment's rewrite of the pools' 32-byte guards).
@@ -825,8 +825,8 @@ class Analyzer:
             return ("func", self.hook_funcs["lock" if v == ("F", self.off["lock"]) else "unlock"], {})
         if v == ("F", self.off["handler"]):
             return ("user", "the error handler")
-        if v is not None and v[0] == "G" and v[1] == self.entropy_var:
-            return ("user", "the entropy source")
+        if v is not None and v[0] == "G" and v[1] in self.user_vars:
+            return ("user", "what %s installs" % self.user_vars[v[1]])
         if v is not None and v[0] == "K":
             a = v[1] & ~1 if self.arch.name == "arm" else v[1]
             if a in self.funcs:
@@ -1426,12 +1426,12 @@ class Solver:
         return best, path[::-1]
 
 
-# --- setting an ELF up: offsets, hooks, the heap's table, the user's entropy source ----------------
+# --- setting an ELF up: offsets, hooks, the heap's table, the user's variables ----------------
 
 def setup(an, probe, args):
     vals = probe.values(None, list(OFFSETS.values()), include_tu=False)
     an.off = dict(zip(OFFSETS, vals))
-    an.ops_table, an.entropy_var = None, None
+    an.ops_table = None
     # the port's hooks and their masking / unmasking instruction
     a = an.arch.name
     is_mask = (lambda i: i.mn == "cpsid" and i.ops == "i") if a == "arm" else \
@@ -1479,25 +1479,27 @@ def setup(an, probe, args):
             raise Refuse("rt_tlsf_create hands on %d read-only objects (%s): which is the heap's table? "
                          "(--ops-table NAME)" % (len(found), ", ".join(objects[x] for x in sorted(found))))
         an.ops_table = found.pop()
-    # the user's entropy source: the variable rt_set_entropy writes its first argument to
-    if an.by_name.get("rt_set_entropy"):
-        f = an.func("rt_set_entropy")
-        arg0 = an.arch.args[0]
+    # the user's code behind a variable of the library: a variable a public setter (rt_set_*,
+    # e.g. rt_set_entropy) writes one of its arguments to holds a function of the user's
+    an.user_vars = {}
+    for f in an.funcs.values():
+        if not re.match(r"^rt_set_\w+$", f["name"]):
+            continue
         an.V = Values({}, an)
-        before = an.dataflow(f, {arg0: ("A", 0)})
+        before = an.dataflow(f, {r: ("A", n) for n, r in enumerate(an.arch.args)})
         for k, (st, _) in before.items():
             i = f["insns"][k]
             ops = split_ops(i.ops)
-            if a == "arm" and i.mn in ("str", "str.w") and len(ops) == 2 and st.get(arm_reg(ops[0])) == ("A", 0):
+            if a == "arm" and i.mn in ("str", "str.w") and len(ops) == 2 and (st.get(arm_reg(ops[0])) or "?")[0] == "A":
                 m = re.match(r"^\[(\w+)(?:, #(-?\w+))?\]$", ops[1])
                 base = st.get(arm_reg(m.group(1))) if m else None
                 if base and base[0] == "K":
-                    an.entropy_var = base[1] + (imm(m.group(2)) if m.group(2) else 0)
-            if a == "riscv" and i.mn == "sw" and len(ops) == 2 and st.get(ops[0]) == ("A", 0):
+                    an.user_vars[base[1] + (imm(m.group(2)) if m.group(2) else 0)] = f["name"]
+            if a == "riscv" and i.mn == "sw" and len(ops) == 2 and (st.get(ops[0]) or "?")[0] == "A":
                 m = re.match(r"^(-?\w+)\((\w+)\)$", ops[1])
                 base = st.get(m.group(2)) if m else None
                 if base and base[0] == "K":
-                    an.entropy_var = base[1] + imm(m.group(1))
+                    an.user_vars[base[1] + imm(m.group(1))] = f["name"]
 
 
 # --- the study's measurements: what a descriptor's wrapper and the call site add -----------------
@@ -1794,17 +1796,19 @@ def parser():
     return ap
 
 
-def run(paths, args, entries_of=None):
-    """Analyses every ELF (entries_of(path): its entry points, default args.entry); raises Refuse."""
+def run(paths, args, per_path=None):
+    """Analyses every ELF (per_path(path): a dict of arguments of its own, e.g. entry, study);
+    raises Refuse."""
     ann = Annotations()
     results, cache = [], {}
     for path in paths:
         a = args
-        if entries_of is not None:
+        if per_path is not None:
             a = argparse.Namespace(**vars(args))
-            a.entry = entries_of(path)
+            for k, v in per_path(path).items():
+                setattr(a, k, v)
         results.append(analyse(path, a, ann, cache))
-    if set(args.entry) >= set(ENTRIES) or entries_of is not None:  # a subset leaves bounds unused
+    if set(args.entry) >= set(ENTRIES) or per_path is not None:  # a subset leaves bounds unused
         lines = set().union(*(r["lines"] for r in results))
         for a in sorted(ann.by_line.values(), key=lambda a: (a["file"], a["line"])):
             if not a["used"] and not any((a["file"], a["line"] + d) in lines for d in (0, 1, 2)):
@@ -1834,19 +1838,30 @@ def report(results, ann, args):
         r["held_any_damage"] = max([e["held_damage"] for e in r["entries"].values() if e["held_damage"] is not NEG]
                                    or [NEG])
     if args.markdown:
+        def num(v):
+            return "-" if v is NEG else "{:,}".format(v)
+        print("Normal paths (no report deferred, no containment): instructions of a call, entry to return "
+              "(realloc without its copy, calloc without its clearing, create without its fills; the user's "
+              "handler and entropy source not counted); lock held: the longest stretch with the lock held over "
+              "every entry point, the port hooks' masked instructions included.")
+        print()
         print("| target | level | " + " | ".join(short[n] for n in names) + " | lock held |")
         print("|---|---|" + "---:|" * (len(names) + 1))
         for r in results:
-            print("| %s | %s | " % (r["target"], r["level"]) + " | ".join(fmt(r["entries"][n]["normal"]) for n in names)
-                  + " | %s |" % fmt(r["held_any"]))
+            print("| %s | %s | " % (r["target"], r["level"]) + " | ".join(num(r["entries"][n]["normal"]) for n in names)
+                  + " | %s |" % num(r["held_any"]))
         print()
-        print("Damage path (containment walks the heap), heap of %d bytes:" % args.heap_bytes)
+        hx = sorted({x.split(" at ")[0] for r in results for e in r["entries"].values() for x in e["held_excluded"]})
+        print("Damage path (a call that contains: damage met, or a wild pointer into a pool), heap of %s bytes%s:" % (
+            "{:,}".format(args.heap_bytes),
+            "; lock held without the instructions of %s (containment's fill of the pools' guards)" % ", ".join(hx)
+            if hx else ""))
         print()
         print("| target | level | " + " | ".join(short[n] for n in names) + " | lock held |")
         print("|---|---|" + "---:|" * (len(names) + 1))
         for r in results:
-            print("| %s | %s | " % (r["target"], r["level"]) + " | ".join(fmt(r["entries"][n]["damage"]) for n in names)
-                  + " | %s |" % fmt(r["held_any_damage"]))
+            print("| %s | %s | " % (r["target"], r["level"]) + " | ".join(num(r["entries"][n]["damage"]) for n in names)
+                  + " | %s |" % num(r["held_any_damage"]))
     else:
         for r in results:
             print("%s: %s, %s (%s)" % (r["elf"], r["target"], r["level"], r["compiler"]))
