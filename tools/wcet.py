@@ -1468,13 +1468,15 @@ def setup(an, probe, args):
         an.V = Values({}, an)
         before = an.dataflow(f, {})
         objects = {x["value"]: x["name"] for x in an.elf.symbols if x["type"] == 1 and x["size"] > 0}
-        found = set()
+        found, anywhere = set(), set()
         for k, (st, _) in before.items():
-            if f["insns"][k].kind in ("call", "tail", "icall", "ijump"):
-                for r in an.arch.args:
-                    v = st.get(r)
-                    if v and v[0] == "K" and v[1] in objects and an.elf.readonly(v[1]):
+            for r, v in st.items():
+                if isinstance(r, str) and v and v[0] == "K" and v[1] in objects and an.elf.readonly(v[1]):
+                    anywhere.add(v[1])
+                    if f["insns"][k].kind in ("call", "tail", "icall", "ijump") and r in an.arch.args:
                         found.add(v[1])
+        if len(anywhere) == 1:  # the one read-only object create refers to (stored, or handed on)
+            found = anywhere
         if len(found) != 1:
             raise Refuse("rt_tlsf_create hands on %d read-only objects (%s): which is the heap's table? "
                          "(--ops-table NAME)" % (len(found), ", ".join(objects[x] for x in sorted(found))))
