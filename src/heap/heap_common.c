@@ -159,12 +159,7 @@ rt_error_kind_t heap_own_error(const rt_heap_t *h, const rt_pool_t *pool, void *
 
 void *rt_heap_malloc(rt_heap_t *h, size_t size) { return h->ops->malloc(h, size); }
 void rt_heap_free(rt_heap_t *h, void *ptr) { h->ops->free(h, ptr); }
-void *rt_heap_realloc(rt_heap_t *h, void *ptr, size_t size) { return h->ops->realloc(h, ptr, size); }
-void *rt_heap_calloc(rt_heap_t *h, size_t count, size_t size) { return h->ops->calloc(h, count, size); }
-void *rt_heap_memalign(rt_heap_t *h, size_t alignment, size_t size)
-{
-    return h->ops->memalign(h, alignment, size);
-}
+/* rt_heap_realloc, rt_heap_calloc and rt_heap_memalign: heap_select.c. */
 
 size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
 {
@@ -602,7 +597,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
             }
         }
     }
-    size_t head = h->ops->head_fit(h);
+    size_t head = heap_head_fit(h);
     if (head > BLK_W && head - BLK_W > own.largest_free) {
         own.largest_free = head - BLK_W < h->max_request ? head - BLK_W : h->max_request;
     }
@@ -681,8 +676,8 @@ bool rt_heap_check(rt_heap_t *h)
 {
     uintptr_t token = heap_lock(h);
     check_ctx c = {h, 0};
-    size_t listed = h->ops->layer_check != NULL ? h->ops->layer_check(h) : 0u, held = 0;
-    bool ok = listed != SIZE_MAX && h->ops->check_index(h, check_visit, &c);
+    size_t listed = heap_layer_check(h), held = 0;
+    bool ok = listed != SIZE_MAX && heap_check_index(h, check_visit, &c);
     size_t free_blocks = 0, used = 0, capacity = 0, quarantined = 0;
     uint64_t live = 0;
     bool broken = false;
@@ -734,7 +729,7 @@ bool rt_heap_check(rt_heap_t *h)
         capacity += (size_t)((char *)end - (char *)h->pools[i].first);
     }
     if (broken) { /* blocks past a broken header were not walked: clear their marks */
-        (void)h->ops->check_index(h, unmark_visit, &c);
+        (void)heap_check_index(h, unmark_visit, &c);
     }
     if (free_blocks != c.indexed || used != h->used || live != heap_live_blocks(h) || capacity != h->capacity ||
         quarantined != h->quarantined || held != listed) {

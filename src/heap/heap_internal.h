@@ -17,38 +17,31 @@ typedef struct rt_heap_ops {
     rt_index_t index;
     const char *(*name)(void);
     size_t control_size; /* sizeof the backend's whole control structure */
+    /* Only what creating, malloc, free and containment need, so that a program calling only
+     * those links nothing else (each backend's realloc, calloc, memalign and index check are
+     * reached by index, from heap_select.c's tables, when the generic entry points are used). */
     void *(*malloc)(rt_heap_t *heap, size_t size);
     void (*free)(rt_heap_t *heap, void *ptr);
-    void *(*realloc)(rt_heap_t *heap, void *ptr, size_t size);
-    void *(*calloc)(rt_heap_t *heap, size_t count, size_t size);
-    void *(*memalign)(rt_heap_t *heap, size_t alignment, size_t size);
     void (*insert)(rt_heap_t *heap, rt_blk *b);
     void (*reset)(rt_heap_t *heap);
-    /* Visits every indexed block once and checks the index's own links, bitmaps and that each
-     * block sits in the list its size maps to. */
-    bool (*check_index)(rt_heap_t *heap, rt_idx_visit_fn visit, void *context);
     /* The largest block size (header included) a request may need and still be served by a
      * free block of `size` bytes: size itself, except for TLSF (the start of size's slot, as the
      * search rounds up) and half-fit (the power of two below size). */
     size_t (*fit_limit)(size_t size);
-    /* The largest block size that a request may need and still be served by the first block of
-     * a list, beyond fit_limit (TLSF's good fit within the slot); 0 when the index has none. */
-    size_t (*head_fit)(rt_heap_t *heap);
     /* A layer over the facade that keeps freed blocks of its own (the quick lists of rt_tlsfq,
      * heap/quick.h; all NULL for the plain heaps). Its blocks are used blocks to the facade,
      * with MARK set in their headers ("held"). With the lock held:
      *   layer_reclaim  gives every held block back to the index (merging), `operation` naming
      *                  the call for the reports of damage it meets;
-     *   layer_check    the number of blocks it holds, each verified (SIZE_MAX: damage found);
      *   layer_forget   before a containment walk (heap_contain): restores the header of each
      *                  held block it can still reach through verified links, fences each held
      *                  block whose own words are damaged, then forgets them all -- the walk
      *                  gives every held block back to the index;
      *   layer_holds    whether b is one of its blocks (a walk of its lists: diagnosis at level
      *                  0, where a header's MARK may be data);
-     *   layer_init     sets its state up, once the heap and its first pool are (rt_heap_init). */
+     *   layer_init     sets its state up, once the heap and its first pool are (rt_heap_init).
+     * (layer_check, the count of held blocks each verified, is reached by index: heap_select.c.) */
     void (*layer_reclaim)(rt_heap_t *heap, const char *operation);
-    size_t (*layer_check)(rt_heap_t *heap);
     void (*layer_forget)(rt_heap_t *heap);
     bool (*layer_holds)(const rt_heap_t *heap, const rt_blk *b);
     void (*layer_init)(rt_heap_t *heap);
