@@ -332,6 +332,15 @@ unsigned rt_heap_last_probes(const rt_heap_t *heap);
  * containment walk after a failure). */
 bool rt_heap_check(rt_heap_t *heap);
 
+/* The periodic self-test's check, in O(1) of the heap's contents: the counters against the
+ * pools' capacity, every pool's guard bytes and sentinel and first header, the index's bitmaps
+ * against its list heads, and each list's first block (in a pool, aligned, its tag verified, free,
+ * its footer agreeing). Work bounded by the index's table (RT_HEAP_MAX_BLOCK_LOG2 x the slots per
+ * octave lists for TLSF) and RT_HEAP_MAX_POOLS, whatever the number of blocks. What it does not
+ * see: damage to blocks that are no list's first (rt_heap_check sees those) and rt_tlsfq's quick
+ * lists. A failure is reported and contained as rt_heap_check's. */
+bool rt_heap_check_fast(rt_heap_t *heap);
+
 /* Calls fn for every block of every pool in address order until fn returns false. The heap
  * must not be modified from fn. O(blocks). Runs under the lock. A heap with quick lists gives
  * its cached blocks back first (rt_heap_flush). */

@@ -91,6 +91,7 @@ _Static_assert(RT_HEAP_FENCED <= 32u, "fenced_live is a 32-bit mask");
 struct rt_quick; /* heap/quick.h */
 
 struct rt_heap {
+    uintptr_t self;       /* 0 - (the heap's address) once created: heap_created */
     const rt_heap_ops_t *ops;
     size_t key;           /* the header tags' key (block.h): a new one per create */
     uintptr_t span_lo;    /* the control structure and pool 0 (contiguous): a word at address a */
@@ -119,6 +120,24 @@ struct rt_heap {
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
 };
+
+/* True iff h is a created heap: not NULL (tested before any read), and its first word is what
+ * rt_heap_init wrote there, the negated address (memory never created -- zeros, a vector table,
+ * another object -- holds it by chance with probability 2^-w). O(1): a test, a load, a compare. */
+static inline __attribute__((always_inline)) bool heap_created(const rt_heap_t *h)
+{
+    return __builtin_expect(h != NULL && h->self + (uintptr_t)h == 0u, 1);
+}
+
+/* The first statement of every entry point: a call on a heap pointer that is not a created heap
+ * is reported (RT_ERR_BAD_HEAP, the default handler) and returns `result` (empty for void). */
+#define HEAP_REQUIRE(h, operation, result)                                                                   \
+    do {                                                                                                     \
+        if (!heap_created(h)) {                                                                              \
+            rt_report_bad_heap(operation, h);                                                                \
+            return result;                                                                                   \
+        }                                                                                                    \
+    } while (0)
 
 /* Live blocks, as the statistics count them. */
 static inline uint64_t heap_live_blocks(const rt_heap_t *h)

@@ -17,7 +17,7 @@ static const rt_heap_ops_t *const backends[RT_INDEX_COUNT] = {
 typedef void *(*realloc_fn)(rt_heap_t *h, void *ptr, size_t size);
 typedef void *(*calloc_fn)(rt_heap_t *h, size_t count, size_t size);
 typedef void *(*memalign_fn)(rt_heap_t *h, size_t alignment, size_t size);
-typedef bool (*check_fn)(rt_heap_t *h, rt_idx_visit_fn visit, void *context);
+typedef bool (*check_fn)(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
 typedef size_t (*head_fit_fn)(rt_heap_t *h);
 
 static const realloc_fn reallocs[RT_INDEX_COUNT] = {
@@ -51,16 +51,25 @@ static const head_fit_fn head_fits[RT_INDEX_COUNT] = {
     [RT_INDEX_TLSFQ] = heap_tlsfq_head_fit,
 };
 
-void *rt_heap_realloc(rt_heap_t *h, void *ptr, size_t size) { return reallocs[h->ops->index](h, ptr, size); }
-void *rt_heap_calloc(rt_heap_t *h, size_t count, size_t size) { return callocs[h->ops->index](h, count, size); }
+void *rt_heap_realloc(rt_heap_t *h, void *ptr, size_t size)
+{
+    HEAP_REQUIRE(h, "realloc", NULL);
+    return reallocs[h->ops->index](h, ptr, size);
+}
+void *rt_heap_calloc(rt_heap_t *h, size_t count, size_t size)
+{
+    HEAP_REQUIRE(h, "calloc", NULL);
+    return callocs[h->ops->index](h, count, size);
+}
 void *rt_heap_memalign(rt_heap_t *h, size_t alignment, size_t size)
 {
+    HEAP_REQUIRE(h, "memalign", NULL);
     return memaligns[h->ops->index](h, alignment, size);
 }
 
-bool heap_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context)
+bool heap_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
 {
-    return checks[h->ops->index](h, visit, context);
+    return checks[h->ops->index](h, visit, context, head_only);
 }
 size_t heap_head_fit(rt_heap_t *h) { return head_fits[h->ops->index](h); }
 size_t heap_layer_check(rt_heap_t *h) { return h->ops->index == RT_INDEX_TLSFQ ? heap_tlsfq_layer_check(h) : 0u; }

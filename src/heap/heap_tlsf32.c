@@ -14,9 +14,9 @@ void *rt_tlsf32_memalign(rt_heap_t *h, size_t alignment, size_t size)
     return facade_memalign(h, alignment, size);
 }
 
-bool heap_tlsf32_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context)
+bool heap_tlsf32_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
 {
-    return facade_check_index(h, visit, context);
+    return facade_check_index(h, visit, context, head_only);
 }
 size_t heap_tlsf32_head_fit(rt_heap_t *h) { return facade_head_fit(h); }
 

@@ -338,9 +338,9 @@ void *rt_tlsfq_memalign(rt_heap_t *h, size_t alignment, size_t size)
     return facade_memalign(h, alignment, size);
 }
 
-bool heap_tlsfq_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context)
+bool heap_tlsfq_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
 {
-    return facade_check_index(h, visit, context);
+    return facade_check_index(h, visit, context, head_only);
 }
 size_t heap_tlsfq_head_fit(rt_heap_t *h) { return facade_head_fit(h); }
 size_t heap_tlsfq_layer_check(rt_heap_t *h) { return quick_check(h); }
@@ -351,6 +351,7 @@ rt_heap_t *rt_tlsfq_create(void *mem, size_t size) { return rt_heap_init(mem, si
 
 unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
 {
+    HEAP_REQUIRE(h, "set_quick_limit", 0u);
     if (h->quick == NULL) {
         return 0;
     }
