@@ -5,10 +5,13 @@
 # Usage: examples/firmware/check-map.sh newlib|picolibc MAP...
 #
 # The C library's allocator, by archive member:
-#   newlib     lib_a-nano-mallocr.o, lib_a-mallocr.o and their siblings (freer, reallocr,
-#              callocr, malignr, msizer, mallinfor, ...), the plain wrappers (lib_a-malloc.o,
-#              ...), and its heap's _sbrk (lib_a-sbrkr.o, lib_a-syssbrk.o)
-#   picolibc   nano-malloc-*.c.o, malloc-*.c.o and sbrk (libc_picolib_picosbrk.c.o)
+#   newlib     lib_a-nano-mallocr.o, lib_a-mallocr.o and their siblings that hold the allocator
+#              (freer, reallocr, callocr, malignr, msizer, mallinfor, mallstatsr), the plain
+#              wrappers (lib_a-malloc.o, ...), and its heap's _sbrk (lib_a-sbrkr.o,
+#              lib_a-syssbrk.o)
+#   picolibc   nano-malloc-<malloc, free, realloc, calloc, memalign, ...>.c.o and sbrk
+#              (libc_picolib_picosbrk.c.o)
+# Not counted: the wrappers that only call the shim (valloc, pvalloc, mallopt, reallocf, ...).
 # Linked means named in the map at all: an archive member the linker took, even one whose
 # sections --gc-sections then dropped. And the shim must be there: the sections of malloc (and,
 # newlib, _malloc_r) come from rtalloc_libc.c's object. Exits 1 on any failure.
@@ -22,11 +25,11 @@ libc=$1
 shift
 case "$libc" in
     newlib)
-        own='\(lib_a-(nano-)?(mallocr|freer|reallocr|callocr|malignr|msizer|mallinfor|malloptr|vallocr|pvallocr|mallstatsr|mstats)\.o\)|\(lib_a-(malloc|free|realloc|calloc|malign|msize|sbrkr|syssbrk)\.o\)'
+        own='\(lib_a-(nano-)?(mallocr|freer|reallocr|callocr|malignr|msizer|mallinfor|mallstatsr)\.o\)|\(lib_a-(malloc|free|realloc|calloc|malign|msize|sbrkr|syssbrk)\.o\)'
         entries=(malloc _malloc_r)
         ;;
     picolibc)
-        own='\((nano-)?malloc-[A-Za-z_]+\.c\.o\)|\(libc_picolib_picosbrk\.c\.o\)'
+        own='\((nano-)?malloc-(malloc|free|realloc|calloc|memalign|posix_memalign|malloc_usable_size|mallinfo|malloc_stats|cfree)\.c\.o\)|\(libc_picolib_picosbrk\.c\.o\)'
         entries=(malloc)
         ;;
     *)

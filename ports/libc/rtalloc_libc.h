@@ -20,9 +20,10 @@
  * Link it as an object. A linker takes an archive member only for a symbol that is undefined when
  * it reaches the archive; the C library's stdio asks for _malloc_r after the archives given
  * before it were searched, and would get the C library's own malloc. (Or wrap the archive in
- * -Wl,--whole-archive ... -Wl,--no-whole-archive.) A link that pulls in some other part of the
- * C library's allocator -- mallinfo, malloc_stats, mallopt -- fails with "multiple definition of
- * `_malloc_r'" (or of `malloc'): those are not provided.
+ * -Wl,--whole-archive ... -Wl,--no-whole-archive.) A call that pulls in some other part of the
+ * C library's allocator -- mallinfo, malloc_stats; newlib's mallopt, picolibc's cfree -- fails to
+ * link with "multiple definition of `_malloc_r'" (or of `malloc'): those are not provided. The
+ * C libraries' wrappers over these calls (valloc, pvalloc, reallocf, reallocarray) work.
  *
  * Behaviour, the same for every C library:
  *   - Failure returns NULL with errno = ENOMEM: no region was usable, or no free block fits, or the
