@@ -187,10 +187,7 @@ static void heap_error(void *context, const rt_error_t *error)
     fail(FW_EXIT_HEAP_ERROR, "heap error", error->message);
 }
 
-void rtalloc_libc_on_create(rt_heap_t *heap)
-{
-    rt_heap_set_handler(heap, heap_error, NULL);
-}
+void rtalloc_libc_on_create(rt_heap_t *heap) { rt_heap_set_handler(heap, heap_error, NULL); }
 
 /* ---- the timer interrupt -------------------------------------------------------------------- */
 
@@ -506,8 +503,7 @@ int main(void)
     rt_stats_t stats;
     rt_heap_stats(heap, &stats);
     printf("firmware: heap created by %s, %s; %lu pools, capacity %lu bytes\n",
-           rtalloc_libc_creator(),
-           created_before_main != NULL ? "before main" : "in main (lazily)",
+           rtalloc_libc_creator(), created_before_main != NULL ? "before main" : "in main (lazily)",
            (unsigned long)rtalloc_libc_pools(), (unsigned long)stats.capacity);
     edge_cases();
 
@@ -547,8 +543,8 @@ int main(void)
            "free %lu), %lu pattern checks, %lu out of memory (errno ENOMEM)\n",
            (unsigned long)counts.calls, (unsigned long)counts.mallocs,
            (unsigned long)counts.callocs, (unsigned long)counts.reallocs,
-           (unsigned long)counts.aligned, (unsigned long)counts.frees,
-           (unsigned long)counts.checks, (unsigned long)counts.out_of_memory);
+           (unsigned long)counts.aligned, (unsigned long)counts.frees, (unsigned long)counts.checks,
+           (unsigned long)counts.out_of_memory);
     printf("firmware: main's blocks from pool 1: %lu, from pool 2: %lu\n",
            (unsigned long)counts.pool_blocks[0], (unsigned long)counts.pool_blocks[1]);
     printf("firmware: interrupts: %lu, inside an allocator call of main: %lu; the handler's "

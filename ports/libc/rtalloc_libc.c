@@ -68,7 +68,7 @@
 
 /* ---- the heap and its creation -------------------------------------------------------------- */
 
-static rt_heap_t *libc_heap;       /* written once, under the lock, after it is complete */
+static rt_heap_t *libc_heap; /* written once, under the lock, after it is complete */
 static size_t libc_pool_count;
 static const char *libc_created_by;
 
@@ -155,7 +155,8 @@ extern char __rtalloc_heap2_end[] __attribute__((weak));
 extern char __heap_start[] __attribute__((weak));
 extern char __heap_end[] __attribute__((weak));
 
-static size_t add_region(rtalloc_libc_region_t *regions, size_t n, size_t max, char *start, char *end)
+static size_t add_region(rtalloc_libc_region_t *regions, size_t n, size_t max, char *start,
+                         char *end)
 {
     if (n < max && start != NULL && end != NULL && end > start) {
         regions[n].start = start;
@@ -176,34 +177,19 @@ __attribute__((weak)) size_t rtalloc_libc_regions(rtalloc_libc_region_t *regions
     return n;
 }
 
-__attribute__((weak)) void rtalloc_libc_on_create(rt_heap_t *heap)
-{
-    (void)heap;
-}
+__attribute__((weak)) void rtalloc_libc_on_create(rt_heap_t *heap) { (void)heap; }
 
-rt_heap_t *rtalloc_libc_heap(void)
-{
-    return libc_heap;
-}
+rt_heap_t *rtalloc_libc_heap(void) { return libc_heap; }
 
-size_t rtalloc_libc_pools(void)
-{
-    return libc_heap != NULL ? libc_pool_count : 0u;
-}
+size_t rtalloc_libc_pools(void) { return libc_heap != NULL ? libc_pool_count : 0u; }
 
-const char *rtalloc_libc_creator(void)
-{
-    return libc_heap != NULL ? libc_created_by : NULL;
-}
+const char *rtalloc_libc_creator(void) { return libc_heap != NULL ? libc_created_by : NULL; }
 
 /* ---- the operations, C library independent ----------------------------------------------- *
  * Each returns NULL on failure and says through *err which errno the C library wants (0: none,
  * as for realloc(p, 0)). */
 
-static bool power_of_two(size_t x)
-{
-    return x != 0u && (x & (x - 1u)) == 0u;
-}
+static bool power_of_two(size_t x) { return x != 0u && (x & (x - 1u)) == 0u; }
 
 static void *op_malloc(const char *op, size_t size, int *err)
 {
@@ -298,10 +284,7 @@ void *malloc(size_t size)
     return set_errno(p, err);
 }
 
-void free(void *ptr)
-{
-    op_free(ptr);
-}
+void free(void *ptr) { op_free(ptr); }
 
 void *realloc(void *ptr, size_t size)
 {
@@ -344,10 +327,7 @@ int posix_memalign(void **memptr, size_t alignment, size_t size)
     return err;
 }
 
-size_t malloc_usable_size(void *ptr)
-{
-    return op_usable_size(ptr);
-}
+size_t malloc_usable_size(void *ptr) { return op_usable_size(ptr); }
 
 /* ---- newlib's reentrant entry points ------------------------------------------------------ */
 

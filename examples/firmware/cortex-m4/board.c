@@ -36,10 +36,7 @@ static uintptr_t semihost(uintptr_t op, uintptr_t arg)
     return r0;
 }
 
-void fw_raw_puts(const char *s)
-{
-    (void)semihost(0x04u, (uintptr_t)s); /* SYS_WRITE0 */
-}
+void fw_raw_puts(const char *s) { (void)semihost(0x04u, (uintptr_t)s); /* SYS_WRITE0 */ }
 
 _Noreturn void fw_exit(int status)
 {
@@ -63,12 +60,6 @@ void fw_timer_start(void)
     __asm__ __volatile__("cpsie i" : : : "memory");
 }
 
-void fw_timer_stop(void)
-{
-    REG(SYST_CSR) = 0;
-}
+void fw_timer_stop(void) { REG(SYST_CSR) = 0; }
 
-void SysTick_Handler(void)
-{
-    fw_tick();
-}
+void SysTick_Handler(void) { fw_tick(); }

@@ -16,7 +16,7 @@ extern uint32_t __stack_top[];
 void Reset_Handler(void);
 void Default_Handler(void);
 void HardFault_Handler(void);
-void SysTick_Handler(void);     /* board.c */
+void SysTick_Handler(void); /* board.c */
 void fw_fault_report(const uint32_t *frame);
 
 #define REG(a) (*(volatile uint32_t *)(uintptr_t)(a))
@@ -74,6 +74,7 @@ typedef struct fw_vector_table {
     fw_handler_t handlers[15 + 32]; /* 15 system exceptions, 32 interrupts on mps2-an386 */
 } fw_vector_table_t;
 
+/* clang-format off */
 #define D Default_Handler
 __attribute__((section(".vectors"), used)) const fw_vector_table_t fw_vectors = {
     __stack_top,
@@ -95,3 +96,4 @@ __attribute__((section(".vectors"), used)) const fw_vector_table_t fw_vectors = 
     },
 };
 #undef D
+/* clang-format on */

@@ -28,10 +28,7 @@ const uint32_t fw_timer_period = FW_MTIME_PERIOD * 100u;
 uintptr_t fw_semihost(uintptr_t op, uintptr_t arg); /* start.S */
 void fw_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval);
 
-void fw_raw_puts(const char *s)
-{
-    (void)fw_semihost(0x04u, (uintptr_t)s); /* SYS_WRITE0 */
-}
+void fw_raw_puts(const char *s) { (void)fw_semihost(0x04u, (uintptr_t)s); /* SYS_WRITE0 */ }
 
 _Noreturn void fw_exit(int status)
 {
@@ -73,10 +70,7 @@ void fw_timer_start(void)
                          : "memory");
 }
 
-void fw_timer_stop(void)
-{
-    __asm__ __volatile__("csrc mie, %0" : : "r"(MIE_MTIE) : "memory");
-}
+void fw_timer_stop(void) { __asm__ __volatile__("csrc mie, %0" : : "r"(MIE_MTIE) : "memory"); }
 
 void fw_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval)
 {
