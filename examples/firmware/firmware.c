@@ -22,7 +22,8 @@
  * the heap's error handler or a block outside the heap 4, a pattern mismatch 5, a failed check
  * or a leak 6, a test that did not test (fewer than FW_MIN_INSIDE interrupts inside main's calls,
  * a pool never used) 7, a stalled main 8. Built without the lock (RTALLOC_LIBC_LOCK_NONE) it
- * must fail with one of 3-6 or 8: the test's negative control.
+ * must fail with one of 3-6 or 8: the test's negative control. Built with FW_FAULT=1 it traps
+ * after the edge cases: the fault handler must report it and exit with 3.
  */
 #define _DEFAULT_SOURCE 1 /* strdup */
 #define _GNU_SOURCE 1     /* asprintf */
@@ -48,6 +49,9 @@
 #endif
 #ifndef FW_WATCHDOG_TICKS
 #define FW_WATCHDOG_TICKS 2000u /* interrupts without one loop iteration of main: stalled */
+#endif
+#ifndef FW_FAULT
+#define FW_FAULT 0 /* 1: trap after the edge cases (the fault handler's own test) */
 #endif
 #define FW_SLOTS 64u
 #define FW_IRQ_SLOTS 4u
@@ -506,6 +510,10 @@ int main(void)
            rtalloc_libc_creator(), created_before_main != NULL ? "before main" : "in main (lazily)",
            (unsigned long)rtalloc_libc_pools(), (unsigned long)stats.capacity);
     edge_cases();
+#if FW_FAULT
+    fflush(stdout);
+    __builtin_trap(); /* the fault handler must report and exit with FW_EXIT_FAULT */
+#endif
 
     rt_heap_stats(heap, &stats);
     size_t baseline_blocks = stats.used_blocks;

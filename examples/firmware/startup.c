@@ -94,6 +94,9 @@ void fw_raw_hex(const char *what, uint32_t value)
     }
     text[10] = ' ';
     text[11] = '\0';
-    fw_raw_puts(what);
+    if (what[0] != '\0') {
+        fw_raw_puts(what);
+        fw_raw_puts(" ");
+    }
     fw_raw_puts(text);
 }

@@ -63,7 +63,8 @@ void Default_Handler(void)
 {
     uint32_t ipsr;
     __asm__ __volatile__("mrs %0, ipsr" : "=r"(ipsr));
-    fw_raw_hex("\nfirmware: FAULT: unexpected exception", ipsr & 0x1FFu);
+    fw_raw_puts("\nfirmware: FAULT: ");
+    fw_raw_hex("unexpected exception", ipsr & 0x1FFu);
     fw_raw_puts("\n");
     fw_exit(FW_EXIT_FAULT);
 }

@@ -79,7 +79,8 @@ void fw_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval)
         fw_tick();
         return;
     }
-    fw_raw_hex("\nfirmware: FAULT: trap, mcause", mcause);
+    fw_raw_puts("\nfirmware: FAULT: trap, ");
+    fw_raw_hex("mcause", mcause);
     fw_raw_hex("mepc", mepc);
     fw_raw_hex("mtval", mtval);
     fw_raw_puts("\n");
