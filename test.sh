@@ -178,13 +178,13 @@ cmake_config() {
 
 # The firmware example's figures from a target build's last ctest run (a passing test's output
 # shows only with ctest -V): per program, its interrupts and how many landed inside main's
-# allocator calls, or how the build without the lock failed.
+# allocator calls, or how the build without the lock (or with a trap) failed.
 firmware_figures() {
     local log="build/test-$1/Testing/Temporary/LastTest.log"
     [ -f "$log" ] || return 0
     echo "-- the firmware example (examples/firmware; ctest -R firmware -V shows its whole output):"
     awk '/^[0-9]+\/[0-9]+ Testing: / { t = $3 }
-         t ~ /^firmware_/ && /^firmware: (interrupts|FAIL)/ { printf "   %-30s %s\n", t, $0 }' "$log"
+         t ~ /^firmware_/ && /^firmware: (interrupts|FAIL|FAULT)/ { printf "   %-30s %s\n", t, $0 }' "$log"
 }
 
 run_config() {
