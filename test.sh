@@ -32,6 +32,7 @@
 #                 (mps2-an386, virt): each twice, output compared byte for byte; and the firmware
 #                 example (examples/firmware: newlib-nano and picolibc allocating from rtalloc
 #                 while a timer interrupt does), whose figures are printed after each port's ctest
+#                 then tools/footprint.sh --check-readme: README's flash table must be its output
 #   quick         (only with 'quick') preset quick: gcc Release without the benchmark, the
 #                 randomised tests at their reduced seeds (RTALLOC_TEST_REDUCED); ctest leaves out
 #                 the tests labelled 'long' and the report test
@@ -213,6 +214,8 @@ run_config() {
                 cmake_config "$preset" || status=1
                 firmware_figures "$preset"
             done
+            # README's flash table is tools/footprint.sh's output for this build
+            tools/footprint.sh --check-readme || status=1
             return "$status"
             ;;
         *)
