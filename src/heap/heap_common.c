@@ -12,6 +12,15 @@ static bool ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b
 /* Lays a pool over [start, end): first block header at the first address congruent to -W mod A,
  * sentinel header W bytes below the last A boundary. Fails if the room is below one smallest
  * block, the heap's pools are full, or the range overlaps the heap. */
+/* Writes the guard bytes of [p, p + RT_HEAP_GUARD): a loop the compiler keeps (volatile), so that
+ * the core calls no memset of its own and a firmware need not link one for it. */
+static void guard_fill(uintptr_t p)
+{
+    for (volatile unsigned char *g = (volatile unsigned char *)p; g < (volatile unsigned char *)(p + RT_HEAP_GUARD); g++) {
+        *g = RT_HEAP_GUARD_BYTE;
+    }
+}
+
 static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
 {
     if (h->npools >= RT_HEAP_MAX_POOLS || end < start || start > UINTPTR_MAX - 2u * BLK_A - RT_HEAP_GUARD ||
@@ -51,8 +60,8 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
     }
     h->npools++;
     if (RT_HARDENING >= 1) {
-        __builtin_memset((void *)lo, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
-        __builtin_memset((void *)(sentinel + BLK_W), RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+        guard_fill(lo);
+        guard_fill(sentinel + BLK_W);
     }
     blk_set_head(h->key, s, 0); /* size 0, used; blk_make_free sets its PREV_FREE */
     blk_make_free(h->key, b, size, true);
@@ -555,8 +564,8 @@ void heap_contain(rt_heap_t *h)
         const rt_pool_t *pool = &h->pools[i];
         contain_links(h, pool);
         /* the guards are the heap's: written back (an overflow there damaged no block) */
-        __builtin_memset((unsigned char *)pool->first - RT_HEAP_GUARD, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
-        __builtin_memset((unsigned char *)pool->end + BLK_W, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+        guard_fill((uintptr_t)pool->first - RT_HEAP_GUARD);
+        guard_fill((uintptr_t)pool->end + BLK_W);
     }
     h->ops->reset(h);
     contain_acc a = {0, 0, 0, 0, 0, {NULL}, {NULL}};
