@@ -248,19 +248,23 @@ void rt_heap_free(rt_heap_t *heap, void *ptr);
  * else allocates, copies and frees. realloc(NULL, n) = malloc(n); realloc(p, 0) frees p and
  * returns NULL. Returns NULL iff the request fails; then p is untouched. Bad p: reported as for
  * free, returns NULL; a size above the largest request: reported (RT_ERR_TOO_LARGE, operation
- * "realloc"), returns NULL, p untouched. Time: a malloc plus a free plus a copy of the old payload. */
+ * "realloc"), returns NULL, p untouched. Time: a malloc plus a free plus a copy of the old payload;
+ * the copy (a move, or the slide into a free predecessor) runs with the lock released, so the
+ * time the lock is held does not grow with the block. */
 void *rt_heap_realloc(rt_heap_t *heap, void *ptr, size_t size);
 
 /* malloc(count * size) zero-filled. Returns NULL (and reports RT_ERR_OVERFLOW) iff the product
  * overflows; otherwise as malloc (a product above the largest request is reported as
- * RT_ERR_TOO_LARGE with operation "calloc"). Time: malloc plus a memset of the block. */
+ * RT_ERR_TOO_LARGE with operation "calloc"). Time: malloc plus a memset of the block, which runs
+ * after the malloc has released the lock (the lock-held time is malloc's). */
 void *rt_heap_calloc(rt_heap_t *heap, size_t count, size_t size);
 
 /* Returns a block of at least `size` bytes whose address is a multiple of `alignment`, or NULL
  * iff alignment is 0 or not a power of two (reported, RT_ERR_BAD_ALIGNMENT, whatever size is), or
  * as malloc (size 0: NULL, not reported; too large: RT_ERR_TOO_LARGE with operation "memalign").
  * Alignments up to RT_HEAP_ALIGN cost nothing extra; larger ones search for size + alignment +
- * one smallest block and give the slack back as a free block. Same time bound as malloc. */
+ * one smallest block and give the slack back as a free block. Same time bound as malloc; nothing
+ * is cleared. */
 void *rt_heap_memalign(rt_heap_t *heap, size_t alignment, size_t size);
 
 /* Usable bytes of a live block (>= the size requested). Bad pointer: reported, returns 0. O(1). */
@@ -269,7 +273,9 @@ size_t rt_heap_usable_size(rt_heap_t *heap, void *ptr);
 /* The same five calls, per index, written out so that grep and ctags find them: rt_<index>_malloc,
  * _free, _realloc, _calloc, _memalign for tlsf, tlsf32, seglist, firstfit, bestfit, halffit, tlsfq. Each
  * is the generic call with its index inlined (no dispatch). Passing a heap of another index is
- * undefined. */
+ * undefined. Linking: a program that calls only rt_<index>_create, _malloc and _free links only
+ * those (with -ffunction-sections and --gc-sections; tools/footprint.sh measures it); the generic
+ * rt_heap_realloc, _calloc and _memalign link the version of each index the program creates. */
 
 void *rt_tlsf_malloc(rt_heap_t *heap, size_t size);
 void rt_tlsf_free(rt_heap_t *heap, void *ptr);
