@@ -29,10 +29,13 @@
 #   cross         tools/cross-check.sh: freestanding Cortex-M4F / RISC-V / host builds, footprint
 #   target        the core, the port (ports/) and the contract, model and port tests built for
 #                 Cortex-M4F and RV32IMAC (presets target-m4, target-rv32) and run under QEMU
-#                 (mps2-an386, virt): each twice, output compared byte for byte; and TLSF's
-#                 static worst case (tools/wcet.py, the core again at -Os and -O2) checked
-#                 against every call of the WCET scenarios and the study (ctest wcet_m4, wcet_rv32):
-#                 246 s from empty build directories with it (the figure above predates it)
+#                 (mps2-an386, virt): each twice, output compared byte for byte; and the firmware
+#                 example (examples/firmware: newlib-nano and picolibc allocating from rtalloc
+#                 while a timer interrupt does), whose figures are printed after each port's ctest
+#                 then tools/footprint.sh --check-readme: README's flash table must be its output;
+#                 and TLSF's static worst case (tools/wcet.py, the core again at -Os and -O2)
+#                 checked against every call of the WCET scenarios and the study (ctest wcet_m4,
+#                 wcet_rv32)
 #   quick         (only with 'quick') preset quick: gcc Release without the benchmark, the
 #                 randomised tests at their reduced seeds (RTALLOC_TEST_REDUCED); ctest leaves out
 #                 the tests labelled 'long' and the report test
@@ -177,6 +180,17 @@ cmake_config() {
     (cd "$dir" && "${RUNNER[@]}" ctest "${ctest_args[@]}") || return 1
 }
 
+# The firmware example's figures from a target build's last ctest run (a passing test's output
+# shows only with ctest -V): per program, its interrupts and how many landed inside main's
+# allocator calls, or how the build without the lock (or with a trap) failed.
+firmware_figures() {
+    local log="build/test-$1/Testing/Temporary/LastTest.log"
+    [ -f "$log" ] || return 0
+    echo "-- the firmware example (examples/firmware; ctest -R firmware -V shows its whole output):"
+    awk '/^[0-9]+\/[0-9]+ Testing: / { t = $3 }
+         t ~ /^firmware_/ && /^firmware: (interrupts|FAIL|FAULT)/ { printf "   %-30s %s\n", t, $0 }' "$log"
+}
+
 run_config() {
     local name=$1
     RUNNER=()
@@ -197,8 +211,14 @@ run_config() {
         cross-quick) CROSS_CHECK_OUT=build/test-cross CROSS_CHECK_ONLY="cortex-m4 rv32imac" tools/cross-check.sh ;;
         target) # both ports, even when the first fails; ctest runs the programs under QEMU
             local status=0
-            cmake_config target-m4 || status=1
-            cmake_config target-rv32 || status=1
+            local preset
+            for preset in target-m4 target-rv32; do
+                rm -f "build/test-$preset/Testing/Temporary/LastTest.log" # no stale figures
+                cmake_config "$preset" || status=1
+                firmware_figures "$preset"
+            done
+            # README's flash table is tools/footprint.sh's output for this build
+            tools/footprint.sh --check-readme || status=1
             return "$status"
             ;;
         *)

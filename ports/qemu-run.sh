@@ -6,8 +6,10 @@
 #   --timeout S          wall-clock limit of one run (default 300): exit 124 when it is exceeded
 #   --twice              run twice and require byte-identical output (and the same status)
 #   --no-icount          run without -icount (the instruction counter must then refuse to count)
-#   --expect-status N    succeed iff the program exits with N (default 0)
+#   --expect-status N    succeed iff the program exits with N (default 0); N may be a list,
+#                        3,4,5: any of them
 #   --expect-output RE   also require a line of the output to match the extended regex RE
+#   --reject-output RE   also require that no line of the output matches RE
 #   --output FILE        also keep the (first run's) output in FILE
 #
 # The guest's console (semihosting) is this script's stdout, QEMU's own messages its stderr
@@ -22,6 +24,7 @@ twice=0
 icount=1
 expect_status=0
 expect_output=
+reject_output=
 keep=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
         --no-icount) icount=0; shift ;;
         --expect-status) expect_status=$2; shift 2 ;;
         --expect-output) expect_output=$2; shift 2 ;;
+        --reject-output) reject_output=$2; shift 2 ;;
         --output) keep=$2; shift 2 ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "qemu-run.sh: unknown option $1" >&2; exit 2 ;;
@@ -97,12 +101,16 @@ run 1
 status=$(cat "$tmp/status.1")
 [ -n "$keep" ] && cp "$tmp/out.1" "$keep"
 result=0
-if [ "$status" -ne "$expect_status" ]; then
+if [[ ",$expect_status," != *",$status,"* ]]; then
     echo "qemu-run.sh: FAIL: exit status $status, expected $expect_status" >&2
     result=1
 fi
 if [ -n "$expect_output" ] && ! grep -Eq -- "$expect_output" "$tmp/out.1"; then
     echo "qemu-run.sh: FAIL: no output line matches '$expect_output'" >&2
+    result=1
+fi
+if [ -n "$reject_output" ] && grep -Eq -- "$reject_output" "$tmp/out.1"; then
+    echo "qemu-run.sh: FAIL: an output line matches '$reject_output'" >&2
     result=1
 fi
 if [ "$twice" -eq 1 ] && [ "$result" -eq 0 ]; then

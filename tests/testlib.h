@@ -263,6 +263,7 @@ static inline const char *tl_kind_name(rt_error_kind_t k)
     case RT_ERR_TOO_LARGE: return "TOO_LARGE";
     case RT_ERR_BAD_POOL: return "BAD_POOL";
     case RT_ERR_BAD_HOOKS: return "BAD_HOOKS";
+    case RT_ERR_BAD_HEAP: return "BAD_HEAP";
     }
     return "?";
 }

@@ -126,7 +126,7 @@ static void check_tag(void)
 }
 
 /* The index's integrity walk is the facade's; referenced so that -Wunused-function is quiet. */
-static bool (*const keep_check)(idx_t *, rt_idx_visit_fn, void *) = idx_check;
+static bool (*const keep_check)(idx_t *, rt_idx_visit_fn, void *, bool) = idx_check;
 
 int main(void)
 {

@@ -16,6 +16,10 @@
 #    the C11 freestanding headers (<stddef.h>, <stdint.h>, <stdbool.h>, <limits.h>, <stdalign.h>,
 #    <stdatomic.h>, <float.h>, <stdarg.h>, <iso646.h>, <stdnoreturn.h>).
 # 4. Prints .text/.data/.bss of each Cortex-M4 object at -Os (arm-none-eabi-size).
+# 5. The lock headers (include/rtalloc/port/: target code, outside the core, header-only) compile
+#    with the same flags for their targets -- cortex_m.h for Cortex-M4F, M0 (no BASEPRI) and M33,
+#    riscv.h for RV32IMAC and RV64IMAC -- and their functions have the types rt_lock_fn and
+#    rt_unlock_fn.
 #
 # Objects go to $CROSS_CHECK_OUT/<target>/ (default build/cross-check). Exits non-zero on any
 # failure, after reporting all of them.
@@ -136,6 +140,46 @@ if command -v arm-none-eabi-size >/dev/null 2>&1 && [ -d "$OUT/cortex-m4" ]; the
 else
     fail "no Cortex-M4 objects to measure (arm-none-eabi-size or the build missing)"
 fi
+
+# ---- 5: the lock headers, on their targets ------------------------------------------------------
+# name | compiler | target flags | header | lock/unlock pairs the probe takes the address of
+LOCK_TARGETS=(
+    "cortex-m4|arm-none-eabi-gcc|-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16|cortex_m.h|rt_cortex_m_primask rt_cortex_m_basepri"
+    "cortex-m0|arm-none-eabi-gcc|-mcpu=cortex-m0 -mthumb|cortex_m.h|rt_cortex_m_primask"
+    "cortex-m33|arm-none-eabi-gcc|-mcpu=cortex-m33 -mthumb|cortex_m.h|rt_cortex_m_primask rt_cortex_m_basepri"
+    "rv32imac|riscv64-unknown-elf-gcc|-march=rv32imac_zicsr -mabi=ilp32 -mcmodel=medany|riscv.h|rt_riscv_mie rt_riscv_sie"
+    "rv64imac|riscv64-unknown-elf-gcc|-march=rv64imac_zicsr -mabi=lp64 -mcmodel=medany|riscv.h|rt_riscv_mie rt_riscv_sie"
+)
+mkdir -p "$OUT/port-headers"
+for spec in "${LOCK_TARGETS[@]}"; do
+    IFS='|' read -r name cc tflags header pairs <<<"$spec"
+    if [[ -n "${CROSS_CHECK_ONLY:-}" && " $CROSS_CHECK_ONLY " != *" $name "* && "$name" != cortex-m0 ]]; then
+        continue
+    fi
+    if ! command -v "$cc" >/dev/null 2>&1; then
+        fail "lock header $header for $name: compiler '$cc' not found"
+        continue
+    fi
+    probe="$OUT/port-headers/$name.c"
+    {
+        echo "#include <rtalloc/port/$header>"
+        for pair in $pairs; do
+            echo "rt_lock_fn ${pair}_l = ${pair}_lock;"
+            echo "rt_unlock_fn ${pair}_u = ${pair}_unlock;"
+        done
+        if [ "$name" = cortex-m0 ]; then # no BASEPRI on ARMv6-M: the guard must say so
+            echo "_Static_assert(RT_CORTEX_M_HAVE_BASEPRI == 0, \"ARMv6-M has no BASEPRI\");"
+        elif [ "$header" = cortex_m.h ]; then
+            echo "_Static_assert(RT_CORTEX_M_HAVE_BASEPRI == 1, \"ARMv7-M/v8-M Mainline have BASEPRI\");"
+        fi
+    } >"$probe"
+    read -r -a tflag_array <<<"$tflags"
+    if "$cc" "${tflag_array[@]}" "${CFLAGS[@]}" -c "$probe" -o "${probe%.c}.o"; then
+        echo "cross-check: ok   rtalloc/port/$header on $name ($pairs)"
+    else
+        fail "rtalloc/port/$header does not compile for $name"
+    fi
+done
 
 if [ "$FAILED" -ne 0 ]; then
     echo "cross-check: FAILED" >&2

@@ -27,13 +27,18 @@ set -euo pipefail
 #   gcc-arm-none-eabi               cross (tools/cross-check.sh, footprint) and target (Cortex-M4F)
 #   gcc-riscv64-unknown-elf         cross and target (RV32IMAC, RV64IMAC)
 #   qemu-system-arm qemu-system-misc   target: mps2-an386 and riscv32 virt
+#   libnewlib-arm-none-eabi         target: the firmware example with newlib-nano as its C library
+#                                   (examples/firmware; rtalloc's TLSF heap as its malloc)
+#   picolibc-arm-none-eabi          target: the same example with picolibc on Cortex-M4F ...
+#   picolibc-riscv64-unknown-elf    ... and on RV32IMAC (the RISC-V compiler ships no C library)
 #   sqlite3 lua5.4                  the real programs run under the drop-in malloc (dropin_programs)
 #   libsqlite3-dev liblua5.4-dev    the hosting examples (examples/), built against the package
-# Not here: libnewlib-arm-none-eabi (the ports bring their own libc functions, ports/common/
-# port_libc.h, and link -nostdlib: no newlib header or library is used).
+# The ports' own tests link no C library (-nostdlib: ports/common/port_libc.h brings the few
+# functions they use); only the firmware example links newlib or picolibc.
 TEST_PACKAGES=(cmake make gcc g++ clang libclang-rt-14-dev gcc-multilib g++-multilib valgrind python3
                python3-matplotlib pkg-config gcc-arm-none-eabi gcc-riscv64-unknown-elf qemu-system-arm
-               qemu-system-misc sqlite3 lua5.4 libsqlite3-dev liblua5.4-dev)
+               qemu-system-misc libnewlib-arm-none-eabi picolibc-arm-none-eabi
+               picolibc-riscv64-unknown-elf sqlite3 lua5.4 libsqlite3-dev liblua5.4-dev)
 # bench: sqlite3 and lua5.4 are two of the three real programs whose traces the trace experiment
 # records (python3, the third, is here already).
 BENCH_PACKAGES=(cmake gcc make valgrind python3 python3-matplotlib libjemalloc-dev libmimalloc-dev

@@ -1,5 +1,13 @@
 #!/usr/bin/env bash
-# footprint.sh -- the heap's footprint on the embedded targets, at -Os:
+# footprint.sh -- the heap's footprint on the embedded targets:
+#   0. the linked figure: what rtalloc's TLSF adds to a firmware's flash. tools/footprint_app.c
+#      (a heap over a static 64 KiB buffer; create + malloc + free, then each of realloc, calloc,
+#      memalign, rt_heap_check, rt_heap_check_fast added alone) is linked with
+#      -ffunction-sections -fdata-sections -Wl,--gc-sections, no C library (tools/footprint_libc.c's
+#      plain memset/memcpy/memmove, counted when the heap calls them; libgcc), and its
+#      .text + .rodata + .data minus the baseline program's (the same entry, no heap) is the figure.
+#      Cortex-M4 and RV32, -Os and -O2, RT_HARDENING 0, 1 and 2, with and without RT_ERROR_TEXT;
+#      and the control block of that 64 KiB heap (RT_HEAP_MAX_BLOCK_LOG2 16, and the default);
 #   1. .text/.data/.bss of each backend's object and of the shared code, Cortex-M4 and RV32
 #      (Berkeley `size`: .text counts read-only data too);
 #   2. per allocator, what a firmware that creates only that allocator links: heap_common + hooks +
@@ -15,15 +23,20 @@
 # Nothing is linked or run: the control sizes are sizeof() read back from tools/footprint_probe.c's
 # objects with the cross nm.
 #
-# Usage: tools/footprint.sh [--markdown] [--quick] [--csv DIR]      (run from anywhere)
+# Usage: tools/footprint.sh [--markdown] [--quick] [--linked-only] [--readme] [--csv DIR]
 #   --markdown   the tables as markdown (for README.md)
+#   --linked-only  step 0 alone
+#   --readme     step 0 alone, written into README.md between the lines "<!-- footprint:begin -->"
+#                and "<!-- footprint:end -->" (the README's size table is this output, not typed)
+#   --check-readme  step 0 alone, compared with README.md's section: exit 1 when they differ
 #   --quick      steps 1-3 only, step 3 for 2^16, 2^20 and 2^24 (bench.sh's quick scale; no
 #                footprint_config.csv)
 #   --csv DIR    also writes DIR/footprint.csv (target,object,text,data,bss),
 #                DIR/footprint_alloc.csv (target,allocator,backend,shared, .text/.data/.bss of the
 #                backend, of the shared objects and in total) and DIR/footprint_control.csv
 #                (target,max_block_log2,allocator,index_bytes,control_bytes) and DIR/footprint_config.csv
-#                (target,allocator,config,text,data,bss: step 4); bench.sh uses it for
+#                (target,allocator,config,text,data,bss: step 4) and DIR/footprint_linked.csv
+#                (target,opt,hardening,error_text,calls,bytes: step 0); bench.sh uses it for
 #                the report's footprint section. Each starts with '#' lines: compilers, flags, date.
 # A target whose cross compiler is missing is skipped with a note on stderr; exits 1 when neither
 # is present (and writes no CSV then).
@@ -31,10 +44,15 @@ set -euo pipefail
 md=
 csv=
 quick=
+linked_only=
+readme=
 while [ $# -gt 0 ]; do
   case "$1" in
     --markdown) md=--markdown ;;
     --quick) quick=1 ;;
+    --linked-only) linked_only=1 ;;
+    --readme) linked_only=1 readme=write md=--markdown ;;
+    --check-readme) linked_only=1 readme=check md=--markdown ;;
     --csv) [ $# -ge 2 ] || { echo "footprint.sh: --csv needs a directory" >&2; exit 2; }
            mkdir -p "$2"; csv=$(cd "$2" && pwd); shift ;;
     -h|--help) sed -n '2,/^set -/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -95,6 +113,119 @@ if [ -n "$csv" ]; then
   { meta; echo "target,allocator,config,text,data,bss"; } >"$out/footprint_config.csv"
 fi
 
+# --- 0. the linked figure -------------------------------------------------------------------------
+# One library build per target x optimisation x hardening x error text; one link per set of calls.
+linked_section() {
+  local t o lv et calls elf base n
+  local -a c lib
+  local sets=(1 3 5 9 17 33) # create+malloc+free, + realloc, + calloc, + memalign, + check, + check_fast
+  echo "Flash a firmware links for rtalloc's TLSF (bytes: .text + .rodata + .data, baseline subtracted;"
+  echo "a heap over a static 64 KiB buffer, -ffunction-sections -fdata-sections --gc-sections; each"
+  echo "\"+\" column is what that call adds to create + malloc + free; tools/footprint.sh --linked-only)."
+  if [ "$md" = --markdown ]; then
+    echo
+    echo "| target | opt | RT_HARDENING | messages | create + malloc + free | + realloc | + calloc | + memalign | + check | + check_fast |"
+    echo "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"
+  else
+    printf '%-10s %-4s %5s %-9s %10s %9s %8s %10s %8s %11s\n' target opt level messages malloc+free +realloc +calloc +memalign +check +check_fast
+  fi
+  for t in "${present[@]}"; do
+    read -r -a c <<<"${cc[$t]}"
+    for o in -Os -O2; do
+      for lv in 0 1 2; do
+        for et in 1 0; do
+          local d="$out/linked-$t$o-$lv-$et"
+          mkdir -p "$d"
+          local lf=("${flags[@]/-Os/$o}" -DRT_HARDENING=$lv -DRT_ERROR_TEXT=$et)
+          # the heap's part of the core as a firmware links it: an archive the linker takes from
+          lib=()
+          for f in src/base/hooks.c src/heap/heap_*.c; do
+            "${c[@]}" "${lf[@]}" -c "$f" -o "$d/$(basename "$f" .c).o" &
+            lib+=("$d/$(basename "$f" .c).o")
+          done
+          wait
+          rm -f "$d/librtalloc.a"
+          "${c[0]%-gcc}-ar" rcs "$d/librtalloc.a" "${lib[@]}"
+          lib=("$d/librtalloc.a")
+          "${c[@]}" -std=c11 "$o" -ffreestanding -fno-builtin -ffunction-sections $nodist -c tools/footprint_libc.c -o "$d/libc.o"
+          # libgcc of the right multilib (RV32IMAC: __clzsi2/__ctzsi2; the multilib directories are
+          # named without the _zicsr extension)
+          local libgcc
+          libgcc=$("${c[@]/_zicsr/}" -print-libgcc-file-name)
+          declare -A got=()
+          for calls in 0 "${sets[@]}"; do
+            elf="$d/app$calls.elf"
+            "${c[@]}" "${lf[@]}" -DFP_CALLS=$calls tools/footprint_app.c "${lib[@]}" "$d/libc.o" \
+              -nostdlib -nostartfiles -Wl,--gc-sections -Wl,-e,_start "$libgcc" -o "$elf"
+            read -r text data < <("${c[0]%-gcc}-size" "$elf" | awk 'NR==2{print $1, $2}')
+            got[$calls]=$((text + data))
+          done
+          base=${got[0]}
+          local mf=$((got[1] - base))
+          local row=("$t" "$o" "$lv" "$([ $et = 1 ] && echo text || echo 'no text')" "$mf")
+          for calls in 3 5 9 17 33; do row+=("+$((got[$calls] - got[1]))"); done
+          if [ "$md" = --markdown ]; then
+            printf '| %s |\n' "$(printf '%s | ' "${row[@]}" | sed 's/ | $//')"
+          else
+            printf '%-10s %-4s %5s %-9s %10s %9s %8s %10s %8s %11s\n' "${row[@]}"
+          fi
+          if [ -n "$csv" ]; then
+            for calls in "${sets[@]}"; do
+              echo "$t,$o,$lv,$et,$calls,$((got[$calls] - base))" >>"$out/footprint_linked.csv"
+            done
+          fi
+        done
+      done
+    done
+  done
+  echo
+  echo "Control block of that 64 KiB heap (bytes, the whole heap_full at the buffer's start):"
+  for t in "${present[@]}"; do
+    read -r -a c <<<"${cc[$t]}"
+    local k16 kdef
+    read -r _ k16 < <(probe -DRT_HEAP_MAX_BLOCK_LOG2=16 '-DPROBE_BACKEND="heap/heap_tlsf.c"')
+    read -r _ kdef < <(probe '-DPROBE_BACKEND="heap/heap_tlsf.c"')
+    echo "- $t: $k16 with RT_HEAP_MAX_BLOCK_LOG2=16 (blocks below 64 KiB), $kdef at the default"
+  done
+}
+nodist=-fno-tree-loop-distribute-patterns # both cross compilers are gcc
+probe() { # probe EXTRA_FLAGS...: "index control", the sizes in bytes of tools/footprint_probe.c's
+  local o="$out/probe.o" i=- k=- v n  # two objects ("-" for one the probe does not define)
+  "${c[@]}" "${flags[@]}" "$@" -c tools/footprint_probe.c -o "$o"
+  while read -r _ v _ n; do
+    case "$n" in probe_index) i=$((16#$v)) ;; probe_control) k=$((16#$v)) ;; esac
+  done < <("${c[0]%-gcc}-nm" -S "$o")
+  echo "$i $k"
+}
+if [ -n "$csv" ]; then
+  { meta; echo "target,opt,hardening,error_text,calls,bytes"; } >"$out/footprint_linked.csv"
+fi
+if [ -n "$readme" ]; then
+  section=$(linked_section)
+  new=$(awk -v sec="$section" '
+    /^<!-- footprint:begin -->$/ { print; print sec; skip = 1; found++; next }
+    /^<!-- footprint:end -->$/ { skip = 0 }
+    !skip { print }
+    END { if (found != 1) exit 3 }' README.md) || { echo "footprint.sh: README.md has no footprint:begin/end section" >&2; exit 1; }
+  if [ "$readme" = write ]; then
+    printf '%s\n' "$new" >README.md
+    echo "footprint.sh: README.md's footprint section written"
+  elif [ "$new" != "$(cat README.md)" ]; then
+    diff <(printf '%s\n' "$new") README.md >&2 || true
+    echo "footprint.sh: README.md's footprint section differs from this build's figures (tools/footprint.sh --readme)" >&2
+    exit 1
+  else
+    echo "footprint.sh: README.md's footprint section matches"
+  fi
+  exit 0
+fi
+linked_section
+echo
+if [ -n "$linked_only" ]; then
+  [ -z "$csv" ] || cp "$out/footprint_linked.csv" "$csv/footprint_linked.csv"
+  exit 0
+fi
+
 # --- 1. per object -------------------------------------------------------------------------------
 declare -A sz # sz[target/object] = "text data bss"
 echo "Code and data per object (bytes, -Os). A firmware links heap_common, hooks and the one backend it creates."
@@ -144,14 +275,6 @@ for t in "${present[@]}"; do
 done
 
 # --- 3. control structure, each target ----------------------------------------------------------
-probe() { # probe EXTRA_FLAGS...: "index control", the sizes in bytes of tools/footprint_probe.c's
-  local o="$out/probe.o" i=- k=- v n  # two objects ("-" for one the probe does not define)
-  "${c[@]}" "${flags[@]}" "$@" -c tools/footprint_probe.c -o "$o"
-  while read -r _ v _ n; do
-    case "$n" in probe_index) i=$((16#$v)) ;; probe_control) k=$((16#$v)) ;; esac
-  done < <("${c[0]%-gcc}-nm" -S "$o")
-  echo "$i $k"
-}
 heaps=(tlsf tlsf32 seglist firstfit bestfit halffit)
 for t in "${present[@]}"; do
   read -r -a c <<<"${cc[$t]}"
@@ -230,7 +353,7 @@ done
 
 if [ -n "$csv" ]; then
   written=()
-  for f in footprint.csv footprint_alloc.csv footprint_control.csv footprint_config.csv; do
+  for f in footprint_linked.csv footprint.csv footprint_alloc.csv footprint_control.csv footprint_config.csv; do
     [ -f "$out/$f" ] && cp "$out/$f" "$csv/$f" && written+=("$f")
   done
   echo

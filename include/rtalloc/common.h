@@ -30,10 +30,18 @@ typedef enum rt_error_kind {
     RT_ERR_BAD_ALIGNMENT,   /* aligned allocation: alignment is zero or not a power of two */
     RT_ERR_TOO_LARGE,       /* the request can never fit: larger than the heap's largest block */
     RT_ERR_BAD_POOL,        /* create/add_pool: buffer too small, too many pools, or overlapping */
-    RT_ERR_BAD_HOOKS        /* set_lock: a lock hook without its unlock hook, or the reverse */
+    RT_ERR_BAD_HOOKS,       /* set_lock: a lock hook without its unlock hook, or the reverse */
+    RT_ERR_BAD_HEAP         /* misuse: the allocator pointer is NULL or not a created one (reported
+                               to the default handler, rt_set_default_handler) */
 } rt_error_kind_t;
 
-/* One report. `message` is a static English sentence; `pointer` the argument at fault (or
+/* True for the kinds that are the caller's misuse (RT_DEBUG >= 1 traps on them without a handler). */
+static inline bool rt_error_is_misuse(rt_error_kind_t kind)
+{
+    return (kind != RT_ERR_NONE && kind <= RT_ERR_CORRUPTED) || kind == RT_ERR_BAD_HEAP;
+}
+
+/* One report. `message` is a static English sentence (empty when built with RT_ERROR_TEXT 0); `pointer` the argument at fault (or
  * NULL); `size` the size argument at fault (or 0). */
 typedef struct rt_error {
     rt_error_kind_t kind;
@@ -43,7 +51,8 @@ typedef struct rt_error {
     size_t size;
 } rt_error_t;
 
-/* A static English sentence describing `kind` (the `message` of its reports). */
+/* A static English sentence describing `kind` (the `message` of its reports); "" for every kind
+ * when the library is built with RT_ERROR_TEXT 0 (rtalloc/config.h). */
 const char *rt_error_message(rt_error_kind_t kind);
 
 /* The handler is called after the allocator has refused the operation and released its lock,
@@ -53,6 +62,13 @@ const char *rt_error_message(rt_error_kind_t kind);
  * hosted driver rt_error_print_abort (rtalloc/drivers.h) prints the message and aborts: the
  * usual choice for debug builds of applications. */
 typedef void (*rt_error_handler_t)(void *context, const rt_error_t *error);
+
+/* The handler of reports that have no allocator to go to: a call whose allocator pointer is NULL
+ * or does not point at a created allocator (RT_ERR_BAD_HEAP, pointer = that argument). Such a
+ * call is refused in O(1): it returns NULL (or 0, false, nothing) and never reads through a NULL
+ * pointer. Without a default handler the report is dropped (RT_DEBUG >= 1: RT_PANIC). Not
+ * locked: install it before the allocators are shared. */
+void rt_set_default_handler(rt_error_handler_t handler, void *context);
 
 /* Lock hooks, called around every operation that reads or writes the allocator's state.
  * `lock` returns a token handed back to `unlock`: an interrupt-masking hook returns the

@@ -53,6 +53,13 @@
 #define RT_HARDENING 1
 #endif
 
+/* 0: rt_error_message returns "" for every kind, so that the message sentences (about 450 bytes
+ * of read-only data on a 32-bit target) are not linked; reports keep their kind, operation,
+ * pointer and size. For firmware whose handler logs the kind alone. */
+#ifndef RT_ERROR_TEXT
+#define RT_ERROR_TEXT 1
+#endif
+
 /* Mixed with each heap's address into the key of its header tags (RT_HARDENING >= 1). A build
  * may set its own (e.g. from a device serial number at build time); any value works. */
 #ifndef RT_HEAP_KEY_SEED

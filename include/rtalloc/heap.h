@@ -248,19 +248,23 @@ void rt_heap_free(rt_heap_t *heap, void *ptr);
  * else allocates, copies and frees. realloc(NULL, n) = malloc(n); realloc(p, 0) frees p and
  * returns NULL. Returns NULL iff the request fails; then p is untouched. Bad p: reported as for
  * free, returns NULL; a size above the largest request: reported (RT_ERR_TOO_LARGE, operation
- * "realloc"), returns NULL, p untouched. Time: a malloc plus a free plus a copy of the old payload. */
+ * "realloc"), returns NULL, p untouched. Time: a malloc plus a free plus a copy of the old payload;
+ * the copy (a move, or the slide into a free predecessor) runs with the lock released, so the
+ * time the lock is held does not grow with the block. */
 void *rt_heap_realloc(rt_heap_t *heap, void *ptr, size_t size);
 
 /* malloc(count * size) zero-filled. Returns NULL (and reports RT_ERR_OVERFLOW) iff the product
  * overflows; otherwise as malloc (a product above the largest request is reported as
- * RT_ERR_TOO_LARGE with operation "calloc"). Time: malloc plus a memset of the block. */
+ * RT_ERR_TOO_LARGE with operation "calloc"). Time: malloc plus a memset of the block, which runs
+ * after the malloc has released the lock (the lock-held time is malloc's). */
 void *rt_heap_calloc(rt_heap_t *heap, size_t count, size_t size);
 
 /* Returns a block of at least `size` bytes whose address is a multiple of `alignment`, or NULL
  * iff alignment is 0 or not a power of two (reported, RT_ERR_BAD_ALIGNMENT, whatever size is), or
  * as malloc (size 0: NULL, not reported; too large: RT_ERR_TOO_LARGE with operation "memalign").
  * Alignments up to RT_HEAP_ALIGN cost nothing extra; larger ones search for size + alignment +
- * one smallest block and give the slack back as a free block. Same time bound as malloc. */
+ * one smallest block and give the slack back as a free block. Same time bound as malloc; nothing
+ * is cleared. */
 void *rt_heap_memalign(rt_heap_t *heap, size_t alignment, size_t size);
 
 /* Usable bytes of a live block (>= the size requested). Bad pointer: reported, returns 0. O(1). */
@@ -269,7 +273,9 @@ size_t rt_heap_usable_size(rt_heap_t *heap, void *ptr);
 /* The same five calls, per index, written out so that grep and ctags find them: rt_<index>_malloc,
  * _free, _realloc, _calloc, _memalign for tlsf, tlsf32, seglist, firstfit, bestfit, halffit, tlsfq. Each
  * is the generic call with its index inlined (no dispatch). Passing a heap of another index is
- * undefined. */
+ * undefined. Linking: a program that calls only rt_<index>_create, _malloc and _free links only
+ * those (with -ffunction-sections and --gc-sections; tools/footprint.sh measures it); the generic
+ * rt_heap_realloc, _calloc and _memalign link the version of each index the program creates. */
 
 void *rt_tlsf_malloc(rt_heap_t *heap, size_t size);
 void rt_tlsf_free(rt_heap_t *heap, void *ptr);
@@ -331,6 +337,15 @@ unsigned rt_heap_last_probes(const rt_heap_t *heap);
  * damage off (containment, above: a later check passes) and returns false. O(blocks) (plus the
  * containment walk after a failure). */
 bool rt_heap_check(rt_heap_t *heap);
+
+/* The periodic self-test's check, in O(1) of the heap's contents: the counters against the
+ * pools' capacity, every pool's guard bytes and sentinel and first header, the index's bitmaps
+ * against its list heads, and each list's first block (in a pool, aligned, its tag verified, free,
+ * its footer agreeing). Work bounded by the index's table (RT_HEAP_MAX_BLOCK_LOG2 x the slots per
+ * octave lists for TLSF) and RT_HEAP_MAX_POOLS, whatever the number of blocks. What it does not
+ * see: damage to blocks that are no list's first (rt_heap_check sees those) and rt_tlsfq's quick
+ * lists. A failure is reported and contained as rt_heap_check's. */
+bool rt_heap_check_fast(rt_heap_t *heap);
 
 /* Calls fn for every block of every pool in address order until fn returns false. The heap
  * must not be modified from fn. O(blocks). Runs under the lock. A heap with quick lists gives

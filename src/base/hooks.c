@@ -5,6 +5,10 @@
 
 const char *rt_error_message(rt_error_kind_t kind)
 {
+#if !RT_ERROR_TEXT
+    (void)kind;
+    return "";
+#else
     switch (kind) {
     case RT_ERR_FOREIGN_POINTER: return "pointer does not belong to this allocator";
     case RT_ERR_BAD_POINTER: return "pointer is not a live block (interior, misaligned or corrupted header)";
@@ -15,9 +19,25 @@ const char *rt_error_message(rt_error_kind_t kind)
     case RT_ERR_TOO_LARGE: return "request is larger than the allocator's largest block";
     case RT_ERR_BAD_POOL: return "buffer too small, overlapping, or no pool slot left";
     case RT_ERR_BAD_HOOKS: return "a lock hook needs its unlock hook (both or neither)";
+    case RT_ERR_BAD_HEAP: return "the allocator pointer is NULL or not a created allocator";
     case RT_ERR_NONE: break;
     }
     return "no error";
+#endif
+}
+
+static rt_error_handler_t default_handler;
+static void *default_context;
+
+void rt_set_default_handler(rt_error_handler_t handler, void *context)
+{
+    default_handler = handler;
+    default_context = context;
+}
+
+void rt_report_bad_heap(const char *operation, const void *heap)
+{
+    rt_error_deliver(default_handler, default_context, RT_ERR_BAD_HEAP, operation, heap, 0);
 }
 
 void rt_hooks_report(rt_hooks_t *k, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
@@ -40,7 +60,7 @@ void rt_error_deliver(rt_error_handler_t handler, void *context, rt_error_kind_t
     if (handler != NULL) {
         rt_error_t error = {kind, operation, rt_error_message(kind), ptr, size};
         handler(context, &error);
-    } else if (RT_DEBUG >= 1 && kind <= RT_ERR_CORRUPTED) {
+    } else if (RT_DEBUG >= 1 && rt_error_is_misuse(kind)) {
         RT_PANIC(rt_error_message(kind));
     }
 }

@@ -18,9 +18,9 @@ typedef struct rt_hooks {
     uint64_t errors;   /* reports */
 } rt_hooks_t;
 
-static inline uintptr_t rt_hooks_lock(rt_hooks_t *k) { return k->lock != NULL ? k->lock(k->lock_context) : 0u; }
+static inline __attribute__((always_inline)) uintptr_t rt_hooks_lock(rt_hooks_t *k) { return k->lock != NULL ? k->lock(k->lock_context) : 0u; }
 
-static inline void rt_hooks_unlock(rt_hooks_t *k, uintptr_t token)
+static inline __attribute__((always_inline)) void rt_hooks_unlock(rt_hooks_t *k, uintptr_t token)
 {
     if (k->unlock != NULL) {
         k->unlock(k->lock_context, token);
@@ -55,6 +55,10 @@ static inline uint64_t rt_mix64(uint64_t x)
     x ^= x >> 31;
     return x;
 }
+
+/* Reports RT_ERR_BAD_HEAP for `operation` called on `heap` (NULL or not a created allocator) to
+ * the default handler (rt_set_default_handler). Cold. */
+void rt_report_bad_heap(const char *operation, const void *heap) __attribute__((cold, noinline));
 
 void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context);
 void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context);

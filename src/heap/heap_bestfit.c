@@ -1,15 +1,25 @@
 /* The heap with a best-fit free list. See index/fitlist.h. */
 #define FITLIST_BEST 1
 #include "index/fitlist.h"
+#define FACADE_MALLOC rt_bestfit_malloc
+#define FACADE_FREE rt_bestfit_free
 #include "heap/facade.inc"
 
 void *rt_bestfit_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_bestfit_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_bestfit_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_bestfit_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_bestfit_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
+void *rt_bestfit_memalign(rt_heap_t *h, size_t alignment, size_t size)
+{
+    return facade_memalign(h, alignment, size);
+}
 
-const rt_heap_ops_t rt_heap_ops_bestfit =
-    FACADE_OPS(RT_INDEX_BESTFIT, rt_bestfit_malloc, rt_bestfit_free, rt_bestfit_realloc, rt_bestfit_calloc, rt_bestfit_memalign);
+bool heap_bestfit_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
+{
+    return facade_check_index(h, visit, context, head_only);
+}
+size_t heap_bestfit_head_fit(rt_heap_t *h) { return facade_head_fit(h); }
+
+const rt_heap_ops_t rt_heap_ops_bestfit = FACADE_OPS(RT_INDEX_BESTFIT);
 
 rt_heap_t *rt_bestfit_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_bestfit); }

@@ -12,6 +12,15 @@ static bool ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b
 /* Lays a pool over [start, end): first block header at the first address congruent to -W mod A,
  * sentinel header W bytes below the last A boundary. Fails if the room is below one smallest
  * block, the heap's pools are full, or the range overlaps the heap. */
+/* Writes the guard bytes of [p, p + RT_HEAP_GUARD): a loop the compiler keeps (volatile), so that
+ * the core calls no memset of its own and a firmware need not link one for it. */
+static void guard_fill(uintptr_t p)
+{
+    for (volatile unsigned char *g = (volatile unsigned char *)p; g < (volatile unsigned char *)(p + RT_HEAP_GUARD); g++) {
+        *g = RT_HEAP_GUARD_BYTE;
+    }
+}
+
 static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
 {
     if (h->npools >= RT_HEAP_MAX_POOLS || end < start || start > UINTPTR_MAX - 2u * BLK_A - RT_HEAP_GUARD ||
@@ -52,8 +61,8 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
     }
     h->npools++;
     if (RT_HARDENING >= 1) {
-        __builtin_memset((void *)lo, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
-        __builtin_memset((void *)(sentinel + BLK_W), RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+        guard_fill(lo);
+        guard_fill(sentinel + BLK_W);
     }
     blk_set_head(h->key, s, 0); /* size 0, used; blk_make_free sets its PREV_FREE */
     blk_make_free(h->key, b, size, true);
@@ -74,6 +83,12 @@ static bool pool_add(rt_heap_t *h, uintptr_t start, uintptr_t end)
  * layout the key is an odd 32-bit number in the tag's half. */
 static size_t heap_key(uintptr_t address, size_t previous)
 {
+#if RT_HARDENING < 1
+    /* No tags to key: only the lists' links use it. A new value, no entropy drawn (so that a
+     * level-0 firmware links no entropy source). */
+    (void)address;
+    return (previous + 2u) | 1u;
+#else
     uint64_t x = rt_entropy_draw() ^ rt_mix64((uint64_t)address ^ (uint64_t)RT_HEAP_KEY_SEED);
 #if BLK_LINEAR_TAG
     size_t key = (size_t)((x | 1u) & 0xFFFFFFFFu) << 32;
@@ -90,6 +105,7 @@ static size_t heap_key(uintptr_t address, size_t previous)
     (void)previous;
 #endif
     return key;
+#endif
 }
 
 rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
@@ -105,7 +121,12 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
     }
     rt_heap_t *h = (rt_heap_t *)(void *)base;
     size_t previous = *(volatile size_t *)&h->key; /* whatever the buffer held there */
-    __builtin_memset(h, 0, ops->control_size);
+    /* zeroed word by word (the size is a multiple of a word): through a volatile pointer, so that
+     * the compiler makes no memset call of it -- a firmware need not link one for create */
+    for (volatile uintptr_t *w = (volatile uintptr_t *)(void *)h; w < (volatile uintptr_t *)(void *)((char *)h + ops->control_size); w++) {
+        *w = 0u;
+    }
+    h->self = (uintptr_t)0 - (uintptr_t)h;
     h->ops = ops;
     h->key = heap_key(base, previous);
     ops->reset(h);
@@ -120,6 +141,7 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
 
 bool rt_heap_add_pool(rt_heap_t *h, void *mem, size_t size)
 {
+    HEAP_REQUIRE(h, "add_pool", false);
     uintptr_t token = heap_lock(h);
     uintptr_t start = (uintptr_t)mem;
     bool ok = mem != NULL && size <= UINTPTR_MAX - start && pool_add(h, start, start + size);
@@ -158,17 +180,21 @@ rt_error_kind_t heap_own_error(const rt_heap_t *h, const rt_pool_t *pool, void *
 
 /* --- generic entry points ------------------------------------------------------------------ */
 
-void *rt_heap_malloc(rt_heap_t *h, size_t size) { return h->ops->malloc(h, size); }
-void rt_heap_free(rt_heap_t *h, void *ptr) { h->ops->free(h, ptr); }
-void *rt_heap_realloc(rt_heap_t *h, void *ptr, size_t size) { return h->ops->realloc(h, ptr, size); }
-void *rt_heap_calloc(rt_heap_t *h, size_t count, size_t size) { return h->ops->calloc(h, count, size); }
-void *rt_heap_memalign(rt_heap_t *h, size_t alignment, size_t size)
+void *rt_heap_malloc(rt_heap_t *h, size_t size)
 {
-    return h->ops->memalign(h, alignment, size);
+    HEAP_REQUIRE(h, "malloc", NULL);
+    return h->ops->malloc(h, size);
 }
+void rt_heap_free(rt_heap_t *h, void *ptr)
+{
+    HEAP_REQUIRE(h, "free", );
+    h->ops->free(h, ptr);
+}
+/* rt_heap_realloc, rt_heap_calloc and rt_heap_memalign: heap_select.c. */
 
 size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
 {
+    HEAP_REQUIRE(h, "usable_size", 0u);
     uintptr_t token = heap_lock(h);
     blk_view v;
     rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_vet(h, ptr, h->quick != NULL, &v);
@@ -183,18 +209,32 @@ size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
     return size;
 }
 
-unsigned rt_heap_last_probes(const rt_heap_t *h) { return h->last_probes; }
-rt_index_t rt_heap_index(const rt_heap_t *h) { return h->ops->index; }
-const char *rt_heap_index_name(const rt_heap_t *h) { return h->ops->name(); }
+unsigned rt_heap_last_probes(const rt_heap_t *h)
+{
+    HEAP_REQUIRE(h, "last_probes", 0u);
+    return h->last_probes;
+}
+rt_index_t rt_heap_index(const rt_heap_t *h)
+{
+    HEAP_REQUIRE(h, "index", RT_INDEX_COUNT);
+    return h->ops->index;
+}
+const char *rt_heap_index_name(const rt_heap_t *h)
+{
+    HEAP_REQUIRE(h, "index_name", "unknown");
+    return h->ops->name();
+}
 
 void rt_heap_set_handler(rt_heap_t *h, rt_error_handler_t handler, void *context)
 {
+    HEAP_REQUIRE(h, "set_handler", );
     rt_hooks_set_handler(&h->hooks, handler, context);
 }
 
 /* Not itself locked: call before sharing the heap. */
 void rt_heap_set_lock(rt_heap_t *h, rt_lock_fn lock, rt_unlock_fn unlock, void *context)
 {
+    HEAP_REQUIRE(h, "set_lock", );
     rt_hooks_set_lock(&h->hooks, lock, unlock, context);
     heap_regate(h);
 }
@@ -220,6 +260,7 @@ void heap_deliver(rt_heap_t *h)
 
 void rt_heap_flush(rt_heap_t *h)
 {
+    HEAP_REQUIRE(h, "flush", );
     if (h->ops->layer_reclaim == NULL) {
         return;
     }
@@ -268,6 +309,9 @@ bool heap_fenced_holds(const rt_heap_t *h, const rt_blk *b)
 
 bool heap_free_fenced(rt_heap_t *h, void *ptr)
 {
+    if (RT_HARDENING < 1) {
+        return false; /* no containment, nothing fenced */
+    }
     rt_blk *b = blk_from_payload(ptr);
     unsigned i = b != NULL ? fenced_slot(h, b) : RT_HEAP_FENCED;
     if (i == RT_HEAP_FENCED || ((h->fenced_live >> i) & 1u) == 0u ||
@@ -538,8 +582,8 @@ void heap_contain(rt_heap_t *h)
         const rt_pool_t *pool = &h->pools[i];
         contain_links(h, pool);
         /* the guards are the heap's: written back (an overflow there damaged no block) */
-        __builtin_memset((unsigned char *)pool->first - RT_HEAP_GUARD, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
-        __builtin_memset((unsigned char *)pool->end + BLK_W, RT_HEAP_GUARD_BYTE, RT_HEAP_GUARD);
+        guard_fill((uintptr_t)pool->first - RT_HEAP_GUARD);
+        guard_fill((uintptr_t)pool->end + BLK_W);
     }
     h->ops->reset(h);
     contain_acc a = {0, 0, 0, 0, 0, {NULL}, {NULL}};
@@ -567,6 +611,7 @@ void heap_contain(rt_heap_t *h)
 
 void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 {
+    HEAP_REQUIRE(h, "walk", );
     uintptr_t token = heap_lock(h);
     if (h->ops->layer_reclaim != NULL) { /* the merged state: the held blocks back first */
         h->ops->layer_reclaim(h, "walk");
@@ -592,6 +637,11 @@ void rt_heap_walk(rt_heap_t *h, rt_walk_fn fn, void *context)
 
 void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
 {
+    if (!heap_created(h)) {
+        __builtin_memset(s, 0, sizeof *s);
+        rt_report_bad_heap("stats", h);
+        return;
+    }
     uintptr_t token = heap_lock(h);
     if (h->ops->layer_reclaim != NULL) { /* exact figures: the held blocks back first */
         h->ops->layer_reclaim(h, "stats");
@@ -622,7 +672,7 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
             }
         }
     }
-    size_t head = h->ops->head_fit(h);
+    size_t head = heap_head_fit(h);
     if (head > BLK_W && head - BLK_W > own.largest_free) {
         own.largest_free = head - BLK_W < h->max_request ? head - BLK_W : h->max_request;
     }
@@ -699,10 +749,11 @@ static bool guards_ok(const rt_pool_t *pool)
 
 bool rt_heap_check(rt_heap_t *h)
 {
+    HEAP_REQUIRE(h, "check", false);
     uintptr_t token = heap_lock(h);
     check_ctx c = {h, 0};
-    size_t listed = h->ops->layer_check != NULL ? h->ops->layer_check(h) : 0u, held = 0;
-    bool ok = listed != SIZE_MAX && h->ops->check_index(h, check_visit, &c);
+    size_t listed = heap_layer_check(h), held = 0;
+    bool ok = listed != SIZE_MAX && heap_check_index(h, check_visit, &c, false);
     size_t free_blocks = 0, used = 0, capacity = 0, quarantined = 0;
     uint64_t live = 0;
     bool broken = false;
@@ -754,7 +805,7 @@ bool rt_heap_check(rt_heap_t *h)
         capacity += (size_t)((char *)end - (char *)h->pools[i].first);
     }
     if (broken) { /* blocks past a broken header were not walked: clear their marks */
-        (void)h->ops->check_index(h, unmark_visit, &c);
+        (void)heap_check_index(h, unmark_visit, &c, false);
     }
     if (free_blocks != c.indexed || used != h->used || live != heap_live_blocks(h) || capacity != h->capacity ||
         quarantined != h->quarantined || held != listed) {
@@ -766,6 +817,47 @@ bool rt_heap_check(rt_heap_t *h)
     heap_unlock(h, token);
     if (!ok) {
         rt_heap_report(h, RT_ERR_CORRUPTED, "check", NULL, 0);
+    }
+    return ok;
+}
+
+/* Index visitor of rt_heap_check_fast: the head b of a list is an A-aligned free block inside a
+ * pool, its tag verified, its footer agreeing, its size within the pool. O(1), nothing written. */
+static bool fast_visit(void *context, rt_blk *b)
+{
+    const rt_heap_t *h = context;
+    const rt_pool_t *pool = heap_pool_of(h, (uintptr_t)b + BLK_W);
+    if (pool == NULL || (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) != 0u || !blk_head_ok(h->key, b, b->head) ||
+        (b->head & (BLK_FREE | BLK_PREV_FREE | BLK_MARK)) != BLK_FREE) {
+        return false;
+    }
+    size_t size = blk_size(b);
+    return size >= BLK_MIN && size <= (size_t)((char *)pool->end - (char *)b) &&
+           blk_prev_size(blk_offset(b, size)) == size;
+}
+
+bool rt_heap_check_fast(rt_heap_t *h)
+{
+    HEAP_REQUIRE(h, "check_fast", false);
+    uintptr_t token = heap_lock(h);
+    bool ok = h->npools >= 1u && h->npools <= RT_HEAP_MAX_POOLS && h->used <= h->capacity &&
+              h->quarantined <= h->capacity - h->used && heap_check_index(h, fast_visit, h, true);
+    size_t capacity = 0;
+    for (unsigned i = 0; ok && i < h->npools; i++) { /* npools <= RT_HEAP_MAX_POOLS */
+        const rt_pool_t *pool = &h->pools[i];
+        rt_blk *end = pool->end;
+        ok = pool->first < end && guards_ok(pool) &&
+             (end->head == blk_enc(h->key, end, 0u) || end->head == blk_enc(h->key, end, BLK_PREV_FREE)) &&
+             blk_head_ok(h->key, pool->first, pool->first->head);
+        capacity += (size_t)((char *)end - (char *)pool->first);
+    }
+    ok = ok && capacity == h->capacity;
+    if (!ok) { /* as rt_heap_check: the damage found is fenced off, and reported */
+        heap_contain(h);
+    }
+    heap_unlock(h, token);
+    if (!ok) {
+        rt_heap_report(h, RT_ERR_CORRUPTED, "check_fast", NULL, 0);
     }
     return ok;
 }

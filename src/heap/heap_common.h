@@ -49,6 +49,30 @@ void heap_contain_after(rt_heap_t *h, rt_error_kind_t kind, const void *ptr) __a
  * free is accepted -- counted, the memory stays fenced -- and it is forgotten. Lock held. */
 bool heap_free_fenced(rt_heap_t *h, void *ptr) __attribute__((cold, noinline));
 
+/* What each backend's heap_<name>.c gives heap_select.c besides its table and public entry
+ * points: the index check (rt_heap_check) and the statistics' head fit; tlsfq its layer's check. */
+bool heap_tlsf_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_tlsf_head_fit(rt_heap_t *h);
+bool heap_tlsf32_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_tlsf32_head_fit(rt_heap_t *h);
+bool heap_seglist_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_seglist_head_fit(rt_heap_t *h);
+bool heap_firstfit_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_firstfit_head_fit(rt_heap_t *h);
+bool heap_bestfit_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_bestfit_head_fit(rt_heap_t *h);
+bool heap_halffit_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_halffit_head_fit(rt_heap_t *h);
+bool heap_tlsfq_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_tlsfq_head_fit(rt_heap_t *h);
+size_t heap_tlsfq_layer_check(rt_heap_t *h);
+
+/* The same for the heap h, by its index (heap_select.c: linked only by their callers, the check
+ * and the statistics, so a program that calls neither links none of them). */
+bool heap_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only);
+size_t heap_head_fit(rt_heap_t *h);
+size_t heap_layer_check(rt_heap_t *h); /* 0 without a layer */
+
 extern const rt_heap_ops_t rt_heap_ops_tlsf, rt_heap_ops_tlsf32, rt_heap_ops_seglist, rt_heap_ops_firstfit,
     rt_heap_ops_bestfit, rt_heap_ops_halffit, rt_heap_ops_tlsfq;
 

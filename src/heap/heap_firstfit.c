@@ -1,15 +1,25 @@
 /* The heap with a first-fit free list. See index/fitlist.h. */
 #define FITLIST_BEST 0
 #include "index/fitlist.h"
+#define FACADE_MALLOC rt_firstfit_malloc
+#define FACADE_FREE rt_firstfit_free
 #include "heap/facade.inc"
 
 void *rt_firstfit_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_firstfit_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_firstfit_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_firstfit_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_firstfit_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
+void *rt_firstfit_memalign(rt_heap_t *h, size_t alignment, size_t size)
+{
+    return facade_memalign(h, alignment, size);
+}
 
-const rt_heap_ops_t rt_heap_ops_firstfit =
-    FACADE_OPS(RT_INDEX_FIRSTFIT, rt_firstfit_malloc, rt_firstfit_free, rt_firstfit_realloc, rt_firstfit_calloc, rt_firstfit_memalign);
+bool heap_firstfit_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
+{
+    return facade_check_index(h, visit, context, head_only);
+}
+size_t heap_firstfit_head_fit(rt_heap_t *h) { return facade_head_fit(h); }
+
+const rt_heap_ops_t rt_heap_ops_firstfit = FACADE_OPS(RT_INDEX_FIRSTFIT);
 
 rt_heap_t *rt_firstfit_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_firstfit); }

@@ -17,38 +17,31 @@ typedef struct rt_heap_ops {
     rt_index_t index;
     const char *(*name)(void);
     size_t control_size; /* sizeof the backend's whole control structure */
+    /* Only what creating, malloc, free and containment need, so that a program calling only
+     * those links nothing else (each backend's realloc, calloc, memalign and index check are
+     * reached by index, from heap_select.c's tables, when the generic entry points are used). */
     void *(*malloc)(rt_heap_t *heap, size_t size);
     void (*free)(rt_heap_t *heap, void *ptr);
-    void *(*realloc)(rt_heap_t *heap, void *ptr, size_t size);
-    void *(*calloc)(rt_heap_t *heap, size_t count, size_t size);
-    void *(*memalign)(rt_heap_t *heap, size_t alignment, size_t size);
     void (*insert)(rt_heap_t *heap, rt_blk *b);
     void (*reset)(rt_heap_t *heap);
-    /* Visits every indexed block once and checks the index's own links, bitmaps and that each
-     * block sits in the list its size maps to. */
-    bool (*check_index)(rt_heap_t *heap, rt_idx_visit_fn visit, void *context);
     /* The largest block size (header included) a request may need and still be served by a
      * free block of `size` bytes: size itself, except for TLSF (the start of size's slot, as the
      * search rounds up) and half-fit (the power of two below size). */
     size_t (*fit_limit)(size_t size);
-    /* The largest block size that a request may need and still be served by the first block of
-     * a list, beyond fit_limit (TLSF's good fit within the slot); 0 when the index has none. */
-    size_t (*head_fit)(rt_heap_t *heap);
     /* A layer over the facade that keeps freed blocks of its own (the quick lists of rt_tlsfq,
      * heap/quick.h; all NULL for the plain heaps). Its blocks are used blocks to the facade,
      * with MARK set in their headers ("held"). With the lock held:
      *   layer_reclaim  gives every held block back to the index (merging), `operation` naming
      *                  the call for the reports of damage it meets;
-     *   layer_check    the number of blocks it holds, each verified (SIZE_MAX: damage found);
      *   layer_forget   before a containment walk (heap_contain): restores the header of each
      *                  held block it can still reach through verified links, fences each held
      *                  block whose own words are damaged, then forgets them all -- the walk
      *                  gives every held block back to the index;
      *   layer_holds    whether b is one of its blocks (a walk of its lists: diagnosis at level
      *                  0, where a header's MARK may be data);
-     *   layer_init     sets its state up, once the heap and its first pool are (rt_heap_init). */
+     *   layer_init     sets its state up, once the heap and its first pool are (rt_heap_init).
+     * (layer_check, the count of held blocks each verified, is reached by index: heap_select.c.) */
     void (*layer_reclaim)(rt_heap_t *heap, const char *operation);
-    size_t (*layer_check)(rt_heap_t *heap);
     void (*layer_forget)(rt_heap_t *heap);
     bool (*layer_holds)(const rt_heap_t *heap, const rt_blk *b);
     void (*layer_init)(rt_heap_t *heap);
@@ -98,6 +91,7 @@ _Static_assert(RT_HEAP_FENCED <= 32u, "fenced_live is a 32-bit mask");
 struct rt_quick; /* heap/quick.h */
 
 struct rt_heap {
+    uintptr_t self;       /* 0 - (the heap's address) once created: heap_created */
     const rt_heap_ops_t *ops;
     size_t key;           /* the header tags' key (block.h): a new one per create */
     uintptr_t span_lo;    /* the control structure and pool 0 (contiguous): a word at address a */
@@ -126,6 +120,24 @@ struct rt_heap {
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
     /* the backend's index state follows (see facade.inc) */
 };
+
+/* True iff h is a created heap: not NULL (tested before any read), and its first word is what
+ * rt_heap_init wrote there, the negated address (memory never created -- zeros, a vector table,
+ * another object -- holds it by chance with probability 2^-w). O(1): a test, a load, a compare. */
+static inline __attribute__((always_inline)) bool heap_created(const rt_heap_t *h)
+{
+    return __builtin_expect(h != NULL && h->self + (uintptr_t)h == 0u, 1);
+}
+
+/* The first statement of every entry point: a call on a heap pointer that is not a created heap
+ * is reported (RT_ERR_BAD_HEAP, the default handler) and returns `result` (empty for void). */
+#define HEAP_REQUIRE(h, operation, result)                                                                   \
+    do {                                                                                                     \
+        if (!heap_created(h)) {                                                                              \
+            rt_report_bad_heap(operation, h);                                                                \
+            return result;                                                                                   \
+        }                                                                                                    \
+    } while (0)
 
 /* Live blocks, as the statistics count them. */
 static inline uint64_t heap_live_blocks(const rt_heap_t *h)

@@ -1,14 +1,24 @@
 /* The heap with the VaiOS blog's segregated-fit index. See index/seglist.h. */
 #include "index/seglist.h"
+#define FACADE_MALLOC rt_seglist_malloc
+#define FACADE_FREE rt_seglist_free
 #include "heap/facade.inc"
 
 void *rt_seglist_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_seglist_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_seglist_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_seglist_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_seglist_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
+void *rt_seglist_memalign(rt_heap_t *h, size_t alignment, size_t size)
+{
+    return facade_memalign(h, alignment, size);
+}
 
-const rt_heap_ops_t rt_heap_ops_seglist =
-    FACADE_OPS(RT_INDEX_SEGLIST, rt_seglist_malloc, rt_seglist_free, rt_seglist_realloc, rt_seglist_calloc, rt_seglist_memalign);
+bool heap_seglist_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
+{
+    return facade_check_index(h, visit, context, head_only);
+}
+size_t heap_seglist_head_fit(rt_heap_t *h) { return facade_head_fit(h); }
+
+const rt_heap_ops_t rt_heap_ops_seglist = FACADE_OPS(RT_INDEX_SEGLIST);
 
 rt_heap_t *rt_seglist_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_seglist); }

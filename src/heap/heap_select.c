@@ -1,6 +1,7 @@
 /*
- * heap_select.c -- choosing an index at run time. Kept apart from heap_common.c so that a
- * firmware calling only rt_tlsf_create links only the TLSF backend.
+ * heap_select.c -- choosing an index at run time (rt_heap_create_with and the queries by index).
+ * Kept apart from heap_common.c and heap_dispatch.c: its table names every backend, so only a
+ * program that chooses its index at run time links them all.
  */
 #include "heap/heap_common.h"
 

@@ -22,8 +22,10 @@
 #define FACADE_LAYER_STATE rt_quick_t quick;
 #define FACADE_NAME tlsfq_name
 #define FACADE_LAYER_OPS                                                                                       \
-    .layer_reclaim = quick_reclaim_op, .layer_check = quick_check, .layer_forget = quick_forget,             \
-    .layer_holds = quick_holds, .layer_init = quick_init
+    .layer_reclaim = quick_reclaim_op, .layer_forget = quick_forget, .layer_holds = quick_holds,             \
+    .layer_init = quick_init
+#define FACADE_MALLOC rt_tlsfq_malloc
+#define FACADE_FREE rt_tlsfq_free
 static const char *tlsfq_name(void) { return "tlsfq"; }
 #include "heap/facade.inc"
 
@@ -331,15 +333,25 @@ void *rt_tlsfq_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size)
 void rt_tlsfq_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_tlsfq_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_tlsfq_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_tlsfq_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
+void *rt_tlsfq_memalign(rt_heap_t *h, size_t alignment, size_t size)
+{
+    return facade_memalign(h, alignment, size);
+}
 
-const rt_heap_ops_t rt_heap_ops_tlsfq =
-    FACADE_OPS(RT_INDEX_TLSFQ, rt_tlsfq_malloc, rt_tlsfq_free, rt_tlsfq_realloc, rt_tlsfq_calloc, rt_tlsfq_memalign);
+bool heap_tlsfq_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
+{
+    return facade_check_index(h, visit, context, head_only);
+}
+size_t heap_tlsfq_head_fit(rt_heap_t *h) { return facade_head_fit(h); }
+size_t heap_tlsfq_layer_check(rt_heap_t *h) { return quick_check(h); }
+
+const rt_heap_ops_t rt_heap_ops_tlsfq = FACADE_OPS(RT_INDEX_TLSFQ);
 
 rt_heap_t *rt_tlsfq_create(void *mem, size_t size) { return rt_heap_init(mem, size, &rt_heap_ops_tlsfq); }
 
 unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
 {
+    HEAP_REQUIRE(h, "set_quick_limit", 0u);
     if (h->quick == NULL) {
         return 0;
     }

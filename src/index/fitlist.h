@@ -78,9 +78,9 @@ static bool fitlist_any(const void *state, size_t size)
     return true;
 }
 
-static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
+static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context, bool head_only)
 {
-    return list_check(&x->head, visit, context, fitlist_any, NULL);
+    return list_check(&x->head, visit, context, fitlist_any, NULL, head_only);
 }
 
 #endif /* RT_INDEX_FITLIST_H */

@@ -64,10 +64,10 @@ static inline const char *idx_name(void) { return "halffit"; }
 
 static bool half_fits(const void *state, size_t size) { return rt_log2(size) == *(const unsigned *)state; }
 
-static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
+static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context, bool head_only)
 {
     for (unsigned i = 0; i < HALF_LISTS; i++) {
-        if (!list_check(&x->heads[i], visit, context, half_fits, &i) ||
+        if (!list_check(&x->heads[i], visit, context, half_fits, &i, head_only) ||
             (x->heads[i] != NULL) != (((x->map >> i) & 1u) != 0u)) {
             return false;
         }

@@ -97,14 +97,18 @@ static inline rt_blk **list_quarantine(rt_blk **slot, rt_blk **before)
 }
 
 /* Visits a list for the integrity check: every block plausible (visit), back links symmetric,
- * and `fits(state, size)` true for each block (it belongs on this list). */
+ * and `fits(state, size)` true for each block (it belongs on this list); with head_only, the
+ * first block alone. */
 static inline bool list_check(rt_blk **head, rt_idx_visit_fn visit, void *context,
-                              bool (*fits)(const void *state, size_t size), const void *state)
+                              bool (*fits)(const void *state, size_t size), const void *state, bool head_only)
 {
     rt_blk **slot = head;
     for (rt_blk *b = *head; b != NULL; slot = &b->next, b = b->next) {
         if (!visit(context, b) || b->pprev != slot || !fits(state, blk_size(b))) {
             return false;
+        }
+        if (head_only) { /* the list's first block alone (rt_heap_check_fast) */
+            break;
         }
     }
     return true;

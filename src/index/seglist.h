@@ -104,10 +104,10 @@ static bool seg_fits(const void *state, size_t size)
     return seg_class(size - BLK_W) == *(const unsigned *)state;
 }
 
-static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
+static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context, bool head_only)
 {
     for (unsigned c = 0; c < SEG_CLASSES; c++) {
-        if (!list_check(&x->heads[c], visit, context, seg_fits, &c) ||
+        if (!list_check(&x->heads[c], visit, context, seg_fits, &c, head_only) ||
             (x->heads[c] != NULL) != ((((unsigned)x->map >> c) & 1u) != 0u)) {
             return false;
         }

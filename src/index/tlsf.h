@@ -221,14 +221,14 @@ static bool tlsf_fits(const void *state, size_t size)
     return fl * TLSF_SL_COUNT + sl == *(const unsigned *)state;
 }
 
-static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context)
+static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context, bool head_only)
 {
     size_t fl_seen = 0;
     for (unsigned f = 0; f < TLSF_FL_COUNT; f++) {
         uint32_t sl_seen = 0;
         for (unsigned s = 0; s < TLSF_SL_COUNT; s++) {
             unsigned list = f * TLSF_SL_COUNT + s;
-            if (!list_check(&x->heads[list], visit, context, tlsf_fits, &list)) {
+            if (!list_check(&x->heads[list], visit, context, tlsf_fits, &list, head_only)) {
                 return false;
             }
             if (x->heads[list] != NULL) {
