@@ -32,8 +32,10 @@ How, and what the tool refuses (exit status 2, one line saying why):
       - the heap's table of functions (h->ops: the read-only table rt_tlsf_create hands on --
         the heap analysed is one rt_tlsf_create made);
       - the user's code: the error handler (hooks.handler), and a function a public setter
-        (rt_set_*: rt_set_entropy) stores in a variable of the library: the call instruction
-        counts, the user's code does not (a call of it with the lock held is refused);
+        (rt_set_*: rt_set_entropy, rt_set_default_handler) stores in a variable of the library:
+        the call instruction counts, the user's code does not (a call of it with the lock held is
+        refused). Such a variable is written by its setter only; where the ELF links no setter
+        of it, it keeps its initial NULL and the call through it is never made;
       - memcpy, memmove and memset: the call counts, the copy or fill does not (realloc's copy,
         calloc's clearing, create's; a copy with the lock held is refused on a normal path and
         listed for the damage path's: containment's rewrite of the pools' 32-byte guards).
@@ -51,7 +53,8 @@ How, and what the tool refuses (exit status 2, one line saying why):
                                                 (amortised: e.g. scans whose steps all move one
                                                 walk on through the heap)
     EXPR is C, evaluated by compiling a probe with the target's compiler in the file's own
-    translation unit (config macros, sizeof), HEAP_BYTES standing for --heap-bytes. A loop is
+    translation unit (config macros, sizeof), HEAP_BYTES standing for --heap-bytes and
+    CONTROL_BYTES for the heap's control structure (the table's control_size, read in the ELF). A loop is
     found by the source lines of its header, latches and exits (DWARF: build with -g); an inlined
     loop maps to the same line in every copy. A loop without a bound, a loop whose lines carry
     two, and a bound on no loop of the code analysed (stale) are refused. A bound N allows N + 1
@@ -223,6 +226,8 @@ def classify_arm(i):
         else:
             i.kind, i.reg = ("bad", None) if cond else ("ijump", arm_reg(ops))
     elif re.match(r"^(pop|ldm|ldmia|ldmfd)(%s)?$" % ARM_CC, base) and re.search(r"\bpc\b", ops):
+        i.kind = "condret" if i.pred else "ret"
+    elif base == "ldr" and re.match(r"^pc, \[sp\], #4$", ops):  # pop {pc}, as a load
         i.kind = "condret" if i.pred else "ret"
     elif base in ("tbb", "tbh") or re.match(r"^pc\b", ops) or re.search(r"\{[^}]*\bpc\b", ops):
         i.kind = "bad"
@@ -651,6 +656,10 @@ class Analyzer:
         succ = self.local_succ(f)
         init = {r: v for r, v in ctx.items() if v is not None and v[0] != "S"}
         init["sp"] = ("S", 0)
+        if self.arch.name == "riscv":  # gp: the linker's __global_pointer$, which no function writes
+            gp = self.elf.symbol("__global_pointer$")
+            if len(gp) == 1:
+                init["gp"] = ("K", gp[0]["value"])
         before = {0: (init, None)}
         work = [0]
         while work:
@@ -827,6 +836,8 @@ class Analyzer:
             return ("user", "the error handler")
         if v is not None and v[0] == "G" and v[1] in self.user_vars:
             return ("user", "what %s installs" % self.user_vars[v[1]])
+        if v is not None and v[0] == "G" and not self.elf.word(v[1]):
+            return ("dead",)  # a variable no setter linked here writes: NULL, the call is never made
         if v is not None and v[0] == "K":
             a = v[1] & ~1 if self.arch.name == "arm" else v[1]
             if a in self.funcs:
@@ -843,8 +854,8 @@ class Analyzer:
 # --- probes: struct offsets and the bounds' expressions, from the target's compiler ----------------
 
 class Probe:
-    def __init__(self, arch, cflags, heap_bytes):
-        self.arch, self.cflags, self.heap_bytes = arch, cflags, heap_bytes
+    def __init__(self, arch, cflags, heap_bytes, control_bytes=0):
+        self.arch, self.cflags, self.heap_bytes, self.control_bytes = arch, cflags, heap_bytes, control_bytes
         self.cc = arch.tools + "gcc"
 
     def values(self, tu, exprs, include_tu=True, header="heap/heap_internal.h"):
@@ -852,6 +863,7 @@ class Probe:
         one constant per expression; returns their values."""
         src = ['#include "%s"' % (tu if include_tu else header)]
         src.append("#define HEAP_BYTES ((unsigned long long)%du)" % self.heap_bytes)
+        src.append("#define CONTROL_BYTES ((unsigned long long)%du)" % self.control_bytes)
         for n, e in enumerate(exprs):
             src.append("const unsigned long long wcet_probe_%d = (unsigned long long)(%s);" % (n, e))
         with tempfile.TemporaryDirectory() as d:
@@ -879,7 +891,7 @@ class Probe:
         return {os.path.realpath(p) for p in r.stdout.replace("\\\n", " ").split()[1:]} if r.returncode == 0 else set()
 
 
-OFFSETS = {"ops": "offsetof(struct rt_heap, ops)", "lock": "offsetof(struct rt_heap, hooks.lock)",
+OFFSETS = {"control_size": "offsetof(rt_heap_ops_t, control_size)", "ops": "offsetof(struct rt_heap, ops)", "lock": "offsetof(struct rt_heap, hooks.lock)",
            "unlock": "offsetof(struct rt_heap, hooks.unlock)", "handler": "offsetof(struct rt_heap, hooks.handler)",
            "gate": "offsetof(struct rt_heap, gate)", "npending": "offsetof(struct rt_heap, npending)"}
 
@@ -1481,6 +1493,7 @@ def setup(an, probe, args):
             raise Refuse("rt_tlsf_create hands on %d read-only objects (%s): which is the heap's table? "
                          "(--ops-table NAME)" % (len(found), ", ".join(objects[x] for x in sorted(found))))
         an.ops_table = found.pop()
+    probe.control_bytes = an.elf.word(an.ops_table + an.off["control_size"]) or 0
     # the user's code behind a variable of the library: a variable a public setter (rt_set_*,
     # e.g. rt_set_entropy) writes one of its arguments to holds a function of the user's
     an.user_vars = {}
