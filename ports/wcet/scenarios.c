@@ -682,6 +682,19 @@ static rt_heap_t *k_create(call_t *c)
     return NULL;
 }
 
+/* An entry point on a heap pointer that is no heap: refused, reported to the default handler. */
+static rt_heap_t *bad_heap(call_t *c, any_fn fn)
+{
+    rt_heap_t *h = heap_new(HEAP_BYTES);
+    CALL(fn, outside, 100, 100);
+    return h;
+}
+static rt_heap_t *m_bad_heap(call_t *c) { return bad_heap(c, (any_fn)rt_tlsf_malloc); }
+static rt_heap_t *f_bad_heap(call_t *c) { return bad_heap(c, (any_fn)rt_tlsf_free); }
+static rt_heap_t *r_bad_heap(call_t *c) { return bad_heap(c, (any_fn)rt_tlsf_realloc); }
+static rt_heap_t *a_bad_heap(call_t *c) { return bad_heap(c, (any_fn)rt_tlsf_memalign); }
+static rt_heap_t *c_bad_heap(call_t *c) { return bad_heap(c, (any_fn)rt_tlsf_calloc); }
+
 static const scenario_t scenarios[] = {
     {"rt_tlsf_malloc", "small", false, R_NONNULL, 0, m_small, NULL},
     {"rt_tlsf_malloc", "large", false, R_NONNULL, 0, m_large, NULL},
@@ -691,6 +704,7 @@ static const scenario_t scenarios[] = {
     {"rt_tlsf_malloc", "too-large", false, R_NULL, 1, m_too_large, NULL},
     {"rt_tlsf_malloc", "out-of-memory", false, R_NULL, 0, m_oom, NULL},
     {"rt_tlsf_malloc", "damaged-free-block", true, R_NULL, 1, m_damage, NULL},
+    {"rt_tlsf_malloc", "not-a-heap", false, R_NULL, 1, m_bad_heap, NULL},
     {"rt_tlsf_free", "no-merge", false, R_ANY, 0, f_plain, NULL},
     {"rt_tlsf_free", "merge-both", false, R_ANY, 0, f_merge, NULL},
     {"rt_tlsf_free", "merge-both-4-pools", false, R_ANY, 0, f_merge_pools, NULL},
@@ -701,6 +715,7 @@ static const scenario_t scenarios[] = {
     {"rt_tlsf_free", "null", false, R_ANY, 0, f_null, NULL},
     {"rt_tlsf_free", "interior-pointer", true, R_ANY, 1, f_interior, NULL},
     {"rt_tlsf_free", "overflowed-successor", true, R_ANY, 1, f_overflow, NULL},
+    {"rt_tlsf_free", "not-a-heap", false, R_ANY, 1, f_bad_heap, NULL},
     {"rt_tlsf_realloc", "grow-in-place", false, R_NONNULL, 0, r_grow, took_keep0},
     {"rt_tlsf_realloc", "grow-in-place-4-pools", false, R_NONNULL, 0, r_grow_pools, took_keep0},
     {"rt_tlsf_realloc", "grow-in-place-quarantined", false, R_NONNULL, 0, r_quarantined, took_keep0},
@@ -713,6 +728,7 @@ static const scenario_t scenarios[] = {
     {"rt_tlsf_realloc", "zero", false, R_NULL, 0, r_zero, NULL},
     {"rt_tlsf_realloc", "too-large", false, R_NULL, 1, r_too_large, NULL},
     {"rt_tlsf_realloc", "interior-pointer", true, R_NULL, 1, r_bad, NULL},
+    {"rt_tlsf_realloc", "not-a-heap", false, R_NULL, 1, r_bad_heap, NULL},
     {"rt_tlsf_memalign", "gap", false, R_NONNULL, 0, a_gap, took_aligned},
     {"rt_tlsf_memalign", "large-gap", false, R_NONNULL, 0, a_big_gap, took_aligned4k},
     {"rt_tlsf_memalign", "small-alignment", false, R_NONNULL, 0, a_small, NULL},
@@ -720,12 +736,14 @@ static const scenario_t scenarios[] = {
     {"rt_tlsf_memalign", "too-large", false, R_NULL, 1, a_too_large, NULL},
     {"rt_tlsf_memalign", "out-of-memory", false, R_NULL, 0, a_oom, NULL},
     {"rt_tlsf_memalign", "damaged-free-block", true, R_NULL, 1, a_damage, NULL},
+    {"rt_tlsf_memalign", "not-a-heap", false, R_NULL, 1, a_bad_heap, NULL},
     {"rt_tlsf_calloc", "small", false, R_NONNULL, 0, c_small, NULL},
     {"rt_tlsf_calloc", "large", false, R_NONNULL, 0, c_large, NULL},
     {"rt_tlsf_calloc", "overflow", false, R_NULL, 1, c_overflow, NULL},
     {"rt_tlsf_calloc", "too-large", false, R_NULL, 1, c_too_large, NULL},
     {"rt_tlsf_calloc", "out-of-memory", false, R_NULL, 0, c_oom, NULL},
     {"rt_tlsf_calloc", "damaged-free-block", true, R_NULL, 1, c_damage, NULL},
+    {"rt_tlsf_calloc", "not-a-heap", false, R_NULL, 1, c_bad_heap, NULL},
     {"rt_tlsf_create", "64-kib", false, R_NONNULL, 0, k_create, NULL},
 };
 
@@ -769,6 +787,7 @@ int main(void)
 {
     port_require_counter();
     rt_set_entropy(NULL, NULL); /* linked, so the tool finds the entropy source's variable */
+    rt_set_default_handler(wcet_handler, NULL); /* a call on a pointer that is no heap reports here */
 
     /* the trampoline and the routines of known length */
     uintptr_t r;
