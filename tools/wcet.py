@@ -37,8 +37,8 @@ How, and what the tool refuses (exit status 2, one line saying why):
         refused). Such a variable is written by its setter only; where the ELF links no setter
         of it, it keeps its initial NULL and the call through it is never made;
       - memcpy, memmove and memset: the call counts, the copy or fill does not (realloc's copy,
-        calloc's clearing, create's; a copy with the lock held is refused on a normal path and
-        listed for the damage path's: containment's rewrite of the pools' 32-byte guards).
+        calloc's clearing; a copy with the lock held is refused on a normal path, and listed
+        for the damage path's: containment zeroing its accumulator).
     Any other indirect call or jump (a jump table, a pointer the tool cannot follow) is refused.
   * Two configurations, the larger taken: lock hooks installed (hooks.lock and hooks.unlock are
     then non-NULL for the whole call -- rt_hooks_set_lock installs both or neither, before the
@@ -402,6 +402,7 @@ class Analyzer:
                 continue
             m = re.search(r"DW_AT_name\s*:.*?(\S+)$", text)
             if m and last and m.group(1).endswith("heap_tlsf.c"):
+                self.tlsf_tu = os.path.realpath(m.group(1))
                 levels = re.findall(r"(?:^| )-O(\w?)", last)
                 level = "-O" + (levels[-1] if levels else "0")
                 comp = " ".join(last.split()[:3])
@@ -1723,7 +1724,7 @@ def analyse(path, args, ann, probe_cache):
                     files.add(i.line[0])
     for fpath in sorted(files):
         ann.scan(fpath)
-    cands = sorted(p for p in files if p.endswith(".c") and os.sep + "src" + os.sep in p)
+    cands = [an.tlsf_tu] + sorted(p for p in files if p.endswith(".c") and os.sep + "src" + os.sep in p)
     by_tu = {}
     for a in ann.by_line.values():
         if a["file"] in files:
@@ -1856,9 +1857,10 @@ def report(results, ann, args):
         def num(v):
             return "-" if v is NEG else "{:,}".format(v)
         print("Normal paths (no report deferred, no containment): instructions of a call, entry to return "
-              "(realloc without its copy, calloc without its clearing, create without its fills; the user's "
-              "handler and entropy source not counted); lock held: the longest stretch with the lock held over "
-              "every entry point, the port hooks' masked instructions included.")
+              "(realloc without its copy, calloc without its clearing: the calls of memcpy, memmove and memset "
+              "count, their own instructions do not, nor the user's handler's and entropy source's); lock held: "
+              "the longest stretch with the lock held over every entry point, the port hooks' masked "
+              "instructions included.")
         print()
         print("| target | level | " + " | ".join(short[n] for n in names) + " | lock held |")
         print("|---|---|" + "---:|" * (len(names) + 1))
@@ -1866,11 +1868,10 @@ def report(results, ann, args):
             print("| %s | %s | " % (r["target"], r["level"]) + " | ".join(num(r["entries"][n]["normal"]) for n in names)
                   + " | %s |" % num(r["held_any"]))
         print()
-        hx = sorted({x.split(" at ")[0] for r in results for e in r["entries"].values() for x in e["held_excluded"]})
+        hx = sorted({x for r in results for e in r["entries"].values() for x in e["held_excluded"]})
         print("Damage path (a call that contains: damage met, or a wild pointer into a pool), heap of %s bytes%s:" % (
             "{:,}".format(args.heap_bytes),
-            "; lock held without the instructions of %s (containment's fill of the pools' guards)" % ", ".join(hx)
-            if hx else ""))
+            "; lock held without the own instructions of the calls of %s" % ", ".join(hx) if hx else ""))
         print()
         print("| target | level | " + " | ".join(short[n] for n in names) + " | lock held |")
         print("|---|---|" + "---:|" * (len(names) + 1))
