@@ -328,8 +328,8 @@ class Values:
     """Forward dataflow over one function's instructions: each register's value before each
     instruction, from the values of the argument registers on entry."""
 
-    def __init__(self, ctx, an):
-        self.ctx, self.an = ctx, an
+    def __init__(self, an):
+        self.an = an
 
     def load(self, base, off):
         an = self.an
@@ -441,7 +441,7 @@ class Analyzer:
             return memo[f["start"]] if memo[f["start"]] is not None else 1 << 30
         memo[f["start"]] = None  # (recursion: everything)
         saved = self.V
-        self.V = Values({}, self)
+        self.V = Values(self)
         before = self.dataflow(f, {})
         self.V = saved
         top = 0
@@ -576,7 +576,6 @@ class Analyzer:
         return newfl
 
     def arm_value(self, i, mn, ops, vals):
-        V = self.V
         if mn in ("mov", "movs") and len(ops) == 2:
             if ops[1].startswith("#"):
                 return ("K", imm(ops[1]) & 0xFFFFFFFF) if imm(ops[1]) is not None else None
@@ -614,7 +613,6 @@ class Analyzer:
 
     def step_rv(self, i, st, vals):
         mn, ops = i.mn, split_ops(i.ops)
-        V = self.V
         if i.kind in ("cond", "jump", "ret", "ijump", "tail", "trap", "data"):
             return
         if mn in ("sb", "sh", "sw") and len(ops) == 2:
@@ -712,7 +710,7 @@ class Analyzer:
         key = (f["start"], tuple(sorted(ctx.items())), hooks)
         if key in self.templates:
             return self.templates[key]
-        self.V = Values(ctx, self)
+        self.V = Values(self)
         before = self.dataflow(f, ctx)
         insns, at = f["insns"], f["at"]
         succ = self.local_succ(f)
@@ -1132,8 +1130,8 @@ def dominates(idom, a, b):
 class Solver:
     """Loops found, bounded and collapsed; longest paths in instructions and in the lock-held stretch."""
 
-    def __init__(self, g, ann, values):
-        self.g, self.ann, self.values = g, ann, values
+    def __init__(self, g, ann):
+        self.g, self.ann = g, ann
         n = len(g.succ)
         rpo, retreat = dfs_order(n, g.succ, 0)
         self.reach = set(rpo)
@@ -1183,7 +1181,7 @@ class Solver:
     def bind(self, idx, L):
         g = self.g
         hi = g.inst[L["header"]]
-        inner = {v for j, M in enumerate(self.loops) if M["parent"] == idx for v in M["body"]}
+        inner = {v for M in self.loops if M["parent"] == idx for v in M["body"]}
         own = [v for v in L["body"] if v not in inner and g.inst[v] == hi]
         control = {L["header"]} | {u for u in L["latches"] if g.inst[u] == hi}
         for v in own:
@@ -1240,7 +1238,7 @@ class Solver:
         g = self.g
         self.normal = normal
         self.cut = self.npending_cut() if normal else set()
-        self.cost, self.iter_path = {}, {}
+        self.cost = {}
         self.budget = {}      # scope instance -> {annotation key: (N, iteration)}
         self.used_weight = set()
         for idx in sorted(range(len(self.loops)), key=lambda j: -self.loops[j]["depth"]):
@@ -1349,7 +1347,7 @@ class Solver:
             if g.mark[v] in ("mask", "unmask"):
                 raise Refuse("the lock is taken or released inside the loop at %s" % L["where"])
         items, edges = self.level(idx)
-        it, path = self.longest(items, edges, L["header"], None)
+        it, _ = self.longest(items, edges, L["header"], None)
         a = L["ann"]
         if it is NEG:
             self.cost[idx] = NEG
@@ -1478,7 +1476,7 @@ def setup(an, probe, args):
         an.ops_table = s[0]["value"]
     else:
         f = an.func("rt_tlsf_create")
-        an.V = Values({}, an)
+        an.V = Values(an)
         before = an.dataflow(f, {})
         objects = {x["value"]: x["name"] for x in an.elf.symbols if x["type"] == 1 and x["size"] > 0}
         found, anywhere = set(), set()
@@ -1501,7 +1499,7 @@ def setup(an, probe, args):
     for f in an.funcs.values():
         if not re.match(r"^rt_set_\w+$", f["name"]):
             continue
-        an.V = Values({}, an)
+        an.V = Values(an)
         before = an.dataflow(f, {r: ("A", n) for n, r in enumerate(an.arch.args)})
         for k, (st, _) in before.items():
             i = f["insns"][k]
@@ -1742,7 +1740,7 @@ def analyse(path, args, ann, probe_cache):
             if i is not None and i.line:
                 res["lines"].add(i.line)
     for name, hooks, g in graphs:
-        s = Solver(g, ann, None)
+        s = Solver(g, ann)
         e = res["entries"].setdefault(name, {"excluded": set(), "user": set(), "normal": NEG, "damage": NEG,
                                             "held": NEG, "held_damage": NEG, "by_config": {}, "loops": set(),
                                             "held_excluded": set()})
