@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree (ctest runs this)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wcet  # noqa: E402
 
