@@ -32,7 +32,8 @@
 #                 (mps2-an386, virt): each twice, output compared byte for byte; and the firmware
 #                 example (examples/firmware: newlib-nano and picolibc allocating from rtalloc
 #                 while a timer interrupt does), whose figures are printed after each port's ctest
-#                 then tools/footprint.sh --check-readme: README's flash table must be its output;
+#                 then tools/footprint.sh --check-readme and tools/wcet_readme.py --check: README's
+#                 flash and static-bound tables must be those tools' output for this build;
 #                 and TLSF's static worst case (tools/wcet.py, the core again at -Os and -O2)
 #                 checked against every call of the WCET scenarios and the study (ctest wcet_m4,
 #                 wcet_rv32; about 27 s of build and 25 s of ctest per port). 431 s in all from
@@ -218,8 +219,10 @@ run_config() {
                 cmake_config "$preset" || status=1
                 firmware_figures "$preset"
             done
-            # README's flash table is tools/footprint.sh's output for this build
+            # README's flash table is tools/footprint.sh's output for this build, and its static
+            # bounds (and ports/README.md's measured-against-bound table) the WCET tools'
             tools/footprint.sh --check-readme || status=1
+            python3 tools/wcet_readme.py --check || status=1
             return "$status"
             ;;
         *)

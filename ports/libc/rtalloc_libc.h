@@ -74,7 +74,7 @@
  *   RTALLOC_LIBC_LOCK_NONE     no lock: one thread, and no interrupt handler may allocate.
  * The sections nest (each lock returns the previous mask), so an allocation from an interrupt
  * handler, or inside a section the application masked itself, is safe. With IRQ or BASEPRI, what
- * runs masked is the heap's bounded path only (rtalloc/heap.h; tools/wcet_paths.py bounds it):
+ * runs masked is the heap's bounded path only (rtalloc/heap.h; tools/wcet.py bounds it):
  * calloc's memset and realloc's copy run unmasked. After creation the lock may be replaced with
  * rt_heap_set_lock(rtalloc_libc_heap(), ...) before the heap is shared.
  */

@@ -588,7 +588,14 @@ void heap_contain(rt_heap_t *h)
         guard_fill((uintptr_t)pool->end + BLK_W);
     }
     h->ops->reset(h);
-    contain_acc a = {0, 0, 0, 0, 0, {NULL}, {NULL}};
+    /* the counts alone are set: the lists are read only below them, and a whole initialiser
+     * would be a memset call of 2 RT_HEAP_FENCED pointers with the lock held */
+    contain_acc a;
+    a.used = 0;
+    a.quarantined = 0;
+    a.live = 0;
+    a.nlive = 0;
+    a.ndead = 0;
     /* wcet: <= RT_HEAP_MAX_POOLS; the pools */
     for (unsigned i = 0; i < h->npools; i++) {
         contain_pool(h, &h->pools[i], &a);
