@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # test.sh -- the project's one test command: builds and tests rtalloc in every configuration.
 #
-#   ./test.sh            all configurations: 14 min 40 s on a quiet 2-core machine from empty build
-#                        directories (2026-11-25: gcc-release 139 s, clang-debug 115, gcc-asan 124,
-#                        clang-asan 143, clang-tsan 160, gcc-m32 89, cross 31, target 78), plus
-#                        the package installs of a fresh machine; 36 min, all passing, with two
-#                        CPU-bound jobs (yes > /dev/null) running beside it
+#   ./test.sh            all configurations: 25 min 47 s on a 2-core machine, incremental
+#                        (2026-11-29: gcc-release 288 s, clang-debug 159, gcc-asan 176, clang-asan
+#                        158, clang-tsan 198, gcc-m32 142, gcc-align8 225, cross 45, target 155),
+#                        plus the package installs of a fresh machine (CI, from empty build
+#                        directories: 1,824 s on 2026-11-29 before the firmware and WCET checks)
 #   ./test.sh quick      for developers: gcc Release without the long tests, and a two-target
 #                        cross check: 58 s on a quiet 2-core machine
 #   ./test.sh NAME...    the named configurations, e.g. ./test.sh gcc-asan clang-asan
