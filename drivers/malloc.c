@@ -40,11 +40,14 @@
  * Environment (read once, at initialisation): RTALLOC=<name> (default tlsf),
  * RTALLOC_HEAP=<n>[K|M|G] (default RTALLOC_DEFAULT_HEAP, RTALLOC_DEFAULT_TREE_HEAP for the trees),
  * RTALLOC_MLOCK=1, RTALLOC_ON_ERROR=abort|continue (default abort), RTALLOC_STATS=1 (statistics
- * on stderr at exit). doc/malloc.md has the figures and the limitations.
+ * on stderr at exit, through a copy of file descriptor 2 taken at initialisation, so that the line
+ * survives a program that closes stderr before it exits) or RTALLOC_STATS=<path> (appended to
+ * that file, opened at initialisation). doc/malloc.md has the figures and the limitations.
  */
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdalign.h>
@@ -90,7 +93,7 @@ static struct {
     bool low_align;   /* a->alignment < MIN_ALIGN: malloc goes through memalign */
     bool locked;      /* the heap mutex is installed */
     bool abort_on_error;
-    bool stats_at_exit;
+    int stats_fd; /* where the statistics go at exit: -1 none (RTALLOC_STATS) */
     pthread_mutex_t lock;
     atomic_size_t foreign_frees;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -133,7 +136,7 @@ static void put_num(line_t *l, uintmax_t v, unsigned base)
     }
 }
 
-static void put_line(line_t *l)
+static void put_line_to(int fd, line_t *l)
 {
     if (l->len == sizeof l->text) {
         l->len--;
@@ -141,13 +144,15 @@ static void put_line(line_t *l)
     l->text[l->len++] = '\n';
     size_t done = 0;
     while (done < l->len) {
-        ssize_t w = write(STDERR_FILENO, l->text + done, l->len - done);
+        ssize_t w = write(fd, l->text + done, l->len - done);
         if (w <= 0 && errno != EINTR) {
             return;
         }
         done += w > 0 ? (size_t)w : 0u;
     }
 }
+
+static void put_line(line_t *l) { put_line_to(STDERR_FILENO, l); }
 
 /* "rtalloc-malloc: <a><b><c>", then abort. */
 static _Noreturn void die(const char *a, const char *b, const char *c)
@@ -305,7 +310,17 @@ static void read_config(size_t *heap, bool *mlock_it)
         die_setting("RTALLOC_ON_ERROR", on_error, "expected abort or continue");
     }
     *mlock_it = env_flag("RTALLOC_MLOCK");
-    g.stats_at_exit = env_flag("RTALLOC_STATS");
+    /* RTALLOC_STATS: 0 or empty: nothing; 1: a private copy of stderr (a program may close fd 2
+     * before the destructor runs: sort, xz); anything else: a file to append to */
+    g.stats_fd = -1;
+    const char *stats = getenv("RTALLOC_STATS");
+    if (stats != NULL && *stats != '\0' && strcmp(stats, "0") != 0) {
+        g.stats_fd = strcmp(stats, "1") == 0 ? fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 100)
+                                             : open(stats, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (g.stats_fd < 0 && strcmp(stats, "1") != 0) {
+            die_setting("RTALLOC_STATS", stats, "0, 1 or a file that can be opened for appending");
+        }
+    }
 }
 
 /* --- initialisation and fork ------------------------------------------------------------------- */
@@ -633,7 +648,7 @@ EXPORT struct mallinfo2 mallinfo2(void)
 }
 #endif
 
-static void print_stats(void)
+static void print_stats(int fd)
 {
     rt_stats_t s;
     g.a->stats(g.h, &s);
@@ -666,18 +681,18 @@ static void print_stats(void)
     put_num(&l, s.errors, 10u);
     put_str(&l, ", foreign_frees ");
     put_num(&l, atomic_load_explicit(&g.foreign_frees, memory_order_relaxed), 10u);
-    put_line(&l);
+    put_line_to(fd, &l);
 }
 
 EXPORT void malloc_stats(void)
 {
     ensure_init();
-    print_stats();
+    print_stats(STDERR_FILENO);
 }
 
 static __attribute__((destructor)) void stats_at_exit(void)
 {
-    if (atomic_load_explicit(&g_ready, memory_order_acquire) != 0 && g.stats_at_exit) {
-        print_stats();
+    if (atomic_load_explicit(&g_ready, memory_order_acquire) != 0 && g.stats_fd >= 0) {
+        print_stats(g.stats_fd);
     }
 }

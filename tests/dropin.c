@@ -51,6 +51,7 @@ static const dropin_case_t cases[] = {
     {"free_foreign", {NULL}, SIGABRT, "free", {NULL}, false},
     {"free_foreign", {"RTALLOC_ON_ERROR=continue", "RTALLOC_STATS=1"}, 0, "free", {"foreign_frees 1"}, false},
     {"semantics", {"RTALLOC_STATS=1", "RTALLOC_HEAP=64M"}, 0, NULL, {"heap 67108864"}, false},
+    {"close_stderr", {"RTALLOC_STATS=1"}, 0, NULL, {"stats: pid", "frees "}, false},
 };
 
 #if defined(RT_DEBUG) && RT_DEBUG >= 2
@@ -218,6 +219,21 @@ static void run_once(const char *self, const char *lib, const char *linked)
     const char *bad_heap[3] = {"RTALLOC_HEAP=12X"};
     run(argv, lib, "tlsf", bad_heap, &o);
     verdict(exit_as(&o, SIGABRT) && strstr(o.err, "RTALLOC_HEAP") != NULL, "tlsf", "RTALLOC_HEAP=12X", NULL, &o);
+    /* RTALLOC_STATS=<path>: the line goes to that file (appended), not to stderr */
+    char path[80], setting[96];
+    (void)snprintf(path, sizeof path, "dropin.%d.stats", (int)getpid());
+    (void)snprintf(setting, sizeof setting, "RTALLOC_STATS=%s", path);
+    const char *to_file[3] = {setting};
+    (void)unlink(path);
+    run(argv, lib, "tlsf", to_file, &o);
+    char file[4096];
+    slurp(path, file, sizeof file);
+    verdict(exit_as(&o, 0) && strstr(file, "stats: pid") != NULL && strstr(o.err, "stats: pid") == NULL, "tlsf",
+            "RTALLOC_STATS=<path>", NULL, &o);
+    const char *no_file[3] = {"RTALLOC_STATS=/nonexistent-dir/stats"};
+    run(argv, lib, "tlsf", no_file, &o);
+    verdict(exit_as(&o, SIGABRT) && strstr(o.err, "RTALLOC_STATS") != NULL, "tlsf", "RTALLOC_STATS unwritable",
+            NULL, &o);
     const char *stats[3] = {"RTALLOC_STATS=1"};
     const char *largv[] = {linked, NULL};
     size_t count = 0;
