@@ -19,21 +19,33 @@
 # Cortex-M4 alone),
 # report (bench/report.py: REPORT.md and PNGs).
 #
-# Everything goes to results/latest/ (git-ignored), cleared first: a run never shows an earlier
-# run's figures and changes no tracked file. results/REPORT.md and results/*.png are a committed
-# snapshot that a run never touches (its header says how to refresh it).
+# A run writes into a directory of its own beside the last one (results/.run-PID, git-ignored) and,
+# when it has finished, takes results/latest/'s place with it: a run never shows an earlier run's
+# figures, an interrupted run (or one whose build failed) never deletes the last one, and no
+# tracked file changes. results/REPORT.md and results/*.png are a committed snapshot that a run never touches
+# (its header says how to refresh it). The report says "complete" only when every step ran and
+# succeeded; otherwise "incomplete: ..." with the steps that failed or were skipped.
 #
 # One Ctrl-C (SIGINT, or SIGTERM) stops the whole run within about a second: the running step's
 # process group is interrupted (rtbench records the experiment as interrupted), killed if still
-# there, and the report is written of what finished, marked partial.
+# there, and the report of what finished, marked partial, goes to results/partial/ (replacing an
+# earlier partial one); results/latest/ is left as it was, and no temporary file stays behind.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 2
 BUILD=build/bench
-OUT=results/latest
+FINAL=results/latest
+OUT=results/.run-$$
 RTBENCH=$BUILD/bench/rtbench
 PY=python3
-/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 && PY=/usr/bin/python3
+pick_python() { # after the deps step: the python3 that has matplotlib, if any
+    PY=python3
+    if /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; then
+        PY=/usr/bin/python3
+    elif ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
+        echo "bench.sh: no python3 with matplotlib: the report is written without plots" >&2
+    fi
+}
 
 scale=quick
 rt=(--rt)
@@ -67,6 +79,12 @@ n=${#steps[@]}
 # --- the run's record and directory ------------------------------------------------------------
 rm -rf "$OUT"
 mkdir -p "$OUT"
+finish() { # finish DIR: the run's directory takes DIR's place (no temporary file left in it)
+    find "$OUT" -name '*.tmp' -delete 2>/dev/null
+    rm -rf "$1.old"
+    [ -e "$1" ] && mv "$1" "$1.old"
+    mv "$OUT" "$1" && rm -rf "$1.old"
+}
 LOG=$OUT/rtbench.txt
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -89,6 +107,7 @@ write_run() { # write_run STATUS DONE: results/latest/run.csv, read by the repor
     } >"$OUT/run.csv"
 }
 done_steps=()
+missing=() # steps that failed or were skipped: the report then says incomplete
 write_run running ""
 
 # --- running a step in its own process group, and Ctrl-C ------------------------------------------
@@ -112,7 +131,7 @@ report() { # report STATUS [report.py options]
     write_run "$1" "${done_steps[*]}"
     echo "bench.sh: [$n/$n] report" >&2
     "$PY" bench/report.py "${@:2}" "$OUT" || echo "bench.sh: the report failed" >&2
-    echo "bench.sh: see $OUT/REPORT.md${1:+ ($1)}" >&2
+    echo "bench.sh: report written${1:+ ($1)}" >&2
 }
 stop() { # the INT/TERM trap: stop the running step, report what finished, exit
     trap '' INT TERM
@@ -133,7 +152,9 @@ stop() { # the INT/TERM trap: stop the running step, report what finished, exit
     # Without plots: the tables take half a second, the plots several (python3 bench/report.py
     # results/latest draws them afterwards), and the stop must come within two.
     report "partial: interrupted in step $where" --no-plots
-    echo "bench.sh: plots left out; draw them with: $PY bench/report.py $OUT" >&2
+    finish results/partial
+    echo "bench.sh: results/latest/ is unchanged; this run's partial report is results/partial/REPORT.md" >&2
+    echo "bench.sh: plots left out; draw them with: $PY bench/report.py results/partial" >&2
     exit 130
 }
 trap stop INT TERM
@@ -150,11 +171,14 @@ elif tools/deps.sh bench; then
     done_steps+=(deps)
 else
     echo "bench.sh: tools/deps.sh bench failed; going on with what is there" >&2
+    missing+=("deps failed")
 fi
+pick_python
 
 step build bash -c "cmake -S . -B '$BUILD' -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE='-O2 -DNDEBUG' \
     -DRTALLOC_BUILD_TESTS=OFF -DRTALLOC_BUILD_BENCH=ON >/dev/null && cmake --build '$BUILD' -j${JOBS:-2} --target rtbench-all" ||
-    { echo "bench.sh: the build failed" >&2; report "partial: the build failed"; exit 1; }
+    { echo "bench.sh: the build failed" >&2; report "partial: the build failed"; finish results/partial
+      echo "bench.sh: results/latest/ is unchanged; see results/partial/REPORT.md" >&2; exit 1; }
 
 # Debian's jemalloc is dlopen()ed and needs room in the static TLS block (bench/peers.c; rtbench
 # would otherwise re-execute itself with this, and valgrind would not follow).
@@ -163,10 +187,9 @@ case "${GLIBC_TUNABLES:-}" in
 *) export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.rtld.optional_static_tls=65536" ;;
 esac
 
-status=complete
 step rtbench "$RTBENCH" run all --scale "$scale" --csv "$OUT" "${rt[@]}" "${args[@]}" || {
     echo "bench.sh: rtbench stopped (status $?); the report shows what it measured" >&2
-    status="partial: rtbench stopped"
+    missing+=("rtbench stopped")
 }
 
 # Exact means over every call (issue 15's targets): quick, tlsf and tlsfq (TLSF behind quick lists)
@@ -174,32 +197,43 @@ step rtbench "$RTBENCH" run all --scale "$scale" --csv "$OUT" "${rt[@]}" "${args
 cg=(tlsf tlsfq); [ "$scale" != quick ] && cg=()
 if have valgrind; then
     step callgrind bench/callgrind_check.sh -r "$RTBENCH" -o "$OUT" -w churn,small "${cg[@]}" ||
-        echo "bench.sh: the callgrind cross-check failed" >&2
+        { echo "bench.sh: the callgrind cross-check failed" >&2; missing+=("callgrind failed"); }
 else
     k=$((k + 1)); echo "bench.sh: [$k/$n] callgrind: skipped, no valgrind" | tee -a "$LOG" >&2
+    missing+=("callgrind skipped")
 fi
 
 if have arm-none-eabi-gcc; then
     fp=(); [ "$scale" = quick ] && fp=(--quick)
     step footprint tools/footprint.sh "${fp[@]}" --csv "$OUT" ||
-        echo "bench.sh: tools/footprint.sh failed; the report's footprint section says not measured" >&2
+        { echo "bench.sh: tools/footprint.sh failed; the report's footprint section says not measured" >&2
+          missing+=("footprint failed"); }
 else
     k=$((k + 1))
     echo "bench.sh: [$k/$n] footprint: skipped, no arm-none-eabi-gcc (Debian: gcc-arm-none-eabi)" | tee -a "$LOG" >&2
+    missing+=("footprint skipped")
 fi
 
 tports="cortex-m4 rv32"
 [ "$scale" = quick ] && tports=cortex-m4 # the quick scale: one port (RV32 at --full)
 if { have arm-none-eabi-gcc && have qemu-system-arm; } || { [ "$scale" != quick ] && have riscv64-unknown-elf-gcc && have qemu-system-riscv32; }; then
     step target tools/target-bench.sh --out "$OUT" --build build/bench-target --ports "$tports" ||
-        echo "bench.sh: tools/target-bench.sh failed; the report shows what it measured" >&2
+        { echo "bench.sh: tools/target-bench.sh failed; the report shows what it measured" >&2
+          missing+=("target failed"); }
 else
     k=$((k + 1))
     echo "bench.sh: [$k/$n] target: skipped, no cross compiler + QEMU pair (gcc-arm-none-eabi" \
          "gcc-riscv64-unknown-elf qemu-system-arm qemu-system-misc)" | tee -a "$LOG" >&2
+    missing+=("target skipped")
 fi
 
 trap '' INT TERM # the report is fast; let it finish
 set +m
+status=complete
+if [ ${#missing[@]} -gt 0 ]; then
+    status="incomplete: $(IFS=,; echo "${missing[*]}" | sed 's/,/, /g')"
+fi
 report "$status"
+finish "$FINAL"
+echo "bench.sh: see $FINAL/REPORT.md ($status)" >&2
 [ "$status" = complete ]

@@ -30,7 +30,7 @@
 #                and "<!-- footprint:end -->" (the README's size table is this output, not typed)
 #   --check-readme  step 0 alone, compared with README.md's section: exit 1 when they differ
 #   --quick      steps 1-3 only, step 3 for 2^16, 2^20 and 2^24 (bench.sh's quick scale; no
-#                footprint_config.csv)
+#                footprint_linked.csv or footprint_config.csv)
 #   --csv DIR    also writes DIR/footprint.csv (target,object,text,data,bss),
 #                DIR/footprint_alloc.csv (target,allocator,backend,shared, .text/.data/.bss of the
 #                backend, of the shared objects and in total) and DIR/footprint_control.csv
@@ -219,8 +219,10 @@ if [ -n "$readme" ]; then
   fi
   exit 0
 fi
-linked_section
-echo
+if [ -z "$quick" ] || [ -n "$linked_only" ]; then # --quick (bench.sh's quick scale) leaves it out
+  linked_section
+  echo
+fi
 if [ -n "$linked_only" ]; then
   [ -z "$csv" ] || cp "$out/footprint_linked.csv" "$csv/footprint_linked.csv"
   exit 0
