@@ -28,7 +28,9 @@
 #   --linked-only  step 0 alone
 #   --readme     step 0 alone, written into README.md between the lines "<!-- footprint:begin -->"
 #                and "<!-- footprint:end -->" (the README's size table is this output, not typed)
-#   --check-readme  step 0 alone, compared with README.md's section: exit 1 when they differ
+#   --check-readme  step 0 alone, compared with README.md's section: exit 1 when they differ; when
+#                the section names other compilers than this machine's (its "Compilers:" line), it
+#                says so and exits 0: the figures are those of one toolchain
 #   --quick      steps 1-3 only, step 3 for 2^16, 2^20 and 2^24 (bench.sh's quick scale; no
 #                footprint_linked.csv or footprint_config.csv)
 #   --csv DIR    also writes DIR/footprint.csv (target,object,text,data,bss),
@@ -122,6 +124,7 @@ linked_section() {
   echo "Flash a firmware links for rtalloc's TLSF (bytes: .text + .rodata + .data, baseline subtracted;"
   echo "a heap over a static 64 KiB buffer, -ffunction-sections -fdata-sections --gc-sections; each"
   echo "\"+\" column is what that call adds to create + malloc + free; tools/footprint.sh --linked-only)."
+  echo "Compilers: $(compilers)."
   if [ "$md" = --markdown ]; then
     echo
     echo "| target | opt | RT_HARDENING | messages | create + malloc + free | + realloc | + calloc | + memalign | + check | + check_fast |"
@@ -188,6 +191,16 @@ linked_section() {
     echo "- $t: $k16 with RT_HEAP_MAX_BLOCK_LOG2=16 (blocks below 64 KiB), $kdef at the default"
   done
 }
+compilers() { # the cross compilers' own version lines: the figures hold for these
+  local t first=1
+  local -a c
+  for t in "${present[@]}"; do
+    read -r -a c <<<"${cc[$t]}"
+    [ $first = 1 ] || printf '; '
+    printf '%s' "$("${c[0]}" --version | head -1)"
+    first=0
+  done
+}
 nodist=-fno-tree-loop-distribute-patterns # both cross compilers are gcc
 probe() { # probe EXTRA_FLAGS...: "index control", the sizes in bytes of tools/footprint_probe.c's
   local o="$out/probe.o" i=- k=- v n  # two objects ("-" for one the probe does not define)
@@ -199,6 +212,16 @@ probe() { # probe EXTRA_FLAGS...: "index control", the sizes in bytes of tools/f
 }
 if [ -n "$csv" ]; then
   { meta; echo "target,opt,hardening,error_text,calls,bytes"; } >"$out/footprint_linked.csv"
+fi
+if [ "$readme" = check ]; then
+  # the figures are those of one toolchain: a machine with other compilers (a Debian point
+  # release) cannot reproduce them, and says so instead of failing
+  written=$(sed -n '/^<!-- footprint:begin -->$/,/^<!-- footprint:end -->$/s/^Compilers: \(.*\)\.$/\1/p' README.md)
+  if [ "$written" != "$(compilers)" ]; then
+    echo "footprint.sh: README.md's flash table was written with other compilers ($written;" \
+         "here: $(compilers)): not compared" >&2
+    exit 0
+  fi
 fi
 if [ -n "$readme" ]; then
   section=$(linked_section)
