@@ -372,7 +372,9 @@ static void create_heap(size_t size, bool mlock_it)
         die_errno("RTALLOC_MLOCK=1: mlock failed, the heap is not pinned", errno, false);
     }
     rt_set_entropy(rt_entropy_os, NULL); /* a new key per process: no stale metadata verifies */
-    g.h = g.a->create(mem, size);
+    /* a fresh mapping is zero: an allocator that can use it (the FMA) leaves what it never
+     * handed out untouched, so calloc of large blocks costs no page */
+    g.h = g.a->create_zeroed != NULL ? g.a->create_zeroed(mem, size) : g.a->create(mem, size);
     if (g.h == NULL) {
         die("RTALLOC_HEAP is too small for allocator ", g.a->name, "");
     }
@@ -481,6 +483,15 @@ EXPORT void *calloc(size_t count, size_t size)
         return NULL;
     }
     size_t n = count * size;
+    ensure_init();
+    if (n != 0u && !g.low_align && g.a->calloc != NULL) {
+        /* the allocator's own: it may know memory to be zero already (the FMA's fresh pages) */
+        void *p = g.a->calloc(g.h, n, 1u);
+        if (UNLIKELY(p == NULL)) {
+            errno = ENOMEM;
+        }
+        return p;
+    }
     void *p = malloc(n);
     if (p != NULL) {
         memset(p, 0, n);

@@ -275,6 +275,13 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             run_case(self, argv[1], all[i]->name, &cases[k]);
         }
+        if (all[i]->family != RT_FAMILY_TREE && all[i]->family != RT_FAMILY_TREE_CACHED) {
+            /* the trees touch their whole (small) heap at create: nothing to see there */
+            static const dropin_case_t large[2] = {
+                {"large_untouched", {"RTALLOC_HEAP=256M"}, 0, NULL, {NULL}, false},
+                {"large_untouched_zeroed", {"RTALLOC_HEAP=256M"}, 0, NULL, {NULL}, false}};
+            run_case(self, argv[1], all[i]->name, &large[all[i]->create_zeroed != NULL]);
+        }
         printf("%s: done (%d passed, %d failed so far)\n", all[i]->name, passed, failed);
     }
     run_once(self, argv[1], argv[2]);

@@ -485,6 +485,52 @@ static int dc_close_stderr(void)
     return rc;
 }
 
+/* Resident bytes of this process (/proc/self/statm); 0 when unknown. */
+static size_t dc_resident(void)
+{
+    unsigned long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    int n = fscanf(f, "%lu %lu", &size, &resident);
+    (void)fclose(f);
+    return n == 2 ? (size_t)resident * (size_t)sysconf(_SC_PAGESIZE) : 0u;
+}
+
+/* Large blocks are not touched by the allocator: malloc of 40 MiB adds at most 8 MiB resident
+ * (headers, a guard: a few pages), and so does calloc when the allocator was created over the
+ * zeroed mapping (argument `zeroed`: the descriptor has create_zeroed, which the drop-in uses).
+ * Every byte of the calloc'd block still reads zero. Not run on the trees' small heaps. */
+static int dc_large_untouched(bool zeroed)
+{
+    const size_t big = (size_t)40 << 20, slack = (size_t)8 << 20;
+    size_t before = dc_resident();
+    unsigned char *m = malloc(big);
+    size_t after_malloc = dc_resident();
+    DC_CHECK(m != NULL, "malloc of 40 MiB");
+    DC_CHECK(before != 0u && after_malloc - before <= slack, "malloc of 40 MiB touched at most 8 MiB");
+    unsigned char *c = calloc(big / 4096u, 4096u);
+    size_t after_calloc = dc_resident();
+    DC_CHECK(c != NULL, "calloc of 40 MiB");
+    if (zeroed) {
+        DC_CHECK(after_calloc - after_malloc <= slack, "calloc of 40 MiB on fresh pages touched at most 8 MiB");
+    }
+    bool zero = c != NULL;
+    for (size_t i = 0; zero && i < big; i += 4096u) {
+        zero = c[i] == 0u && c[i + 4095u] == 0u;
+    }
+    DC_CHECK(zero, "calloc'd block reads zero");
+    printf("resident: +%zu KiB after malloc, +%zu KiB after calloc\n", (after_malloc - before) >> 10,
+           (after_calloc - after_malloc) >> 10);
+    free(c);
+    free(m);
+    return dc_done();
+}
+
+static int dc_large_untouched_any(void) { return dc_large_untouched(false); }
+static int dc_large_untouched_zeroed(void) { return dc_large_untouched(true); }
+
 static int dc_child(const char *mode)
 {
     static const struct {
@@ -494,7 +540,8 @@ static int dc_child(const char *mode)
                  {"forged", dc_forged},       {"interior", dc_interior}, {"overflow", dc_overflow},
                  {"copy", dc_copy},
                  {"realloc_foreign", dc_realloc_foreign}, {"realloc_interior", dc_realloc_interior},
-                 {"free_foreign", dc_free_foreign}, {"close_stderr", dc_close_stderr}};
+                 {"free_foreign", dc_free_foreign}, {"close_stderr", dc_close_stderr},
+                 {"large_untouched", dc_large_untouched_any}, {"large_untouched_zeroed", dc_large_untouched_zeroed}};
     if (strcmp(mode, "threads") == 0 || strcmp(mode, "fork") == 0) {
         return dc_run_threads(strcmp(mode, "fork") == 0);
     }

@@ -133,8 +133,8 @@ static bool fc_fill(fc_t *r, size_t size, unsigned char **out, unsigned n)
 
 /* --- the cases ---------------------------------------------------------------------------------- */
 
-/* Whole pages 0..3 used, 1 and 2 freed (anchor 2 -> 1); page 1's back link (its first word) then
- * names `back` -- FMA_NIL while 1 is not the anchor, or page 0, which is used. A run of two pages,
+/* Whole pages 0..3 used, 1 and 2 freed (anchor 2 -> 1); page 1's back link (metadata beside the
+ * page table, out of an overflow's reach: a torn list or a stray write) then names `back` -- FMA_NIL while 1 is not the anchor, or page 0, which is used. A run of two pages,
  * which first fit lays over 1 and 2, is refused before its first step. */
 static void anchor_back(uint32_t back)
 {
@@ -146,7 +146,7 @@ static void anchor_back(uint32_t back)
     }
     rt_fma_free(r.f, p[1]);
     rt_fma_free(r.f, p[2]);
-    uint32_t *link = (uint32_t *)(void *)fc_page(r.f, 1);
+    uint32_t *link = (uint32_t *)(void *)((unsigned char *)r.f + r.f->back_off) + 1;
     if (!TL_CHECK(r.f->anchor == 2u && *link == 2u, "anchor_back: setup (anchor %u, back link %u)", r.f->anchor,
                   *link)) {
         fc_close(&r);

@@ -677,7 +677,7 @@ static bool misc_create(void)
         return false;
     }
     TL_CHECK(rt_fma_create_ex(b.mem, b.size, 4, 0) == NULL && rt_fma_create_ex(b.mem, b.size, 17, 0) == NULL &&
-                 rt_fma_create_ex(b.mem, b.size, 12, 4) == NULL,
+                 rt_fma_create_ex(b.mem, b.size, 12, 8) == NULL,
              "create_ex: bad page size or flags accepted");
     for (unsigned l = RT_FMA_PAGE_LOG2_MIN; l <= RT_FMA_PAGE_LOG2_MAX; l++) {
         rt_fma_t *f = rt_fma_create_ex(b.mem, b.size, l, 0);
@@ -985,6 +985,69 @@ static void test_journal(void)
     close_region(&r);
 }
 
+/* --- RT_FMA_ZEROED: calloc clears what was handed out before, and nothing else ----------------- */
+
+/* Whether n bytes at p all equal v. */
+static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != v) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The buffer is zeroed, created with RT_FMA_ZEROED, and then -- against the flag's promise, to see
+ * what calloc writes -- the pages beyond the metadata are filled with 0x5A. A run of 3 pages is
+ * taken, dirtied and freed; calloc of 5 pages over it must clear the 3 pages handed out before
+ * and leave the 2 never handed out as they are (0x5A: not written); a large malloc never writes
+ * its pages; a calloc below half a page is cleared whole; the BSD baseline clears every block. */
+static void test_zeroed(void)
+{
+    const size_t size = 256u << 10;
+    for (unsigned bsd = 0; bsd < 2u; bsd++) {
+        region_t r;
+        tl_buffer_t b;
+        if (!TL_CHECK(tl_buffer_new(&b, size, 0), "out of memory")) {
+            return;
+        }
+        memset(b.mem, 0, size);
+        memset(&r, 0, sizeof r);
+        r.buf = b;
+        r.f = rt_fma_create_ex(b.mem, size, 12, RT_FMA_ZEROED | (bsd ? RT_FMA_BSD44 : 0u));
+        if (!TL_CHECK(r.f != NULL, "zeroed: create_ex")) {
+            tl_buffer_free(&b);
+            return;
+        }
+        rt_fma_set_handler(r.f, tl_record, &r.rec);
+        unsigned char *pages = page_at(r.f, 0);
+        size_t span = (size_t)((b.mem + size) - pages);
+        memset(pages, 0x5A, span);
+        unsigned char *run = rt_fma_malloc(r.f, 3u * 4096u);
+        TL_CHECK(run == pages && all_bytes(run, 3u * 4096u, 0x5A), "zeroed %u: malloc of 3 pages wrote into them", bsd);
+        memset(run, 0xEE, 3u * 4096u);
+        rt_fma_free(r.f, run);
+        unsigned char *c = rt_fma_calloc(r.f, 5u, 4096u);
+        if (bsd) { /* BSD: the freed 3-page run is not reused for 5 pages; every byte cleared */
+            TL_CHECK(c != NULL && all_bytes(c, 5u * 4096u, 0), "bsd zeroed: calloc of 5 pages not cleared whole");
+        } else {
+            TL_CHECK(c == pages && all_bytes(c, 3u * 4096u, 0) && all_bytes(c + 3u * 4096u, 2u * 4096u, 0x5A),
+                     "fma zeroed: calloc of 5 pages: the 3 used pages cleared, the 2 fresh ones untouched");
+        }
+        unsigned char *s = rt_fma_calloc(r.f, 1u, 100u);
+        TL_CHECK(s != NULL && all_bytes(s, 100u, 0), "zeroed %u: small calloc cleared", bsd);
+        unsigned char *z = rt_fma_calloc(r.f, 0u, 4096u);
+        TL_CHECK(z == NULL && r.rec.count == 0u, "zeroed %u: calloc of 0 bytes: NULL, no report", bsd);
+        TL_CHECK(rt_fma_calloc(r.f, SIZE_MAX / 2u, 4u) == NULL && r.rec.count == 1u &&
+                     r.rec.last == RT_ERR_OVERFLOW,
+                 "zeroed %u: calloc overflow reported", bsd);
+        TL_CHECK(rt_fma_calloc(r.f, 1u, size) == NULL && r.rec.count == 2u && r.rec.last == RT_ERR_TOO_LARGE,
+                 "zeroed %u: calloc above the largest request reported", bsd);
+        close_region(&r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     /* seeds of the random pass: ctest asks for fewer in sanitizer and emulated builds */
@@ -1016,6 +1079,7 @@ int main(int argc, char **argv)
     test_bsd();
     test_misc();
     test_journal();
+    test_zeroed();
     test_overflow();
     test_random(1, seeds);
     return tl_summary("fma_unit");

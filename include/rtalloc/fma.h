@@ -46,8 +46,10 @@
  *
  * Free pages: the `anchor` list is threaded through the page-table words of the free pages below
  * `lastused` (the page index one past the highest page handed out since the last reset). Beyond
- * the article, each free page on it also keeps a back link in its own first word, so a page can
- * be taken off the list in O(1) (for multi-page requests). Releasing the page just below
+ * the article, each free page on it also has a back link, kept in a word per page beside the page
+ * table (never in the page itself), so a page can be taken off the list in O(1) (for multi-page
+ * requests). The allocator writes nothing into a free page or a block of pages it hands out: a
+ * page never handed out keeps the bytes the buffer had (calloc relies on it, RT_FMA_ZEROED). Releasing the page just below
  * `lastused` lowers `lastused` by one page (as the article) instead of listing it; when no page
  * is in use the region is reset (anchor empty, lastused 0), in O(1).
  *
@@ -110,8 +112,8 @@
  * without a report.
  *
  * Overflows into the allocator's in-band metadata (SPEC 3; RT_HARDENING >= 1, the default): the
- * links an FMA entry block or a BSD free block keeps (count, virgin, chain, prev, next) and a free
- * page's back link sit next to live blocks. Every such value is checked against the out-of-band
+ * links an FMA entry block or a BSD free block keeps (count, virgin, chain, prev, next) sit next
+ * to live blocks. Every such value is checked against the out-of-band
  * page table, allocated-block map and list heads before it is followed, written through or acted
  * on (fma.c, "validation of the links"): a link must name a free block of the right class (and
  * page), an unlinked entry's neighbours must link back to it, a page is united only when the map
@@ -147,6 +149,9 @@ typedef struct rt_fma rt_fma_t;
 #define RT_FMA_BSD44 1u /* flag: the BSD 4.4 baseline (no uniting, pages never returned) */
 #define RT_FMA_JOURNAL 2u /* flag: keep an undo journal so that an operation interrupted by the
                              death of its process can be rolled back (rt_fma_recover) */
+#define RT_FMA_ZEROED 4u /* flag: every byte of the buffer is zero (a fresh mapping): calloc of a
+                            page or more clears only the pages handed out before (FMA; the
+                            BSD baseline clears every block) */
 
 #define RT_FMA_MIN_BLOCK 16u           /* smallest block, and the alignment of every block */
 #define RT_FMA_PAGE_LOG2 12u           /* default page: 4 KiB */

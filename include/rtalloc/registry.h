@@ -90,6 +90,9 @@ typedef struct rt_allocator {
      * wait-free trees). */
     void *(*malloc_work)(void *handle, size_t size, rt_work_t *work);
     void (*free_work)(void *handle, void *ptr, rt_work_t *work);
+    /* Optional: create over a buffer whose every byte is zero (a fresh mapping), so that calloc
+     * may leave what was never handed out uncleared (the FMA: large blocks stay untouched). */
+    void *(*create_zeroed)(void *mem, size_t size);
 } rt_allocator_t;
 
 /* The library's own allocators: the seven heap indexes (six, and TLSF behind quick lists), the binary buddy, the variants of the

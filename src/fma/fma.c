@@ -66,8 +66,9 @@ static inline uint32_t fm_page_ref(const rt_fma_t *f, uint32_t pg)
 {
     return f->pages_off + (uint32_t)((size_t)pg << f->page_log2);
 }
-/* A free page on the anchor list keeps its back link in its first word. */
-static inline uint32_t *fm_back(const rt_fma_t *f, uint32_t pg) { return (uint32_t *)fm_at(f, fm_page_ref(f, pg)); }
+/* The back link of free page pg, in the metadata beside the page table (never in the page: a
+ * free page is not written, so pages that were never handed out stay as the buffer gave them). */
+static inline uint32_t *fm_back(const rt_fma_t *f, uint32_t pg) { return (uint32_t *)fm_at(f, f->back_off) + pg; }
 
 static inline uint32_t fm_word(uint32_t part, unsigned tag) { return (part << 4) | tag; }
 static inline unsigned fm_tag(uint32_t w) { return w & FMA_TAG_MASK; }
@@ -123,8 +124,8 @@ static void fm_log_slow(rt_fma_t *f, const void *p, size_t len)
  *   BSD cut of a fresh page       page get 5 + table 1 + head 1 + free_small 2 + bit 1 + used 2
  *                                 = 12; the links written into the fresh page are not logged:
  *                                 rolled back, the page is free again and its links are
- *                                 garbage nobody reads (they never touch its first word, the
- *                                 anchor list's back link, which is logged)
+ *                                 garbage nobody reads (the anchor list's back links are
+ *                                 metadata beside the page table, logged)
  * so at most 19 records; FMA_JOURNAL_CAP (40) leaves room. */
 static inline void fm_log(rt_fma_t *f, const void *p, size_t len)
 {
@@ -314,10 +315,9 @@ static inline void fm_anchor_push(rt_fma_t *f, uint32_t pg)
     FM_SET(f, f->free_listed, f->free_listed + 1u);
 }
 
-/* Whether free page pg (< lastused) may be unlinked: its back link -- the first word of a free
- * page, right after the last block of the page below, so in reach of an overflow -- names the
- * page whose link names pg (safe unlinking), or NIL when pg is the anchor. The forward link is
- * in the page table, out of the application's reach. */
+/* Whether free page pg (< lastused) may be unlinked: its back link names the page whose link
+ * names pg (safe unlinking), or NIL when pg is the anchor. Both links are metadata, out of the
+ * application's reach; the check keeps a torn or corrupted list from being followed. */
 static inline bool fm_anchor_ok(const rt_fma_t *f, uint32_t pg)
 {
     if (RT_HARDENING < 1) {
@@ -543,8 +543,7 @@ static inline uint32_t fm_index_in_page(const rt_fma_t *f, uint32_t ref, unsigne
 /* --- validation of the links kept in free blocks (RT_HARDENING >= 1) ---------------------------
  *
  * A free block's links (FMA's entry block: count, virgin, chain, prev, next; another free block
- * of an FMA page or of a BSD list: chain) and a free page's back link lie right next to live
- * blocks, in reach of an application's overflow. Each value read from there is checked against
+ * of an FMA page or of a BSD list: chain) lie right next to live blocks, in reach of an application's overflow. Each value read from there is checked against
  * what the application cannot reach -- the page table, the allocated-block map and the list
  * heads -- before it is followed, written through or acted on; a failed check refuses the call
  * with RT_ERR_CORRUPTED before any store. What the checks guarantee, whatever the bytes:
@@ -557,7 +556,8 @@ static inline uint32_t fm_index_in_page(const rt_fma_t *f, uint32_t ref, unsigne
  *   - a page is united (released) only when the map says every block of it is free, and its
  *     entry block handed out last only when the map says every other block is taken: a count
  *     off by any amount is caught before it frees or leaks a page;
- *   - a free page is unlinked only when the page its back link names links to it.
+ *   - a free page is unlinked only when the page its back link names links to it (the links are
+ *     out of band: this guards against a torn list, not an overflow).
  * Cost: a few compares per malloc and free, O(W) map words when a page fills or empties. */
 
 static inline bool fm_in_class(const rt_fma_t *f, uint32_t ref, unsigned i)
@@ -745,9 +745,9 @@ static void *fm_fma_small(rt_fma_t *f, unsigned i)
         if (RT_HARDENING >= 1) { /* the list is empty: nothing to check before the push */
             FM_SET_FRESH(f, entry->chain, 0u);
             fm_list_push(f, i, page);
-            fm_entry_cv(f, page, n - 1u, n - 2u); /* the page's first word (its back link): logged */
+            fm_entry_cv(f, page, n - 1u, n - 2u);
         } else {
-            FM_SET(f, entry->count, (uint16_t)(n - 1u)); /* the page's first word: its back link */
+            FM_SET(f, entry->count, (uint16_t)(n - 1u));
             FM_SET(f, entry->virgin, (uint16_t)(n - 2u));
             FM_SET_FRESH(f, entry->chain, 0u);
             fm_list_push(f, i, page);
@@ -1153,7 +1153,7 @@ static bool fm_recover_locked(rt_fma_t *f)
 /* --- creation ------------------------------------------------------------------------------------ */
 
 typedef struct fm_layout {
-    uint32_t table_off, freemap_off, blockmap_off, meta_end;
+    uint32_t table_off, back_off, freemap_off, blockmap_off, meta_end;
     uint32_t words;
 } fm_layout_t;
 
@@ -1172,7 +1172,8 @@ static fm_layout_t fm_layout(uint32_t pages, unsigned page_log2, bool journal)
     size_t bits_per_page = fm_pow2(page_log2 - FMA_MIN_LOG2);
     l.words = (uint32_t)((bits_per_page + FM_BITS - 1u) / FM_BITS);
     l.table_off = (uint32_t)(fm_ctrl_size() + fm_journal_size(journal));
-    size_t at = fm_align_up(l.table_off + (size_t)pages * 4u, sizeof(size_t));
+    l.back_off = (uint32_t)(l.table_off + (size_t)pages * 4u);
+    size_t at = fm_align_up(l.back_off + (size_t)pages * 4u, sizeof(size_t));
     l.freemap_off = (uint32_t)at;
     at += ((size_t)pages + FM_BITS - 1u) / FM_BITS * sizeof(size_t);
     l.blockmap_off = (uint32_t)at;
@@ -1202,7 +1203,7 @@ static uint32_t fm_fit(uintptr_t ctrl, uintptr_t end, unsigned page_log2, bool j
 {
     size_t page = fm_pow2(page_log2);
     size_t span = (size_t)(end - ctrl);
-    size_t per_page8 = 8u * (page + 4u + (size_t)fm_layout(1u, page_log2, false).words * sizeof(size_t)) + 1u;
+    size_t per_page8 = 8u * (page + 8u + (size_t)fm_layout(1u, page_log2, false).words * sizeof(size_t)) + 1u;
     size_t pages = span / per_page8 * 8u + (span % per_page8) * 8u / per_page8;
     if (pages >= FMA_NIL) {
         pages = FMA_NIL - 1u;
@@ -1232,7 +1233,7 @@ rt_fma_t *rt_fma_create(void *mem, size_t size) { return rt_fma_create_ex(mem, s
 rt_fma_t *rt_fma_create_ex(void *mem, size_t size, unsigned page_log2, unsigned flags)
 {
     if (mem == NULL || page_log2 < RT_FMA_PAGE_LOG2_MIN || page_log2 > RT_FMA_PAGE_LOG2_MAX ||
-        (flags & ~(RT_FMA_BSD44 | RT_FMA_JOURNAL)) != 0u) {
+        (flags & ~(RT_FMA_BSD44 | RT_FMA_JOURNAL | RT_FMA_ZEROED)) != 0u) {
         return NULL;
     }
     size_t page = fm_pow2(page_log2);
@@ -1254,11 +1255,12 @@ rt_fma_t *rt_fma_create_ex(void *mem, size_t size, unsigned page_log2, unsigned 
     rt_fma_t *f = (rt_fma_t *)ctrl;
     __builtin_memset(f, 0, sizeof *f);
     f->page_log2 = page_log2;
-    f->flags = flags & RT_FMA_BSD44;
+    f->flags = flags & (RT_FMA_BSD44 | RT_FMA_ZEROED);
     f->classes = page_log2 - FMA_MIN_LOG2;
     f->words = l.words;
     f->pages = pages;
     f->table_off = l.table_off;
+    f->back_off = l.back_off;
     f->freemap_off = l.freemap_off;
     f->blockmap_off = l.blockmap_off;
     f->pages_off = (uint32_t)(fm_align_up(ctrl + l.meta_end, page) - ctrl);
@@ -1313,22 +1315,57 @@ static inline rt_error_kind_t fm_take_pending(rt_fma_t *f, const void *p)
     return error;
 }
 
-void *rt_fma_malloc(rt_fma_t *f, size_t size)
+/* malloc under the lock; *fresh (may be NULL) receives the first page never handed out before
+ * the call (every page from it on holds what the buffer held at create). */
+static void *fm_malloc_op(rt_fma_t *f, size_t size, const char *operation, uint32_t *fresh)
 {
-    if (size == 0u) {
-        return NULL;
-    }
     if (size > rt_fma_max_request(f)) {
-        return rt_front_refuse(&fm_front, f, RT_ERR_TOO_LARGE, "malloc", NULL, size);
+        return rt_front_refuse(&fm_front, f, RT_ERR_TOO_LARGE, operation, NULL, size);
     }
     uintptr_t token = fm_lock(f);
+    if (fresh != NULL) {
+        *fresh = f->touched;
+    }
     void *p = fm_alloc(f, size);
     fm_commit(f);
     bool ok = fm_debug_ok(f);
     rt_error_kind_t error = fm_take_pending(f, p);
     fm_unlock(f, token);
     fm_debug_report(f, ok);
-    return error == RT_ERR_NONE ? p : rt_front_refuse(&fm_front, f, error, "malloc", NULL, size);
+    return error == RT_ERR_NONE ? p : rt_front_refuse(&fm_front, f, error, operation, NULL, size);
+}
+
+void *rt_fma_malloc(rt_fma_t *f, size_t size)
+{
+    return size == 0u ? NULL : fm_malloc_op(f, size, "malloc", NULL);
+}
+
+/* calloc: a block of a page or more is cleared only below the first page never handed out when
+ * the buffer was zero at create (RT_FMA_ZEROED): the allocator writes nothing into such pages, so
+ * a large calloc on a fresh mapping touches none of them. Smaller blocks, and every block of the
+ * BSD baseline (whose buckets link a fresh whole page), are cleared whole. */
+void *rt_fma_calloc(rt_fma_t *f, size_t count, size_t size)
+{
+    if ((f->flags & RT_FMA_ZEROED) == 0u || fm_bsd(f)) { /* BSD links a fresh whole page */
+        return rt_front_calloc(&fm_front, f, count, size);
+    }
+    if (size != 0u && count > SIZE_MAX / size) {
+        return rt_front_refuse(&fm_front, f, RT_ERR_OVERFLOW, "calloc", NULL, count);
+    }
+    size_t n = count * size;
+    uint32_t fresh = 0;
+    unsigned char *p = n == 0u ? NULL : fm_malloc_op(f, n, "calloc", &fresh);
+    if (p == NULL) {
+        return NULL;
+    }
+    size_t clear = n;
+    if (n > fm_page(f) / 2u) { /* a whole page or a run: the pages from `fresh` on are zero */
+        uint32_t pg = fm_page_of(f, fm_ref(f, (uintptr_t)p));
+        size_t dirty = pg >= fresh ? 0u : (size_t)(fresh - pg) << f->page_log2;
+        clear = dirty < n ? dirty : n;
+    }
+    __builtin_memset(p, 0, clear);
+    return p;
 }
 
 void rt_fma_free(rt_fma_t *f, void *p)
@@ -1403,8 +1440,6 @@ void *rt_fma_realloc(rt_fma_t *f, void *p, size_t size)
     }
     return moved;
 }
-
-void *rt_fma_calloc(rt_fma_t *f, size_t n, size_t size) { return rt_front_calloc(&fm_front, f, n, size); }
 
 void *rt_fma_memalign(rt_fma_t *f, size_t alignment, size_t size)
 {

@@ -80,11 +80,12 @@ typedef struct fma_block {
 
 struct rt_fma {
     uint32_t page_log2;
-    uint32_t flags;      /* RT_FMA_BSD44 or 0 */
+    uint32_t flags;      /* RT_FMA_BSD44, RT_FMA_ZEROED */
     uint32_t classes;    /* block classes 16 .. page/2: page_log2 - 4; also the whole-page index */
     uint32_t words;      /* W: size_t words of the allocated-block map per page */
     uint32_t pages;      /* P */
     uint32_t table_off;  /* offsets from the control block */
+    uint32_t back_off;   /* the free pages' back links, one word per page */
     uint32_t freemap_off;
     uint32_t blockmap_off;
     uint32_t pages_off;

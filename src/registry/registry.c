@@ -319,6 +319,10 @@ static const rt_allocator_t wfc_descriptor = {
 /* --- the FMA page allocator and the BSD 4.4 baseline (rtalloc/fma.h), 4 KiB pages ----------------- */
 
 static void *fma_d_create(void *mem, size_t size) { return rt_fma_create(mem, size); }
+static void *fma_d_create_zeroed(void *mem, size_t size)
+{
+    return rt_fma_create_ex(mem, size, RT_FMA_PAGE_LOG2, RT_FMA_ZEROED);
+}
 static void *bsd44_d_create(void *mem, size_t size) { return rt_fma_create_ex(mem, size, RT_FMA_PAGE_LOG2, RT_FMA_BSD44); }
 static void *fma_d_realloc(void *h, void *p, size_t n) { return rt_fma_realloc(h, p, n); }
 static void *fma_d_calloc(void *h, size_t c, size_t n) { return rt_fma_calloc(h, c, n); }
@@ -334,7 +338,7 @@ static size_t fma_d_max_request(void *h) { return rt_fma_max_request(h); }
 
 /* malloc and free per descriptor (not shared): tools that count calls by symbol (callgrind in
  * inscount_test) tell the two allocators apart by them. */
-#define FMA_DESCRIPTOR(NAME, CREATE, MALLOC_BOUND, FREE_BOUND, NEVER_UNITES, TEXT)                  \
+#define FMA_DESCRIPTOR(NAME, CREATE, ZEROED, MALLOC_BOUND, FREE_BOUND, NEVER_UNITES, TEXT)          \
     static void *NAME##_d_malloc(void *h, size_t n) { return rt_fma_malloc(h, n); }                \
     static void NAME##_d_free(void *h, void *p) { rt_fma_free(h, p); }                             \
     static const rt_allocator_t NAME##_descriptor = {                                              \
@@ -364,12 +368,13 @@ static size_t fma_d_max_request(void *h) { return rt_fma_max_request(h); }
         .never_unites = (NEVER_UNITES),                                                            \
         .family = RT_FAMILY_PAGES,                                                                 \
         .thread_safe = false,                                                                      \
+        .create_zeroed = (ZEROED),                                                                 \
     }
 
-FMA_DESCRIPTOR(fma, fma_d_create, "O(1) up to a page; O(pages/w + free runs) for several pages",
+FMA_DESCRIPTOR(fma, fma_d_create, fma_d_create_zeroed, "O(1) up to a page; O(pages/w + free runs) for several pages",
                "O(1) up to a page; O(pages of the block) for several", false,
                "FMA (Thomas 1998): power-of-two blocks in 4 KiB pages, entry blocks, pages united and reused");
-FMA_DESCRIPTOR(bsd44, bsd44_d_create,
+FMA_DESCRIPTOR(bsd44, bsd44_d_create, NULL,
                "O(1), O(page/16) when it cuts a page; O(pages/w + free runs) for several pages",
                "O(1); O(pages of the block) for several", true,
                "BSD 4.4 (McKusick-Karels): power-of-two buckets in 4 KiB pages, never united");
