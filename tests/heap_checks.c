@@ -139,6 +139,7 @@ static bool hc_open_at(hc_t *f, rt_index_t index, size_t region, size_t at, size
         return false;
     }
     rt_heap_set_handler(f->h, tl_record, &f->rec);
+    (void)rt_heap_set_quick_share(f->h, 0); /* tlsfq: cache a few blocks whatever is live */
     return true;
 }
 

@@ -129,6 +129,9 @@ static bool hq_open(hq_t *f, size_t size, rt_index_t index)
         return false;
     }
     rt_heap_set_handler(f->h, hq_record, &f->rec);
+    /* the lists' mechanics on a few live blocks: only the limit in blocks (test_share checks the
+     * bound in bytes) */
+    (void)rt_heap_set_quick_share(f->h, 0);
     return true;
 }
 
@@ -1844,6 +1847,58 @@ static void test_model(uint64_t ops, uint64_t seed)
  * old pointer finds a valid used header there. tlsfq's push checks no neighbour, so it would take
  * that block (found by the fuzzer: regressions/tlsfq-realloc-slide-stale-header); tlsf refuses it
  * by its predecessor check. Both must report the stale free and change nothing. */
+/* The bound in bytes (rt_heap_set_quick_share): with the default share a freed small block is
+ * cached only while the cached bytes stay within (bytes in use) >> RT_HEAP_QUICK_SHARE_LOG2;
+ * the rest go to the index. Lifting the bound caches up to the limit in blocks; setting it again
+ * gives back what is above it. */
+static void test_share(void)
+{
+    hq_t f;
+    if (!hq_open(&f, 256u << 10, RT_INDEX_TLSFQ)) {
+        return;
+    }
+    rt_heap_t *h = f.h;
+    TL_CHECK(rt_heap_set_quick_share(h, RT_HEAP_QUICK_SHARE_LOG2) == 0u, "share: the fixture lifted the bound");
+    enum { BALLAST = 32, SMALL = 64 };
+    void *ballast[BALLAST], *small[SMALL];
+    for (unsigned i = 0; i < BALLAST; i++) {
+        ballast[i] = rt_heap_malloc(h, 2000);
+    }
+    for (unsigned i = 0; i < SMALL; i++) {
+        small[i] = rt_heap_malloc(h, 100);
+    }
+    TL_CHECK(ballast[BALLAST - 1] != NULL && small[SMALL - 1] != NULL, "share: setup");
+    unsigned cached = 0, kept_out = 0;
+    for (unsigned i = 0; i < SMALL; i++) {
+        unsigned before = hq_count(h);
+        rt_heap_free(h, small[i]);
+        bool in = hq_count(h) == before + 1u;
+        cached += in;
+        kept_out += !in;
+        TL_CHECK(h->quick->bytes <= h->used >> RT_HEAP_QUICK_SHARE_LOG2, "share: free %u: %zu bytes cached, %zu used", i,
+                 h->quick->bytes, h->used);
+    }
+    TL_CHECK(cached > 0u && kept_out > 0u, "share: %u blocks cached, %u given to the index", cached, kept_out);
+    TL_CHECK(rt_heap_set_quick_share(h, 0) == RT_HEAP_QUICK_SHARE_LOG2, "share: previous setting returned");
+    for (unsigned i = 0; i < SMALL; i++) {
+        small[i] = rt_heap_malloc(h, 100);
+    }
+    for (unsigned i = 0; i < SMALL; i++) {
+        rt_heap_free(h, small[i]);
+    }
+    TL_CHECK(hq_count(h) == SMALL || hq_count(h) == h->quick->limit, "share 0: every small block cached (%u)",
+             hq_count(h));
+    TL_CHECK(rt_heap_set_quick_share(h, RT_HEAP_QUICK_SHARE_LOG2) == 0u &&
+                 h->quick->bytes <= h->used >> RT_HEAP_QUICK_SHARE_LOG2 && f.rec.n == 0u,
+             "share: set again, the blocks above the bound given back (%zu cached, %zu used)", h->quick->bytes,
+             h->used);
+    TL_CHECK(rt_heap_check(h), "share: check");
+    for (unsigned i = 0; i < BALLAST; i++) {
+        rt_heap_free(h, ballast[i]);
+    }
+    hq_close(&f);
+}
+
 static void test_stale_after_slide(void)
 {
     const rt_index_t idx[] = {RT_INDEX_TLSFQ, RT_INDEX_TLSF};
@@ -1901,6 +1956,7 @@ int main(int argc, char **argv)
     test_overflow_into_cached();
     test_locks();
     test_stale_after_slide();
+    test_share();
 #if HQ_THREADS
     test_threads(20000ul);
 #endif

@@ -159,22 +159,27 @@ typedef enum rt_index {
  *           each with its free neighbours) and tries once more: at most `limit` frees more, so
  *           the bound of that path is TLSF's malloc twice plus `limit` TLSF frees.
  *   free    the same validation as TLSF's (the block's header and its successor's); then, if the
- *           block is small and fewer than `limit` blocks are cached, one list push (its header
- *           keeps the used tag with a "cached" flag, so a second free is RT_ERR_DOUBLE_FREE);
- *           else TLSF's free. O(1) either way.
- *   memory  at most `limit` blocks of at most RT_HEAP_QUICK_MAX_REQUEST + W bytes wait; they
- *           count as free: rt_heap_stats and rt_heap_walk give them back first (so largest_free,
- *           free_blocks and the walk show the merged heap), and rt_heap_check checks them.
+ *           block is small, fewer than `limit` blocks are cached and the cached bytes stay within
+ *           1/64 of the bytes in use (RT_HEAP_QUICK_SHARE_LOG2, rt_heap_set_quick_share), one
+ *           list push (its header keeps the used tag with a "cached" flag, so a second free is
+ *           RT_ERR_DOUBLE_FREE); else TLSF's free. O(1) either way.
+ *   memory  at most `limit` blocks of at most RT_HEAP_QUICK_MAX_REQUEST + W bytes wait, and at
+ *           most 1/64 of the bytes in use: the lists hold back memory in proportion to the live
+ *           set, so the fit stays TLSF's (Masmano Tests 1-3 and the recorded programs: F within
+ *           2 points of rt_tlsf's; `rtbench run masmano`, `rtbench run trace`). Cached blocks
+ *           count as free: rt_heap_stats and rt_heap_walk give them back first (so
+ *           largest_free, free_blocks and the walk show the merged heap), and rt_heap_check
+ *           checks them.
  * The quick lists are a layer over the TLSF facade (src/heap/heap_tlsfq.c): a cached block keeps
  * its tagged header with a "cached" flag and, in its first two payload words, its link and a seal
  * bound to its address and the heap's key (src/heap/quick.h). Exact means on the small workload
- * (x86-64, gcc 12 -O2, RT_HARDENING 1; bench/callgrind_check.sh -w small tlsfq): 64.9 per malloc
- * and 65.0 per free, the seal and the address-bound tag included (53.3 / 54.0 without them,
- * RT_HEAP_TAG_PLACE 0). The failing malloc that gives `limit` cached blocks back, each merging both
+ * (x86-64, gcc 12 -O2, RT_HARDENING 1; bench/callgrind_check.sh -w small tlsf tlsfq): 78.7 per
+ * malloc and 87.0 per free (rt_tlsf: 113.2 and 101.3), the seal and the address-bound tag
+ * included. The failing malloc that gives `limit` cached blocks back, each merging both
  * neighbours, is the layer's longest path (`rtbench run worst`, scenario quickflush): a heap sized
  * so tightly that mallocs fail in normal running should lower the limit or use rt_tlsf.
  * The default limit is RT_HEAP_QUICK_BLOCKS, fewer on a heap below 1 MiB (one block per 4 KiB
- * of capacity, so that at most 7 % of it waits); rt_heap_set_quick_limit changes it, rt_heap_flush empties the lists.
+ * of capacity); rt_heap_set_quick_limit changes it, rt_heap_flush empties the lists.
  * Bad input: a cached block is checked when it is taken (its header must be a cached block's of
  * the list's size, inside a pool, and its link must carry its seal); damage met on a list is
  * reported (RT_ERR_CORRUPTED), the call refused, and contained like any other: a cached block whose
@@ -187,6 +192,9 @@ typedef enum rt_index {
 #define RT_HEAP_QUICK_BLOCKS 256u
 #endif
 #define RT_HEAP_QUICK_MAX_LIMIT 1024u /* the largest limit rt_heap_set_quick_limit accepts */
+#ifndef RT_HEAP_QUICK_SHARE_LOG2
+#define RT_HEAP_QUICK_SHARE_LOG2 6u /* the cached bytes stay within 1/64 of the bytes in use */
+#endif
 
 /* Bytes at the start of the buffer that hold the heap's control structure. Constant. */
 size_t rt_heap_control_size(rt_index_t index);
@@ -366,6 +374,12 @@ void rt_heap_set_lock(rt_heap_t *heap, rt_lock_fn lock, rt_unlock_fn unlock, voi
  * lists, which it leaves unchanged). rt_heap_flush gives every cached block back to the index,
  * merging each with its free neighbours: O(cached blocks) frees. Both run under the lock. */
 unsigned rt_heap_set_quick_limit(rt_heap_t *heap, unsigned blocks);
+/* rt_heap_set_quick_share bounds the cached bytes to (bytes in use) >> log2 as well (default
+ * RT_HEAP_QUICK_SHARE_LOG2: 1/64 of the live set, so the lists cost the fit at most about that
+ * much); 0 lifts the bound in bytes (only the limit in blocks holds). Gives every cached block
+ * back when the lists hold more than the new bound. Returns the previous setting (0 for a heap
+ * without quick lists, which it leaves unchanged). Under the lock. */
+unsigned rt_heap_set_quick_share(rt_heap_t *heap, unsigned log2);
 void rt_heap_flush(rt_heap_t *heap);
 
 rt_index_t rt_heap_index(const rt_heap_t *heap);

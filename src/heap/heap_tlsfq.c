@@ -103,6 +103,7 @@ RT_HOT void *quick_pop(rt_heap_t *h, rt_quick_t *q, size_t c, rt_blk *b, size_t 
     }
     q->head[c] = heap_quick_next(h, b);
     q->room++;
+    q->bytes -= need;
     blk_clear_flag(h->key, b, BLK_MARK);
     h->used += need; /* its end is below h->high already: it was handed out before */
     h->mallocs++;
@@ -140,6 +141,7 @@ RT_HOT void quick_push(rt_heap_t *h, rt_quick_t *q, rt_blk *b, size_t size, size
     blk_set_flag(h->key, b, BLK_MARK);
     q->head[c] = b;
     q->room--;
+    q->bytes += size;
     h->used -= size;
     h->frees++;
 }
@@ -175,7 +177,7 @@ RT_HOT void layer_free(rt_heap_t *h, void *ptr)
     rt_quick_t *q = heap_quick(h);
     if (x - BLK_MIN / BLK_A <= (HEAP_QUICK_MAX_BLOCK - BLK_MIN) / BLK_A && q->room != 0u) {
         size_t size = x << HEAP_A_LOG2;
-        if (quick_succ_ok(h, b, size, d, pool)) {
+        if (heap_quick_room(q, h->used, size) && quick_succ_ok(h, b, size, d, pool)) {
             quick_push(h, q, b, size, x - BLK_MIN / BLK_A); /* cached as it is: no merge, no index */
             HEAP_DEBUG_CHECK(h);
             return;
@@ -194,7 +196,8 @@ RT_HOT bool layer_keep(rt_heap_t *h, const blk_view *v)
     size_t size = blk_head_size(v->data);
     /* At level 0 a block with PREV_FREE is not cached: with no tag, the flag may be damage that
      * only the index's free (which proves the predecessor) can see. */
-    if (size > HEAP_QUICK_MAX_BLOCK || q->room == 0u || (RT_HARDENING < 1 && (v->data & BLK_PREV_FREE) != 0u)) {
+    if (size > HEAP_QUICK_MAX_BLOCK || !heap_quick_room(q, h->used, size) ||
+        (RT_HARDENING < 1 && (v->data & BLK_PREV_FREE) != 0u)) {
         return false;
     }
     if (!quick_succ_ok(h, v->b, size, v->data, v->pool)) {
@@ -240,6 +243,7 @@ static bool layer_reclaim(rt_heap_t *h, const char *operation)
             }
             q->head[c] = next;
             q->room++;
+            q->bytes -= size;
             h->used += size; /* live again for a moment: heap_release books the free */
             h->frees--;
             heap_release(h, &v);
@@ -263,7 +267,7 @@ static void quick_reclaim_op(rt_heap_t *h, const char *operation) { (void)layer_
 static size_t quick_check(rt_heap_t *h)
 {
     const rt_quick_t *q = heap_quick(h);
-    size_t n = 0;
+    size_t n = 0, bytes = 0;
     for (size_t c = 0; c < HEAP_QUICK_CLASSES; c++) {
         size_t size = BLK_MIN + c * BLK_A;
         for (rt_blk *b = q->head[c]; b != NULL; b = heap_quick_next(h, b)) {
@@ -271,9 +275,10 @@ static size_t quick_check(rt_heap_t *h)
                 return SIZE_MAX;
             }
             n++;
+            bytes += size;
         }
     }
-    return n == heap_quick_count(q) ? n : SIZE_MAX;
+    return n == heap_quick_count(q) && bytes == q->bytes ? n : SIZE_MAX;
 }
 
 /* Before a containment walk: follows each list through verified links as long as the blocks are
@@ -294,6 +299,7 @@ static void quick_forget(rt_heap_t *h)
         q->head[c] = NULL;
     }
     q->room = q->limit;
+    q->bytes = 0;
 }
 
 /* True iff b is on the quick list of its header's size: a walk of at most the cached count, each
@@ -326,6 +332,8 @@ static void quick_init(rt_heap_t *h)
     size_t per_kib = h->capacity / 4096u;
     q->limit = per_kib < RT_HEAP_QUICK_BLOCKS ? (unsigned)per_kib : RT_HEAP_QUICK_BLOCKS;
     q->room = q->limit;
+    q->bytes = 0;
+    q->share = RT_HEAP_QUICK_SHARE_LOG2;
     h->quick = q;
 }
 
@@ -366,4 +374,22 @@ unsigned rt_heap_set_quick_limit(rt_heap_t *h, unsigned blocks)
     heap_unlock(h, token);
     HEAP_DELIVER(h);
     return blocks;
+}
+
+unsigned rt_heap_set_quick_share(rt_heap_t *h, unsigned log2)
+{
+    HEAP_REQUIRE(h, "set_quick_share", 0u);
+    if (h->quick == NULL) {
+        return 0;
+    }
+    rt_quick_t *q = heap_quick(h);
+    uintptr_t token = heap_lock(h);
+    unsigned old = q->share;
+    q->share = log2 < sizeof(size_t) * 8u ? log2 : (unsigned)(sizeof(size_t) * 8u - 1u);
+    if (q->share != 0u && q->bytes > h->used >> q->share) {
+        (void)layer_reclaim(h, "set_quick_share");
+    }
+    heap_unlock(h, token);
+    HEAP_DELIVER(h);
+    return old;
 }

@@ -25,10 +25,21 @@ _Static_assert(BLK_MIN >= 3u * BLK_W, "quick lists: a cached block holds its hea
 typedef struct rt_quick {
     unsigned room;                     /* blocks that may still be cached: limit - cached */
     unsigned limit;                    /* the most that may be cached */
+    size_t bytes;                      /* bytes of the blocks cached */
+    unsigned share;                    /* bytes <= used >> share; 0: no bound in bytes */
     rt_blk *head[HEAP_QUICK_CLASSES];  /* class c: blocks of BLK_MIN + c * A bytes */
 } rt_quick_t;
 
 static inline unsigned heap_quick_count(const rt_quick_t *q) { return q->limit - q->room; }
+
+/* Whether a freed block of `size` bytes may be cached: fewer than `limit` blocks wait, and the
+ * bytes waiting stay within 1 / 2^share of the bytes in use (the block being freed included), so
+ * that what the lists hold back is bounded by the live set as well as in blocks: a heap with
+ * little in use caches little, and its fit stays TLSF's (rt_heap_set_quick_share). */
+static inline bool heap_quick_room(const rt_quick_t *q, size_t used, size_t size)
+{
+    return q->room != 0u && (q->share == 0u || q->bytes + size <= used >> q->share);
+}
 
 #define HEAP_QUICK_MUL ((uintptr_t)(sizeof(uintptr_t) == 8u ? 0x9E3779B97F4A7C15ull : 0x9E3779B1ull))
 
