@@ -172,19 +172,7 @@ static bool parse_threads(bench_ctx_t *ctx, const char *list)
     return ctx->nthreads > 0;
 }
 
-/* The wait-free tree's node-size and descent variants: the quick scale leaves them out of the
- * default selection (no headline needs them: wf and wf_hint stand for the tree; the stellwag study
- * picks its allocators itself and keeps them); --alloc names them back. */
-static bool quick_leaves_out(const rt_allocator_t *a)
-{
-    static const char *const variants[] = {"wf32", "wf128", "wf256", "wf_ro", "wf_lazy"};
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
-        if (strcmp(a->name, variants[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
+static bool quick_leaves_out(const rt_allocator_t *a) { return bench_study_variant(a); }
 
 /* Selects the allocators named in `list` (comma-separated), in the canonical order. */
 static bool select_allocators(bench_ctx_t *ctx, const char *names)
@@ -435,15 +423,16 @@ static int trace_command(int argc, char **argv)
         return -1;
     }
     const char *sub = argc > 2 ? argv[2] : "";
-    if (strcmp(sub, "replay") == 0 || strcmp(sub, "size") == 0) {
+    if (strcmp(sub, "replay") == 0 || strcmp(sub, "size") == 0 || strcmp(sub, "advise") == 0) {
         install_sigint(); /* the replays poll drv_stop: Ctrl-C stops them cleanly (status 130) */
     }
     int rc = strcmp(sub, "record") == 0   ? trace_record(argc - 3, argv + 3)
              : strcmp(sub, "replay") == 0 ? trace_replay(argc - 3, argv + 3)
              : strcmp(sub, "size") == 0   ? trace_size(argc - 3, argv + 3)
+             : strcmp(sub, "advise") == 0 ? trace_advise(argc - 3, argv + 3)
                                           : -2;
     if (rc == -2) {
-        fprintf(stderr, "rtbench: trace needs record, replay or size\n");
+        fprintf(stderr, "rtbench: trace needs record, replay, size or advise\n");
         return 2;
     }
     return rc;

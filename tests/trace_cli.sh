@@ -34,7 +34,7 @@ check "trace_size.csv: tlsf row, verified, no bound" \
 check "trace_size.csv: buddy row with its bound" \
     grep -Eq '^-,0,buddy,143116,[0-9]+,[0-9.]+,[0-9]+,1,[0-9]+,[0-9]+,2588672,"\(r\+1\)M\+2B; r=log2\(B/b\)=10, b=32, B=32768, M=229376"$' \
     <(body "$TMP/trace_size.csv")
-check "trace replay exits 0" "$RTBENCH" trace replay "$TMP/s.rtt" --alloc tlsf,glibc --stride 50 --budget 20000 --reps 3 \
+check "trace replay exits 0" "$RTBENCH" trace replay "$TMP/s.rtt" --alloc tlsf,glibc --sample 80 --reps 3 \
     --csv "$TMP" >"$TMP/replay.out"
 check "trace_replay.csv: tlsf, no failure, one flagged, instructions and F measured" \
     grep -Eq '^-,0,tlsf,4000,0,1,[0-9]+,[0-9.]+,[0-9]+,[0-9]+,([0-9.]*,){20}[0-9.]+,[0-9.]+,[0-9.]+,0,' \
@@ -42,5 +42,22 @@ check "trace_replay.csv: tlsf, no failure, one flagged, instructions and F measu
 check "trace_replay.csv: glibc's ratio to itself, no F" \
     grep -Eq '^-,0,glibc,4000,0,1,.*,[0-9.]+,1\.000,,,' <(body "$TMP/trace_replay.csv")
 check "a missing file is refused" bash -c "! '$RTBENCH' trace size '$TMP/none.rtt' 2>/dev/null"
+# the advisor: a line per need, each with an allocator, a heap and a runner-up
+check "trace advise exits 0" "$RTBENCH" trace advise "$TMP/s.rtt" --alloc tlsf,halffit,buddy,wf_hint,glibc \
+    --sample 50 --footprint "$TMP/none.csv" >"$TMP/advise.out"
+check "advise: bounded worst case names an allocator, a heap with its margin and a runner-up" \
+    grep -Eq '^bounded worst case +(tlsf|halffit|buddy) +[0-9.]+ KiB \(needed [0-9.]+ KiB \+ 20 %\) +[0-9]+ ins +[a-z_]+: ' \
+    "$TMP/advise.out"
+check "advise: bounded and thread-safe is the wait-free tree here, with its guaranteed bound" \
+    bash -c "grep -Eq '^bounded, thread-safe +wf_hint ' '$TMP/advise.out' && grep -q 'guaranteed: ' '$TMP/advise.out'"
+check "advise: smallest heap and fastest answered" \
+    bash -c "grep -Eq '^smallest heap +[a-z_]+ ' '$TMP/advise.out' && grep -Eq '^fastest \(instructions\) +[a-z_]+ ' '$TMP/advise.out'"
+check "advise: no flash figures says how to get them" grep -q 'run tools/footprint.sh' "$TMP/advise.out"
+check "the empty trace written" "$WRITER" --write-empty "$TMP/e.rtt"
+check "advise: a trace with no allocation gets one clear line, status 1" \
+    bash -c "'$RTBENCH' trace advise '$TMP/e.rtt' >/dev/null 2>'$TMP/e.err'; test \$? -eq 1 && grep -q 'no allocation' '$TMP/e.err' && test \$(wc -l <'$TMP/e.err') -eq 1"
+head -c 3000 "$TMP/s.rtt" >"$TMP/cut.rtt"
+check "advise: a damaged (cut) file gets one line, status 1" \
+    bash -c "'$RTBENCH' trace advise '$TMP/cut.rtt' >/dev/null 2>'$TMP/c.err'; test \$? -eq 1 && test \$(wc -l <'$TMP/c.err') -eq 1"
 echo "trace_cli: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]

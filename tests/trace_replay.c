@@ -105,7 +105,7 @@ static void check_hand(void *buf)
     }
     rp_replay_t r;
     memset(&r, 0, sizeof r);
-    rp_count(tlsf, buf, BUF, &t, 1, 0, &r);
+    rp_count(tlsf, buf, BUF, &t, 0, &r, NULL, NULL);
     TL_CHECK(r.ic_ok, "tlsf: counting failed");
     static const size_t expect[RP_KINDS] = {1, 3, 1, 1, 1};
     for (unsigned k = 0; k < RP_KINDS; k++) {
@@ -254,11 +254,21 @@ static void check_need(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--write") == 0) {
-        /* the fixture generator: the synthetic trace as a file, for `rtbench trace replay|size` */
+    if (argc == 3 && (strcmp(argv[1], "--write") == 0 || strcmp(argv[1], "--write-empty") == 0)) {
+        /* the fixture generator: the synthetic trace as a file, for `rtbench trace replay|size|advise`;
+         * --write-empty: a valid trace whose one stream makes no call at all */
         tr_file_t w;
-        char werr[256];
-        bool ok = rp_synth(&w, 7, 4000, 64) && tr_save(argv[2], &w, werr, sizeof werr);
+        char werr[256] = "out of memory";
+        bool empty = strcmp(argv[1], "--write-empty") == 0;
+        bool ok = rp_synth(&w, 7, empty ? 1u : 4000u, empty ? 1u : 64u);
+        if (ok && empty) { /* one malloc that got nothing: a stream with no allocation */
+            wl_trace_t *t = &w.streams[0].trace;
+            t->ops[0] = (wl_op_t){.slot = 0, .size = 1u << 30, .kind = WL_MALLOC | WL_OP_FAILED};
+            t->slots = 1;
+            w.streams[0].failed = 1;
+            rp_finish_trace(t);
+        }
+        ok = ok && tr_save(argv[2], &w, werr, sizeof werr);
         if (!ok) {
             fprintf(stderr, "trace_replay --write: %s\n", werr);
         }

@@ -859,3 +859,14 @@ const rt_allocator_t *bench_find(const char *name)
     }
     return NULL;
 }
+
+bool bench_study_variant(const rt_allocator_t *a)
+{
+    static const char *const variants[] = {"wf32", "wf128", "wf256", "wf_ro", "wf_lazy"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        if (strcmp(a->name, variants[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}

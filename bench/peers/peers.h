@@ -30,6 +30,11 @@ extern const rt_allocator_t bench_noop, bench_glibc, bench_jemalloc, bench_mimal
  * not load is left out of bench_allocators(). */
 void bench_peers_init(char **argv);
 
+/* The wait-free tree's node-size and descent variants of the paper's section 5 (wf32, wf128,
+ * wf256, wf_ro, wf_lazy): measured by the stellwag study; elsewhere only when named with --alloc
+ * (wf and wf_hint stand for the tree). */
+bool bench_study_variant(const rt_allocator_t *a);
+
 /* Why the peer `name` (jemalloc, mimalloc) is unavailable, or NULL (loaded, or not a peer). */
 const char *bench_peer_unavailable(const char *name);
 

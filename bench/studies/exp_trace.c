@@ -71,8 +71,7 @@ enum { TP_NPROGRAMS = sizeof programs / sizeof programs[0] };
 typedef struct tp_params {
     size_t max_ops;   /* replay only the first max_ops ops of a stream (0: all) */
     bool trees;       /* the wait-free trees (family tree) measured */
-    size_t stride;
-    uint64_t budget;
+    size_t sample;    /* calls counted per allocator (rp_count) */
     unsigned reps;
     rp_size_opts_t size;
 } tp_params_t;
@@ -270,9 +269,9 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
             rp_size(a, buf, t, &so, &s);
         }
         bench_progress("trace", phase_who, "count", 0.4);
-        rp_count(a, buf, heap, t, pp->stride, pp->budget, &r);
+        rp_count(a, buf, heap, t, pp->sample, &r, NULL, NULL);
         bench_progress("trace", phase_who, "frag", 0.9);
-        rp_frag(a, buf, s.found ? s.heap : heap, t, &r);
+        rp_frag(a, &s, t, &r);
         bench_progress_clear();
         r.failures = fails[k];
         double bound = 0.0;
@@ -287,7 +286,11 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
         }
         if (r.ic_ok) {
             snprintf(im, sizeof im, "%.1f", r.all.mean);
-            snprintf(px, sizeof px, "%u/%u", r.all.p99, r.all.max);
+            if (rp_percentile_ok(r.all.n, 99.0)) {
+                snprintf(px, sizeof px, "%u/%u", r.all.p99, r.all.max);
+            } else {
+                snprintf(px, sizeof px, "-/%u", r.all.max);
+            }
             snprintf(wc, sizeof wc, "op %zu %s(%u): %u", r.worst_op, rp_kind_name[r.worst_kind % RP_KINDS],
                      r.worst_size, r.worst_count);
         }
@@ -313,9 +316,9 @@ static tp_params_t trace_params(const bench_ctx_t *ctx)
 {
     tp_params_t pp;
     if (ctx->scale == BENCH_QUICK) {
-        pp = (tp_params_t){100000, false, 1000, 3000, 9, {16384u, 0.02, 0, 1}};
+        pp = (tp_params_t){100000, false, 1000, 9, {4096u, 0.005, 0, 1}};
     } else {
-        pp = (tp_params_t){0, true, 100, 200000, 7, {4096u, 0.005, 0, 3}};
+        pp = (tp_params_t){0, true, 1000, 7, {4096u, 0.005, 0, 3}};
     }
     pp.trees = pp.trees || ctx->allocs_explicit;
     return pp;
@@ -327,13 +330,13 @@ static void print_intro(const tp_params_t *pp)
     printf("\n== trace -- real programs recorded and replayed (issue 14) ==\n");
     printf("heap needed: smallest size passed to create on which every call that got memory when recorded gets it "
            "again\n(bisection to max(%zu B, %.1f %%), verified, %u size(s) above checked); bound: buddy and trees "
-           "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: every %zu-th op within %llu single steps; ns: median of %u "
-           "untimed\nreplays, interleaved with glibc (this machine may be loaded); F: watermark / live peak - 1 on "
-           "the heap needed;\nglibc fp: glibc's footprint / live peak -- the peak of mallinfo2 arena + hblkhd "
+           "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: %zu calls spread evenly over the stream, the same for every "
+           "allocator\n(p99 shown from 1,000 calls); ns: median of %u untimed replays, interleaved with glibc (a "
+           "clock: noise on a\nloaded machine); F: heap needed / live peak - 1 (as `trace size`: the trees' 100-200 "
+           "%% is power-of-two rounding);\nglibc fp: glibc's footprint / live peak -- the peak of mallinfo2 arena + hblkhd "
            "(bytes held from the system,\nfree chunks and top included) over a replay in a process of its own, "
            "on a new arena\n",
-           pp->size.res_abs, pp->size.res_rel * 100.0, pp->size.checks, pp->stride, (unsigned long long)pp->budget,
-           pp->reps);
+           pp->size.res_abs, pp->size.res_rel * 100.0, pp->size.checks, pp->sample, pp->reps);
 }
 
 /* trace.csv and trace_programs.csv, opened with their headers (NULL without --csv). */
@@ -390,6 +393,8 @@ static void record_and_load(const tp_program_t *prog, const char *file, tr_file_
     char err[256];
     if (why[0] == '\0' && !tr_load(file, f, err, sizeof err)) {
         snprintf(why, len, "not run: %s", err);
+    } else if (why[0] == '\0') {
+        tr_zero_as_one(f);
     }
 }
 

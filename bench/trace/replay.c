@@ -38,10 +38,14 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "driver.h"
@@ -50,6 +54,10 @@
 #include "inscount.h"
 #include "metrics.h"
 #include "peers.h"
+
+#ifndef RTBENCH_SOURCE_DIR
+#define RTBENCH_SOURCE_DIR "." /* builds of this file outside rtbench (tests, fuzzers) */
+#endif
 
 const char *const rp_kind_name[RP_KINDS] = {"malloc", "free", "realloc", "calloc", "memalign"};
 
@@ -395,16 +403,27 @@ static void kind_stat(uint32_t *v, size_t n, rp_kind_stat_t *s)
     s->max = v[n - 1u];
 }
 
-void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t stride,
-              uint64_t step_budget, rp_replay_t *r)
+size_t rp_sample_stride(const wl_trace_t *t, size_t sample)
+{
+    return sample == 0u || t->nops <= sample ? 1u : t->nops / sample;
+}
+
+bool rp_percentile_ok(size_t n, double p)
+{
+    return (double)n * (100.0 - p) / 100.0 >= 10.0;
+}
+
+void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t sample,
+              rp_replay_t *r, void (*progress)(void *, double), void *context)
 {
     r->ic_ok = false;
     if (!ic_supported()) {
         return;
     }
-    ic_plan_t plan = {.stride = stride != 0 ? stride : 1u, .step_budget = step_budget, .max_samples = 0};
+    /* no step budget: the sample is fixed, so every allocator counts the same calls */
+    ic_plan_t plan = {.stride = rp_sample_stride(t, sample), .step_budget = 0, .max_samples = 0};
     ic_result_t res;
-    if (!ic_count_trace(a, buffer, size, t, &plan, &res, NULL, NULL)) {
+    if (!ic_count_trace(a, buffer, size, t, &plan, &res, progress, context)) {
         r->interrupted = res.interrupted;
         ic_result_free(&res);
         return;
@@ -437,13 +456,13 @@ void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace
         }
         kind_stat(per, n, &r->kind[k]);
     }
-    r->ic_stride = res.final_stride;
+    r->ic_stride = plan.stride;
     r->ic_ok = res.n > 0;
     free(all), free(per);
     ic_result_free(&res);
 }
 
-void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, rp_replay_t *r)
+void rp_frag(const rt_allocator_t *a, const rp_size_t *s, const wl_trace_t *t, rp_replay_t *r)
 {
     r->f_known = false;
     r->f_approx = false;
@@ -451,29 +470,145 @@ void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_
     for (size_t i = 0; i < t->nops; i++) {
         r->flagged += (t->ops[i].kind & WL_OP_FAILED) != 0u;
     }
-    /* System peers: no watermark of their own, and the bytes they report in use, sampled, gave
-     * figures below the live peak (jemalloc's thread cache, glibc's sampling): not measured. */
-    if (a->stats == NULL || a->create == NULL) {
-        return;
+    uint64_t peak = rp_peak_live(t);
+    if (a->create == NULL || s == NULL || !s->found || peak == 0u) {
+        return; /* the system peers have no heap of their own to size */
     }
-    drv_instance_t in;
-    if (!drv_open(&in, a, buffer, size, t->slots, false)) {
-        return;
+    r->peak_memory = s->heap;
+    r->f = fr_factor(s->heap, peak);
+    r->f_known = true;
+}
+
+/* --- worker processes ------------------------------------------------------------------------- */
+
+unsigned rp_workers(uint64_t need, uint64_t max_memory, unsigned requested)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t w = requested != 0u ? requested : cpus > 0 ? (uint64_t)cpus : 1u;
+    uint64_t fit = need != 0u ? max_memory / need : w;
+    w = w < fit ? w : fit;
+    return w != 0u ? (unsigned)w : 1u;
+}
+
+typedef struct rp_jobs_shared {
+    volatile double progress[BENCH_MAX_SELECTED];
+} rp_jobs_shared_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void jobs_progress(const char *what, size_t n, size_t done, const bool *running, const rp_jobs_shared_t *sh,
+                          double started)
+{
+    double share = (double)done;
+    unsigned run = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (running[k]) {
+            double p = sh->progress[k];
+            share += p < 0.0 ? 0.0 : p > 1.0 ? 1.0 : p;
+            run++;
+        }
     }
-    for (size_t i = 0; i < t->nops; i++) {
-        if ((i & 0xFFFFu) == 0 && drv_stop) {
-            r->interrupted = true;
+    share /= (double)n;
+    double el = now_s() - started;
+    char who[96], left[48] = "time left: estimating";
+    snprintf(who, sizeof who, "%zu of %zu done, %u running", done, n, run);
+    if (share > 0.02 && el > 2.0) {
+        snprintf(left, sizeof left, "about %.0f s left", el * (1.0 - share) / share);
+    }
+    char phase[64];
+    snprintf(phase, sizeof phase, "%s", left);
+    bench_progress(what, who, phase, share);
+}
+
+bool rp_run_jobs(size_t n, size_t result_size, unsigned workers, rp_job_fn job, rp_row_fn row, void *context,
+                 const char *what)
+{
+    if (n == 0u) {
+        return true;
+    }
+    n = n < BENCH_MAX_SELECTED ? n : BENCH_MAX_SELECTED;
+    size_t bytes = sizeof(rp_jobs_shared_t) + n * result_size;
+    rp_jobs_shared_t *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        return false;
+    }
+    unsigned char *results = (unsigned char *)(sh + 1);
+    pid_t pid[BENCH_MAX_SELECTED] = {0};
+    bool running[BENCH_MAX_SELECTED] = {false}, finished[BENCH_MAX_SELECTED] = {false},
+         crashed[BENCH_MAX_SELECTED] = {false};
+    size_t next = 0, done = 0, shown = 0;
+    unsigned active = 0;
+    double started = now_s(), last = 0.0;
+    workers = workers != 0u ? workers : 1u;
+    while (done < n) {
+        while (!drv_stop && next < n && active < workers) {
+            fflush(stdout);
+            fflush(stderr);
+            pid_t p = fork();
+            if (p == 0) {
+                job(next, results + next * result_size, &sh->progress[next], context);
+                fflush(stdout);
+                _exit(drv_stop ? 130 : 0);
+            }
+            if (p < 0) { /* no worker: run it here */
+                job(next, results + next * result_size, &sh->progress[next], context);
+                finished[next] = true;
+                done++;
+            } else {
+                pid[next] = p;
+                running[next] = true;
+                active++;
+            }
+            next++;
+        }
+        if (drv_stop) {
+            for (size_t k = 0; k < n; k++) {
+                if (running[k]) {
+                    kill(pid[k], SIGKILL);
+                }
+            }
+        }
+        int status;
+        pid_t w = waitpid(-1, &status, drv_stop ? 0 : WNOHANG);
+        if (w > 0) {
+            for (size_t k = 0; k < n; k++) {
+                if (running[k] && pid[k] == w) {
+                    running[k] = false;
+                    finished[k] = true;
+                    crashed[k] = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                    active--;
+                    done++;
+                }
+            }
+        } else if (w < 0 && errno == ECHILD) {
+            break;
+        } else if (!drv_stop) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (drv_stop && active == 0u) {
             break;
         }
-        drv_apply(&in, &t->ops[i], i);
+        while (shown < n && finished[shown]) {
+            bench_progress_clear();
+            row(shown, results + shown * result_size, crashed[shown], context);
+            fflush(stdout);
+            shown++;
+        }
+        double t = now_s();
+        if (t - last >= 1.0 && done < n) {
+            jobs_progress(what, n, done, running, sh, started);
+            last = t;
+        }
     }
-    rt_stats_t s;
-    memset(&s, 0, sizeof s);
-    a->stats(in.handle, &s);
-    drv_close(&in);
-    r->peak_memory = s.watermark;
-    r->f = fr_factor(s.watermark, rp_peak_live(t));
-    r->f_known = !r->interrupted;
+    bench_progress_clear();
+    munmap(sh, bytes);
+    return !drv_stop;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -637,8 +772,8 @@ typedef struct rp_cli {
     const char *file;
     const char *alloc_names;
     const char *csv_dir;
-    size_t stride;
-    uint64_t budget;
+    size_t sample;        /* --sample: calls counted per allocator (0: all) */
+    unsigned jobs;        /* --jobs: worker processes (0: the CPUs, within --max-memory) */
     unsigned reps;
     uint64_t max_memory;  /* --max-memory, or the default (tr_default_max_memory) */
     bool max_memory_set;
@@ -650,23 +785,31 @@ static void cli_usage(FILE *out, const char *what)
     char def[32];
     rp_format_size(def, sizeof def, tr_default_max_memory());
     fprintf(out,
-            "usage: rtbench trace %s FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE]%s\n"
+            "usage: rtbench trace %s FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] [--jobs N]%s\n"
             "  --max-memory SIZE  refuse, before mapping anything, a trace whose %s may take more\n"
             "                     memory than SIZE: bytes, or with K, M, G or T (powers of 1024);\n"
             "                     default half of physical memory (here %s). A stream takes\n"
             "%s"
             "                     heap = max(64 MiB, 8 x the stream's live peak) (doc/traces.md)\n",
-            what, replay ? " [--stride N] [--budget STEPS] [--reps N]" : "", replay ? "replay" : "sizing", def,
+            what, replay ? " [--sample N] [--reps N]" : "", replay ? "replay" : "sizing", def,
             replay ? "                     2 x heap, plus live peak + largest request when a system\n"
                      "                     peer (glibc, jemalloc, mimalloc) replays it;\n"
                    : "                     4 x heap + live peak + largest request;\n");
+    fprintf(out, "  --jobs N           allocators measured at once, each in a process of its own (default:\n"
+                 "                     the CPUs online, fewer when --max-memory cannot hold them)\n");
+    if (replay) {
+        fprintf(out, "  --sample N         calls whose instructions are counted per allocator, spread evenly\n"
+                     "                     over the stream, the same calls for every allocator (default 1000;\n"
+                     "                     0: every call, slow: ptrace single-steps each instruction)\n"
+                     "  --reps N           untimed whole-stream replays per allocator for ns/call (default 5)\n");
+    }
 }
 
 static int parse_cli(int argc, char **argv, rp_cli_t *cli, const char *what)
 {
     memset(cli, 0, sizeof *cli);
-    cli->stride = 100;
-    cli->budget = 2000000u;
+    cli->sample = 1000;
+    cli->jobs = 0;
     cli->reps = 5;
     cli->max_memory = tr_default_max_memory();
     for (int i = 0; i < argc; i++) {
@@ -688,10 +831,10 @@ static int parse_cli(int argc, char **argv, rp_cli_t *cli, const char *what)
             cli->alloc_names = val, i++;
         } else if (strcmp(argv[i], "--csv") == 0 && val != NULL) {
             cli->csv_dir = strcmp(val, "-") == 0 ? NULL : val, i++;
-        } else if (strcmp(argv[i], "--stride") == 0 && val != NULL && atol(val) > 0) {
-            cli->stride = (size_t)atol(val), i++;
-        } else if (strcmp(argv[i], "--budget") == 0 && val != NULL) {
-            cli->budget = strtoull(val, NULL, 10), i++;
+        } else if (strcmp(argv[i], "--sample") == 0 && val != NULL && val[0] >= '0' && val[0] <= '9') {
+            cli->sample = (size_t)strtoull(val, NULL, 10), i++;
+        } else if (strcmp(argv[i], "--jobs") == 0 && val != NULL && atoi(val) > 0) {
+            cli->jobs = (unsigned)atoi(val), i++;
         } else if (strcmp(argv[i], "--reps") == 0 && val != NULL && atoi(val) > 0) {
             cli->reps = (unsigned)atoi(val), i++;
         } else if (argv[i][0] != '-' && cli->file == NULL) {
@@ -713,14 +856,16 @@ static int parse_cli(int argc, char **argv, rp_cli_t *cli, const char *what)
 }
 
 /* The allocators of --alloc (default: every registry allocator and the system peers, noop
- * left out: it has no memory to measure). `size` keeps only those with create. */
+ * left out -- it has no memory to measure -- and the tree's study variants, bench_study_variant;
+ * "all" takes those too). `size` keeps only those with create. */
 static size_t pick_allocators(const char *names, bool need_create, const rt_allocator_t **out, size_t cap)
 {
     size_t n = 0, k = 0;
     const rt_allocator_t *const *all = bench_allocators(&n);
-    if (names == NULL) {
+    if (names == NULL || strcmp(names, "all") == 0) {
         for (size_t i = 0; i < n && k < cap; i++) {
-            if (strcmp(all[i]->name, "noop") != 0 && (!need_create || all[i]->create != NULL)) {
+            if (strcmp(all[i]->name, "noop") != 0 && (!need_create || all[i]->create != NULL) &&
+                (names != NULL || !bench_study_variant(all[i]))) {
                 out[k++] = all[i];
             }
         }
@@ -849,6 +994,7 @@ static int session_open(rp_session_t *s, int argc, char **argv, const rp_command
                 strstr(err, "memory limit") != NULL ? " (--max-memory)" : "");
         return 1;
     }
+    tr_zero_as_one(&s->f);
     s->na = pick_allocators(s->cli.alloc_names, cmd->need_create, s->allocs, BENCH_MAX_SELECTED);
     if (s->na == 0) {
         tr_release(&s->f);
@@ -885,37 +1031,59 @@ static const rp_command_t replay_command = {
     "program,stream,allocator,ops,failures,flagged,ic_stride,ins_mean,ins_p99,ins_max,",
     ",ns_per_call,ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins"};
 
-/* Instructions and F of allocator k on one stream (F on the smallest heap that fits, when sized). */
-static void replay_measure(const rp_session_t *s, size_t si, size_t k, void *buf, size_t heap, rp_replay_t *r)
+/* What a worker measures of one allocator on one stream: instructions of the fixed sample, and
+ * the smallest heap that runs the stream (to the same precision as `trace size`), whence F. */
+typedef struct replay_result {
+    rp_replay_t r;
+    rp_size_t sz;
+} replay_result_t;
+
+typedef struct replay_job_ctx {
+    const rp_session_t *s;
+    size_t si;
+    size_t heap;
+    const double *ns;
+    const size_t *fails;
+    double glibc_ns;
+} replay_job_ctx_t;
+
+static void job_progress(void *context, double done) { *(volatile double *)context = 0.2 + 0.8 * done; }
+
+static void replay_job(size_t k, void *result, volatile double *progress, void *context)
 {
-    const rt_allocator_t *a = s->allocs[k];
-    const wl_trace_t *t = &s->f.streams[si].trace;
-    memset(r, 0, sizeof *r);
-    rp_progress_ctx_t pc = {"trace", "", "count"};
-    snprintf(pc.who, sizeof pc.who, "stream %zu %s", si, a->name);
-    rp_progress_cb(&pc, 0.0);
-    rp_count(a, buf, heap, t, s->cli.stride, s->cli.budget, r);
-    size_t fheap = heap;
-    if (a->create != NULL) {
-        rp_size_opts_t so = {16384u, 0.01, heap, 0};
-        rp_size_t sz;
-        rp_size(a, buf, t, &so, &sz);
-        fheap = sz.found ? sz.heap : heap;
+    const replay_job_ctx_t *c = context;
+    replay_result_t *out = result;
+    const rt_allocator_t *a = c->s->allocs[k];
+    const wl_trace_t *t = &c->s->f.streams[c->si].trace;
+    void *buf = map_buffer(c->heap);
+    if (buf == NULL) {
+        return;
     }
-    rp_frag(a, buf, fheap, t, r);
-    bench_progress_clear();
+    if (a->create != NULL) {
+        rp_size_opts_t so = {4096u, 0.005, c->heap, 0};
+        rp_size(a, buf, t, &so, &out->sz);
+    }
+    *progress = 0.2;
+    /* counted on twice the heap it needs (the trees write their whole buffer at create) */
+    size_t heap = out->sz.found && out->sz.heap <= c->heap / 2u ? out->sz.heap * 2u : c->heap;
+    if (!drv_stop) {
+        rp_count(a, buf, heap, t, c->s->cli.sample, &out->r, job_progress, (void *)progress);
+    }
+    rp_frag(a, &out->sz, t, &out->r);
+    *progress = 1.0;
 }
 
 /* One row of the replay table on stdout. */
 static void replay_print_row(const char *name, const rp_replay_t *r, double ns)
 {
-    char im[24], ip[24], ix[24], nsv[24], fv[24];
+    char n[24], im[24], ip[24], ix[24], nsv[24], fv[24];
+    fmt_or_dash(n, sizeof n, r->ic_ok, "%.0f", (double)r->all.n);
     fmt_or_dash(im, sizeof im, r->ic_ok, "%.1f", r->all.mean);
-    fmt_or_dash(ip, sizeof ip, r->ic_ok, "%.0f", r->all.p99);
+    fmt_or_dash(ip, sizeof ip, r->ic_ok && rp_percentile_ok(r->all.n, 99.0), "%.0f", r->all.p99);
     fmt_or_dash(ix, sizeof ix, r->ic_ok, "%.0f", r->all.max);
     fmt_or_dash(nsv, sizeof nsv, ns > 0.0, "%.1f", ns);
     fmt_or_dash(fv, sizeof fv, r->f_known, "%.1f", r->f);
-    printf("%-10s %6zu %8s %8s %8s %8s %7s", name, r->failures, im, ip, ix, nsv, fv);
+    printf("%-10s %6zu %6s %8s %8s %8s %8s %7s", name, r->failures, n, im, ip, ix, nsv, fv);
     if (r->ic_ok) {
         printf(" op %zu %s %u: %u", r->worst_op, rp_kind_name[r->worst_kind % RP_KINDS], r->worst_size,
                r->worst_count);
@@ -976,9 +1144,25 @@ static double glibc_ns_of(const rt_allocator_t *const *allocs, size_t na, const 
     return glibc_ns;
 }
 
-/* Stream si against every allocator: timed all together, then counted and measured one by one.
- * False when its buffer cannot be mapped (the command stops there). */
-static bool replay_stream(const rp_session_t *s, size_t si)
+static void replay_row(size_t k, const void *result, bool crashed, void *context)
+{
+    const replay_job_ctx_t *c = context;
+    replay_result_t r = *(const replay_result_t *)result;
+    r.r.failures = c->fails[k];
+    const char *name = c->s->allocs[k]->name;
+    replay_print_row(name, &r.r, c->ns[k]);
+    if (crashed) {
+        printf("           (%s: its measuring process died; figures missing)\n", name);
+    }
+    if (c->s->csv != NULL) {
+        replay_csv_row(c->s->csv, c->si, name, c->s->f.streams[c->si].trace.nops, &r.r, c->ns[k], c->glibc_ns);
+    }
+}
+
+/* Stream si against every allocator: timed all together (one process, allocators interleaved),
+ * then counted and sized in worker processes, one per allocator. False when its buffer cannot be
+ * mapped (the command stops there). */
+static bool replay_stream(rp_session_t *s, size_t si)
 {
     const tr_stream_t *st = &s->f.streams[si];
     const wl_trace_t *t = &st->trace;
@@ -997,19 +1181,16 @@ static bool replay_stream(const rp_session_t *s, size_t si)
     snprintf(pc.who, sizeof pc.who, "stream %zu", si);
     rp_time(s->allocs, s->na, buf, heap, t, s->cli.reps, ns, fails, rp_progress_cb, &pc);
     bench_progress_clear();
-    double glibc_ns = glibc_ns_of(s->allocs, s->na, ns);
-    printf("%-10s %6s %8s %8s %8s %8s %7s %s\n", "allocator", "fail", "ins mean", "p99", "max", "ns/call", "F %",
-           "worst call (op kind size: instructions)");
-    for (size_t k = 0; k < s->na && !drv_stop; k++) {
-        rp_replay_t r;
-        replay_measure(s, si, k, buf, heap, &r);
-        r.failures = fails[k];
-        replay_print_row(s->allocs[k]->name, &r, ns[k]);
-        if (s->csv != NULL) {
-            replay_csv_row(s->csv, si, s->allocs[k]->name, t->nops, &r, ns[k], glibc_ns);
-        }
-    }
     munmap(buf, heap);
+    printf("%-10s %6s %6s %8s %8s %8s %8s %7s %s\n", "allocator", "fail", "calls", "ins mean", "p99", "max",
+           "ns/call", "F %", "worst call counted (op kind size: instructions)");
+    rp_need_t need;
+    rp_need(t, false, &need);
+    replay_job_ctx_t c = {s, si, heap, ns, fails, glibc_ns_of(s->allocs, s->na, ns)};
+    char what[80];
+    snprintf(what, sizeof what, "trace stream %zu: count and size", si);
+    rp_run_jobs(s->na, sizeof(replay_result_t), rp_workers(need.replay, s->cli.max_memory, s->cli.jobs), replay_job,
+                replay_row, &c, what);
     return true;
 }
 
@@ -1020,9 +1201,19 @@ int trace_replay(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    printf("instructions: every %zu-th op within %llu single steps per allocator (the stride widens to stay "
-           "in budget); ns/call: median of %u untimed replays, allocators interleaved; the machine may be loaded\n",
-           s.cli.stride, (unsigned long long)s.cli.budget, s.cli.reps);
+    printf("calls: the calls whose instructions were counted (ptrace single-stepping), %s, the same calls for "
+           "every allocator; ins mean, max: over them; p99 shown when at least 10 calls lie above it (1,000 calls or "
+           "more)\n"
+           "ns/call: median of %u untimed whole-stream replays, allocators interleaved -- a clock: on a loaded "
+           "machine it is noise (instruction counts are not)\n"
+           "F %%: (the smallest heap that runs the stream / its live peak - 1) x 100, the heap found by bisection "
+           "to max(4 KiB, 0.5 %%) as `trace size` does (its ratio is 1 + F/100); it counts everything the "
+           "allocator needs beyond the bytes live: headers, rounding, metadata in the buffer and the holes between "
+           "blocks. The buddy and the wait-free trees round every block to a power of two and keep their tree in "
+           "the buffer: their F of 100-200 %% is that rounding, not scattered blocks. Not known for the system "
+           "peers (no heap of their own)\n",
+           s.cli.sample != 0u ? "a fixed sample spread evenly over the stream (--sample)" : "every call",
+           s.cli.reps);
     for (size_t si = 0; si < s.f.nstreams && !drv_stop; si++) {
         if (!replay_stream(&s, si)) {
             s.failed = true;
@@ -1056,18 +1247,29 @@ typedef struct size_max {
     size_t stream[BENCH_MAX_SELECTED];
 } size_max_t;
 
-/* Sizes allocator a on stream si of trace t (live peak `peak`) and works out its bound. */
-static void size_measure(const rt_allocator_t *a, size_t si, void *buf, const wl_trace_t *t, uint64_t peak,
-                         const rp_size_opts_t *opts, size_row_t *row)
+typedef struct size_job_ctx {
+    const rp_session_t *s;
+    size_t si;
+    uint64_t peak;
+    const rp_size_opts_t *opts;
+    size_max_t *max;
+} size_job_ctx_t;
+
+/* Sizes allocator k on the stream (its own buffer of opts->cap bytes) and works out its bound. */
+static void size_job(size_t k, void *result, volatile double *progress, void *context)
 {
-    rp_progress_ctx_t pc = {"trace", "", "size"};
-    snprintf(pc.who, sizeof pc.who, "stream %zu %s", si, a->name);
-    rp_progress_cb(&pc, 0.0);
-    rp_size(a, buf, t, opts, &row->s);
-    bench_progress_clear();
+    const size_job_ctx_t *c = context;
+    size_row_t *row = result;
+    const rt_allocator_t *a = c->s->allocs[k];
+    const wl_trace_t *t = &c->s->f.streams[c->si].trace;
+    void *buf = map_buffer(c->opts->cap);
+    if (buf != NULL) {
+        rp_size(a, buf, t, c->opts, &row->s);
+    }
     row->bound = 0.0;
     row->hb = rp_bound(a, t, &row->bound, row->formula, sizeof row->formula);
-    row->ratio = row->s.found && peak != 0u ? (double)row->s.heap / (double)peak : 0.0;
+    row->ratio = row->s.found && c->peak != 0u ? (double)row->s.heap / (double)c->peak : 0.0;
+    *progress = 1.0;
 }
 
 /* One row of the size table on stdout. */
@@ -1077,7 +1279,9 @@ static void size_print_row(const char *name, const size_row_t *row)
     char hv[32], bv[32];
     fmt_or_dash(hv, sizeof hv, s->found, "%.0f", (double)s->heap);
     fmt_or_dash(bv, sizeof bv, row->hb, "%.0f", row->bound);
-    printf("%-10s %12s %7.3f %10s %s%s%s", name, hv, row->ratio, bv, row->hb ? row->formula : "no bound",
+    char fv[24];
+    fmt_or_dash(fv, sizeof fv, s->found, "%.1f", (row->ratio - 1.0) * 100.0);
+    printf("%-10s %12s %7.3f %7s %10s %s%s%s", name, hv, row->ratio, fv, bv, row->hb ? row->formula : "no bound",
            s->found && !s->verified ? "; NOT verified" : "", s->found ? "" : "; does not fit in the buffer");
     if (s->nonmono != 0u) {
         printf("; non-monotone: %zu bytes does not fit", s->nonmono_at);
@@ -1105,18 +1309,36 @@ static void size_csv_row(FILE *csv, size_t si, const char *name, uint64_t peak, 
     fprintf(csv, "\n");
 }
 
-/* Stream si against every allocator, its largest heaps kept in max. False when its buffer cannot
- * be mapped (the command stops there). */
+static void size_row(size_t k, const void *result, bool crashed, void *context)
+{
+    const size_job_ctx_t *c = context;
+    const size_row_t *row = result;
+    const char *name = c->s->allocs[k]->name;
+    if (row->s.found && row->s.heap > c->max->heap[k]) {
+        c->max->heap[k] = row->s.heap, c->max->ratio[k] = row->ratio, c->max->stream[k] = c->si;
+    }
+    size_print_row(name, row);
+    if (crashed) {
+        printf("           (%s: its sizing process died; figures missing)\n", name);
+    }
+    if (c->s->csv != NULL) {
+        size_csv_row(c->s->csv, c->si, name, c->peak, row);
+    }
+}
+
+/* Stream si against every allocator (worker processes, each with its own buffer), its largest
+ * heaps kept in max. */
 static bool size_stream(const rp_session_t *s, size_t si, rp_size_opts_t *opts, size_max_t *max)
 {
     const wl_trace_t *t = &s->f.streams[si].trace;
     uint64_t peak = rp_peak_live(t);
     opts->cap = rp_replay_heap(t) * 4u;
-    void *buf = map_buffer(opts->cap);
-    if (buf == NULL) {
+    void *probe = map_buffer(opts->cap); /* each worker maps its own: fail here, once, if none can */
+    if (probe == NULL) {
         fprintf(stderr, "rtbench trace size: cannot map %zu MiB\n", opts->cap >> 20);
         return false;
     }
+    munmap(probe, opts->cap);
     printf("\nstream %zu: %zu ops, live peak %llu bytes\n", si, t->nops, (unsigned long long)peak);
     gm_result_t g;
     if (gm_replay(&bench_glibc, t, NULL, true, &g) && peak != 0u) {
@@ -1124,19 +1346,14 @@ static bool size_stream(const rp_session_t *s, size_t si, rp_size_opts_t *opts, 
                "its own, %s arena)\n",
                (unsigned long long)g.footprint, (double)g.footprint / (double)peak, g.fresh ? "new" : "REUSED");
     }
-    printf("%-10s %12s %7s %10s %s\n", "allocator", "heap needed", "ratio", "bound", "notes");
-    for (size_t k = 0; k < s->na && !drv_stop; k++) {
-        size_row_t row;
-        size_measure(s->allocs[k], si, buf, t, peak, opts, &row);
-        if (row.s.found && row.s.heap > max->heap[k]) {
-            max->heap[k] = row.s.heap, max->ratio[k] = row.ratio, max->stream[k] = si;
-        }
-        size_print_row(s->allocs[k]->name, &row);
-        if (s->csv != NULL) {
-            size_csv_row(s->csv, si, s->allocs[k]->name, peak, &row);
-        }
-    }
-    munmap(buf, opts->cap);
+    printf("%-10s %12s %7s %7s %10s %s\n", "allocator", "heap needed", "ratio", "F %", "bound", "notes");
+    rp_need_t need;
+    rp_need(t, false, &need);
+    size_job_ctx_t c = {s, si, peak, opts, max};
+    char what[80];
+    snprintf(what, sizeof what, "trace stream %zu: size", si);
+    rp_run_jobs(s->na, sizeof(size_row_t), rp_workers(need.size, s->cli.max_memory, s->cli.jobs), size_job, size_row,
+                &c, what);
     return true;
 }
 
@@ -1149,7 +1366,14 @@ int trace_size(int argc, char **argv)
     }
     rp_size_opts_t opts = {4096u, 0.005, 0, 3};
     printf("heap needed: the smallest size passed to create on which every call that got memory in the recording "
-           "gets it again; bisection to max(4 KiB, 0.5 %%), verified by one more replay, 3 sizes above checked\n");
+           "gets it again; bisection to max(4 KiB, 0.5 %%), verified by one more replay, 3 sizes above checked\n"
+           "ratio: heap needed / the live peak (the most bytes the program held at once); F %%: (ratio - 1) x 100, "
+           "as `trace replay` and the studies give it: headers, rounding, metadata in the buffer and holes. The buddy "
+           "and the wait-free trees round every block to a power of two and keep their tree in the buffer: their "
+           "F of 100-200 %% is that rounding\n"
+           "bound: the most memory the allocator can need for any program with this live peak and these block "
+           "sizes (the buddy and the trees: Knuth's buddy bound, doc/traces.md); \"no bound\": none is proven for "
+           "it, the heap needed is what this recording needed\n");
     size_max_t max = {{0}, {0}, {0}};
     for (size_t si = 0; si < s.f.nstreams && !drv_stop; si++) {
         if (!size_stream(&s, si, &opts, &max)) {
@@ -1167,4 +1391,456 @@ int trace_size(int argc, char **argv)
         }
     }
     return session_close(&s);
+}
+
+/* --- trace advise ------------------------------------------------------------------------------ */
+
+/* What one allocator did on one stream (a worker's result). */
+typedef struct advise_result {
+    rp_replay_t r;
+    rp_size_t sz;
+    bool hb;
+    double bound;
+    size_t fail_op; /* no heap found: the first op that failed on the largest buffer */
+} advise_result_t;
+
+/* One allocator over every stream of every file. */
+typedef struct advise_sum {
+    bool ok;              /* ran every stream without a failure */
+    size_t heap;          /* the largest heap needed over the streams (0: none found) */
+    double bound;         /* the largest bound (0: none) */
+    double ins_sum;       /* instructions over the counted calls */
+    size_t calls;         /* counted calls */
+    uint32_t worst;       /* the most instructions of one counted call */
+    char worst_where[96]; /* which call */
+    size_t flash;         /* Cortex-M4 code bytes (footprint CSV); 0 unknown */
+} advise_sum_t;
+
+typedef struct advise_ctx {
+    advise_result_t res[BENCH_MAX_SELECTED]; /* the stream's, kept until every allocator is done */
+    bool crashed[BENCH_MAX_SELECTED];
+    size_t excluded;                          /* streams no allocator with a heap could run */
+    const rt_allocator_t *allocs[BENCH_MAX_SELECTED];
+    size_t na;
+    const wl_trace_t *t;
+    size_t sample;
+    size_t heap;
+    advise_sum_t sum[BENCH_MAX_SELECTED];
+    const char *file;
+    size_t si;
+} advise_ctx_t;
+
+static void advise_job(size_t k, void *result, volatile double *progress, void *context)
+{
+    const advise_ctx_t *c = context;
+    advise_result_t *out = result;
+    const rt_allocator_t *a = c->allocs[k];
+    void *buf = map_buffer(c->heap * 4u);
+    if (buf == NULL) {
+        return;
+    }
+    if (a->create != NULL) {
+        rp_size_opts_t so = {4096u, 0.005, c->heap * 4u, 0};
+        rp_size(a, buf, c->t, &so, &out->sz);
+        if (!out->sz.found && !drv_stop) {
+            (void)rp_fits(a, buf, c->heap * 4u, c->t, &out->fail_op);
+        }
+    }
+    *progress = 0.2;
+    /* counted on twice the heap it needs (the trees write their whole buffer at create) */
+    size_t heap = out->sz.found && out->sz.heap <= c->heap * 2u ? out->sz.heap * 2u : c->heap;
+    if (!drv_stop) {
+        rp_count(a, buf, heap, c->t, c->sample, &out->r, job_progress, (void *)progress);
+    }
+    out->hb = rp_bound(a, c->t, &out->bound, (char[160]){0}, 160);
+    *progress = 1.0;
+}
+
+static void advise_row(size_t k, const void *result, bool crashed, void *context)
+{
+    advise_ctx_t *c = context;
+    c->res[k] = *(const advise_result_t *)result;
+    c->crashed[k] = crashed;
+}
+
+/* Adds the stream's results to the sums; a stream that no allocator with a heap can run (a call
+ * that got memory when recorded gets none from any of them) is left out, and said why. */
+static void advise_stream_done(advise_ctx_t *c)
+{
+    bool any = false, heaps = false;
+    size_t fail = SIZE_MAX;
+    for (size_t k = 0; k < c->na; k++) {
+        if (c->allocs[k]->create != NULL) {
+            heaps = true;
+            any = any || (!c->crashed[k] && c->res[k].sz.found);
+            if (!c->res[k].sz.found && c->res[k].fail_op < fail) {
+                fail = c->res[k].fail_op;
+            }
+        }
+    }
+    if (heaps && !any) {
+        const wl_op_t *op = fail < c->t->nops ? &c->t->ops[fail] : NULL;
+        printf("note: %s stream %zu left out: no allocator here runs it", c->file, c->si);
+        if (op != NULL) {
+            printf(" (op %zu, %s of %u B, got memory when recorded and none here)", fail,
+                   rp_kind_name[WL_OP_KIND(op) % RP_KINDS], op->size);
+        }
+        printf("\n");
+        c->excluded++;
+        return;
+    }
+    for (size_t k = 0; k < c->na; k++) {
+        const advise_result_t *r = &c->res[k];
+        advise_sum_t *s = &c->sum[k];
+        const rt_allocator_t *a = c->allocs[k];
+        if (c->crashed[k] || (a->create != NULL && !r->sz.found)) {
+            s->ok = false; /* it cannot run this stream: out of every need */
+            continue;
+        }
+        if (r->sz.found && r->sz.heap > s->heap) {
+            s->heap = r->sz.heap;
+        }
+        if (r->hb && r->bound > s->bound) {
+            s->bound = r->bound;
+        }
+        if (r->r.ic_ok) {
+            s->ins_sum += r->r.all.mean * (double)r->r.all.n;
+            s->calls += r->r.all.n;
+            if (r->r.worst_count > s->worst) {
+                s->worst = r->r.worst_count;
+                snprintf(s->worst_where, sizeof s->worst_where, "%s stream %zu op %zu, %s of %u B", c->file, c->si,
+                         r->r.worst_op, rp_kind_name[r->r.worst_kind % RP_KINDS], r->r.worst_size);
+            }
+        }
+    }
+}
+
+/* Cortex-M4 code bytes per allocator from tools/footprint.sh's footprint_alloc.csv (columns
+ * target,allocator,...,text,...). False when the file cannot be read. */
+static bool advise_flash(const char *path, advise_ctx_t *c)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return false;
+    }
+    char line[512];
+    int text_col = -1;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (line[0] == '#') {
+            continue;
+        }
+        char *save = NULL, *cols[16];
+        int n = 0;
+        for (char *tok = strtok_r(line, ",\n", &save); tok != NULL && n < 16; tok = strtok_r(NULL, ",\n", &save)) {
+            cols[n++] = tok;
+        }
+        if (text_col < 0) {
+            for (int i = 0; i < n; i++) {
+                text_col = strcmp(cols[i], "text") == 0 ? i : text_col;
+            }
+            continue;
+        }
+        if (n <= text_col || strcmp(cols[0], "cortex-m4") != 0) {
+            continue;
+        }
+        for (size_t k = 0; k < c->na; k++) {
+            if (strcmp(c->allocs[k]->name, cols[1]) == 0) {
+                c->sum[k].flash = (size_t)strtoull(cols[text_col], NULL, 10);
+            }
+        }
+    }
+    fclose(f);
+    return text_col >= 0;
+}
+
+/* Whether the allocator's stated bound holds whatever the heap holds (not "unbounded", not a
+ * walk over free blocks). */
+static bool advise_bounded(const rt_allocator_t *a)
+{
+    return a->create != NULL && strstr(a->malloc_bound, "unbounded") == NULL &&
+           strstr(a->malloc_bound, "free blocks") == NULL && strstr(a->free_bound, "unbounded") == NULL &&
+           strstr(a->free_bound, "free blocks") == NULL;
+}
+
+typedef enum { NEED_BOUNDED, NEED_BOUNDED_MT, NEED_SMALLEST, NEED_FASTEST, NEED_FLASH, NEEDS } advise_need_t;
+
+static const char *const need_name[NEEDS] = {"bounded worst case", "bounded, thread-safe", "smallest heap",
+                                            "fastest (instructions)", "flash budget"};
+
+/* Whether allocator k qualifies for need n, and its score (lower is better). */
+static bool advise_score(const advise_ctx_t *c, size_t k, advise_need_t n, size_t flash_budget, double *score)
+{
+    const rt_allocator_t *a = c->allocs[k];
+    const advise_sum_t *s = &c->sum[k];
+    if (!s->ok || s->calls == 0u) {
+        return false;
+    }
+    double mean = s->ins_sum / (double)s->calls;
+    switch (n) {
+    case NEED_BOUNDED:
+        *score = (double)s->worst * 1e12 + (double)s->heap;
+        return advise_bounded(a);
+    case NEED_BOUNDED_MT:
+        *score = (double)s->worst * 1e12 + (double)s->heap;
+        return advise_bounded(a) && a->thread_safe;
+    case NEED_SMALLEST:
+        *score = (double)s->heap * 1e6 + (double)s->worst;
+        return a->create != NULL && s->heap != 0u;
+    case NEED_FASTEST:
+        *score = mean;
+        return true;
+    case NEED_FLASH:
+        *score = (double)s->heap * 1e6 + (double)s->flash;
+        return a->create != NULL && s->flash != 0u && (flash_budget == 0u || s->flash <= flash_budget);
+    case NEEDS:
+        break;
+    }
+    return false;
+}
+
+static void advise_size(char *out, size_t len, double bytes)
+{
+    rp_format_size(out, len, bytes > 0.0 ? (uint64_t)bytes : 0u);
+}
+
+/* The heap to configure: heap needed + margin %, rounded up to 4 KiB. */
+static size_t advise_heap(size_t needed, unsigned margin)
+{
+    uint64_t h = (uint64_t)needed + (uint64_t)needed * margin / 100u;
+    return (size_t)((h + 4095u) & ~(uint64_t)4095u);
+}
+
+static void advise_why(const advise_ctx_t *c, size_t win, size_t k, advise_need_t n, char *out, size_t len)
+{
+    const advise_sum_t *w = &c->sum[win], *s = &c->sum[k];
+    char a[32], b[32];
+    switch (n) {
+    case NEED_BOUNDED:
+    case NEED_BOUNDED_MT:
+        if (s->worst != w->worst) {
+            snprintf(out, len, "worst call %u instructions against %u", s->worst, w->worst);
+        } else {
+            advise_size(a, sizeof a, (double)s->heap), advise_size(b, sizeof b, (double)w->heap);
+            snprintf(out, len, "the same worst call, a larger heap: %s against %s", a, b);
+        }
+        return;
+    case NEED_SMALLEST:
+    case NEED_FLASH:
+        advise_size(a, sizeof a, (double)s->heap), advise_size(b, sizeof b, (double)w->heap);
+        if (strcmp(a, b) == 0) { /* the same to a tenth: bytes */
+            snprintf(a, sizeof a, "%zu B", s->heap), snprintf(b, sizeof b, "%zu B", w->heap);
+        }
+        snprintf(out, len, "needs %s against %s%s", a, b, n == NEED_FLASH ? " (within the flash budget)" : "");
+        return;
+    case NEED_FASTEST:
+        snprintf(out, len, "%.1f instructions a call against %.1f", s->ins_sum / (double)s->calls,
+                 w->ins_sum / (double)w->calls);
+        return;
+    case NEEDS:
+        break;
+    }
+    out[0] = '\0';
+}
+
+static void advise_print(const advise_ctx_t *c, unsigned margin, size_t flash_budget, bool have_flash)
+{
+    printf("\n%-22s %-9s %-34s %-12s %s\n", "need", "use", "heap to configure", "worst call", "runner-up, and why it lost");
+    for (int n = 0; n < NEEDS; n++) {
+        size_t best = SIZE_MAX, second = SIZE_MAX;
+        double bs = 0.0, ss = 0.0;
+        for (size_t k = 0; k < c->na; k++) {
+            double sc;
+            if (!advise_score(c, k, (advise_need_t)n, flash_budget, &sc)) {
+                continue;
+            }
+            if (best == SIZE_MAX || sc < bs) {
+                second = best, ss = bs;
+                best = k, bs = sc;
+            } else if (second == SIZE_MAX || sc < ss) {
+                second = k, ss = sc;
+            }
+        }
+        if (best == SIZE_MAX) {
+            printf("%-22s %s\n", need_name[n],
+                   n == NEED_FLASH && !have_flash ? "no flash figures: run tools/footprint.sh (footprint_alloc.csv), "
+                                                    "or give --footprint FILE"
+                   : n == NEED_FLASH ? "none fits the flash budget"
+                                     : "none of the allocators measured qualifies");
+            continue;
+        }
+        const advise_sum_t *s = &c->sum[best];
+        char heap[128] = "its own (a system allocator)", need[32], why[256] = "-", worst[24];
+        if (c->allocs[best]->create != NULL) {
+            advise_size(need, sizeof need, (double)s->heap);
+            char cfg[32];
+            advise_size(cfg, sizeof cfg, (double)advise_heap(s->heap, margin));
+            snprintf(heap, sizeof heap, "%s (needed %s + %u %%)", cfg, need, margin);
+        }
+        snprintf(worst, sizeof worst, "%u ins", s->worst);
+        if (second != SIZE_MAX) {
+            char w[160];
+            advise_why(c, best, second, (advise_need_t)n, w, sizeof w);
+            snprintf(why, sizeof why, "%s: %s", c->allocs[second]->name, w);
+        }
+        printf("%-22s %-9s %-34s %-12s %s\n", need_name[n], c->allocs[best]->name, heap, worst, why);
+        if (n == NEED_FLASH) {
+            printf("%-22s   flash: %zu B of Cortex-M4 code (tools/footprint.sh, objects at -O2)%s\n", "", s->flash,
+                   flash_budget != 0u ? "" : "; no budget given (--flash BYTES): the smallest heap among those with figures");
+        }
+        if (s->bound > 0.0) {
+            char b[32];
+            advise_size(b, sizeof b, s->bound);
+            printf("%-22s   guaranteed: %s suffices for any program with this live peak and these block sizes "
+                   "(Knuth's buddy bound)\n", "", b);
+        } else if (c->allocs[best]->create != NULL && n != NEED_FASTEST) {
+            printf("%-22s   no proven bound for other orders of the same calls: the margin covers runs like "
+                   "those recorded\n", "");
+        }
+    }
+}
+
+static void advise_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rtbench trace advise FILE... [--alloc LIST] [--margin PCT] [--flash BYTES] [--footprint CSV]\n"
+            "                            [--sample N] [--jobs N] [--max-memory SIZE]\n"
+            "  which allocator to use for the program(s) recorded in FILE (one or several traces: the heap\n"
+            "  must run every stream of every file), for each need: bounded worst case; bounded and\n"
+            "  thread-safe; smallest heap; fastest (exact instructions, not time); a flash budget. Each\n"
+            "  answer gives the heap to configure (the smallest that runs every stream, found by bisection\n"
+            "  to 0.5 %%, plus --margin, default 20 %%), the guaranteed bound where one is proven, the worst\n"
+            "  call counted (--sample calls per stream, default 1000) and the runner-up with why it lost.\n"
+            "  --flash BYTES: the most code the firmware can give the allocator (Cortex-M4 text of\n"
+            "  --footprint CSV, default results/latest/footprint_alloc.csv of tools/footprint.sh)\n");
+}
+
+int trace_advise(int argc, char **argv)
+{
+    const char *files[32];
+    size_t nfiles = 0, sample = 1000;
+    const char *names = NULL, *footprint = RTBENCH_SOURCE_DIR "/results/latest/footprint_alloc.csv";
+    unsigned margin = 20, jobs = 0;
+    uint64_t flash = 0, max_memory = tr_default_max_memory();
+    for (int i = 0; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            advise_usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--alloc") == 0 && v != NULL) {
+            names = v, i++;
+        } else if (strcmp(argv[i], "--margin") == 0 && v != NULL && v[0] >= '0' && v[0] <= '9') {
+            margin = (unsigned)atoi(v), i++;
+        } else if (strcmp(argv[i], "--flash") == 0 && v != NULL && rp_parse_size(v, &flash)) {
+            i++;
+        } else if (strcmp(argv[i], "--footprint") == 0 && v != NULL) {
+            footprint = v, i++;
+        } else if (strcmp(argv[i], "--sample") == 0 && v != NULL && v[0] >= '0' && v[0] <= '9') {
+            sample = (size_t)strtoull(v, NULL, 10), i++;
+        } else if (strcmp(argv[i], "--jobs") == 0 && v != NULL && atoi(v) > 0) {
+            jobs = (unsigned)atoi(v), i++;
+        } else if (strcmp(argv[i], "--max-memory") == 0 && v != NULL && rp_parse_size(v, &max_memory)) {
+            i++;
+        } else if (argv[i][0] != '-' && nfiles < sizeof files / sizeof files[0]) {
+            files[nfiles++] = argv[i];
+        } else {
+            fprintf(stderr, "rtbench trace advise: bad argument '%s' (rtbench trace advise --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    if (nfiles == 0) {
+        advise_usage(stderr);
+        return 2;
+    }
+    static advise_ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.na = pick_allocators(names, false, c.allocs, BENCH_MAX_SELECTED);
+    if (c.na == 0) {
+        return 2;
+    }
+    for (size_t k = 0; k < c.na; k++) {
+        c.sum[k].ok = true;
+    }
+    bool have_flash = advise_flash(footprint, &c);
+    /* the sample is the program's: `sample` calls over all streams of all files, each stream's
+     * share in proportion to its calls (at least one), so a program of many small processes costs
+     * what one of their size would */
+    size_t total = 0;
+    for (size_t fi = 0; fi < nfiles; fi++) {
+        tr_file_t f;
+        char err[512];
+        if (!tr_load_max(files[fi], max_memory, &f, err, sizeof err)) {
+            fprintf(stderr, "rtbench trace advise: %s\n", err);
+            return 1;
+        }
+        for (size_t si = 0; si < f.nstreams; si++) {
+            total += f.streams[si].trace.nmalloc != 0u ? f.streams[si].trace.nops : 0u;
+        }
+        tr_release(&f);
+    }
+    size_t streams = 0, ops = 0;
+    uint64_t peak = 0;
+    for (size_t fi = 0; fi < nfiles && !drv_stop; fi++) {
+        tr_file_t f;
+        char err[512];
+        if (!tr_load_max(files[fi], max_memory, &f, err, sizeof err)) {
+            fprintf(stderr, "rtbench trace advise: %s\n", err);
+            return 1;
+        }
+        c.file = files[fi];
+        tr_zero_as_one(&f);
+        for (size_t si = 0; si < f.nstreams && !drv_stop; si++) {
+            const wl_trace_t *t = &f.streams[si].trace;
+            if (t->nmalloc == 0u) {
+                continue;
+            }
+            rp_need_t need;
+            rp_need(t, true, &need);
+            if (need.size > max_memory) {
+                fprintf(stderr, "rtbench trace advise: %s stream %zu would need more than --max-memory; refused\n",
+                        files[fi], si);
+                tr_release(&f);
+                return 1;
+            }
+            c.t = t, c.si = si, c.heap = rp_replay_heap(t);
+            if (sample == 0u) {
+                c.sample = 0; /* every call */
+            } else {
+                double share = (double)sample * (double)t->nops / (double)(total != 0u ? total : 1u);
+                c.sample = share < 1.0 ? 1u : (size_t)(share + 0.5);
+            }
+            uint64_t p = rp_peak_live(t);
+            peak = p > peak ? p : peak;
+            streams++, ops += t->nops;
+            char what[96];
+            snprintf(what, sizeof what, "advise %s stream %zu", files[fi], si);
+            memset(c.res, 0, sizeof c.res);
+            memset(c.crashed, 0, sizeof c.crashed);
+            if (rp_run_jobs(c.na, sizeof(advise_result_t), rp_workers(need.size, max_memory, jobs), advise_job,
+                            advise_row, &c, what)) {
+                advise_stream_done(&c);
+            }
+        }
+        tr_release(&f);
+    }
+    if (drv_stop) {
+        return 130;
+    }
+    if (streams == 0) {
+        fprintf(stderr, "rtbench trace advise: no allocation in %s: nothing to advise on\n",
+                nfiles == 1 ? files[0] : "these traces");
+        return 1;
+    }
+    char pk[32];
+    rp_format_size(pk, sizeof pk, peak);
+    if (c.excluded == streams) {
+        fprintf(stderr, "rtbench trace advise: no allocator here runs any stream of %s (the notes above say which "
+                        "call fails)\n", nfiles == 1 ? files[0] : "these traces");
+        return 1;
+    }
+    printf("advice from %zu trace%s, %zu stream%s (%zu left out, see the notes), %zu calls, largest live peak %s; instructions: about %zu calls "
+           "counted per allocator, spread over the streams by their calls, the same calls for each (exact, "
+           "ptrace); heap: the smallest that runs every stream, by bisection to 0.5 %%\n",
+           nfiles, nfiles == 1 ? "" : "s", streams, streams == 1 ? "" : "s", c.excluded, ops, pk, sample);
+    advise_print(&c, margin, (size_t)flash, have_flash);
+    return 0;
 }

@@ -80,7 +80,7 @@ typedef struct rp_replay {
     size_t flagged;       /* ops flagged WL_OP_FAILED in the recording */
     /* instructions (ptrace sample) */
     bool ic_ok;
-    size_t ic_stride;     /* the sample's final stride */
+    size_t ic_stride;     /* the sample's stride */
     rp_kind_stat_t all, kind[RP_KINDS];
     size_t worst_op;      /* the counted call with the most instructions */
     uint32_t worst_kind, worst_size, worst_count;
@@ -105,12 +105,34 @@ void rp_write_kinds(FILE *csv, const rp_replay_t *r);
  * the newline. */
 void rp_csv_measures(FILE *csv, const rp_replay_t *r, double ns, double glibc_ns, int ratio_digits);
 
-/* Instructions per call (every stride-th op within step_budget; the stride widens to stay in
- * budget), and F at the peak of a library allocator over buffer[0..size) (callers pass the
- * smallest heap that fits; system peers: not measured, f_known false). */
-void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t stride,
-              uint64_t step_budget, rp_replay_t *r);
-void rp_frag(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, rp_replay_t *r);
+/* Instructions per call of a fixed sample of the stream: `sample` calls spread evenly over it
+ * (every max(1, nops / sample)-th op; 0: every call), the same ops for every allocator (an op
+ * an allocator cannot count -- flagged failed, or a kind it lacks -- moves the sample to the next
+ * op). progress (may be NULL) receives the share of the stream done. */
+void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t sample,
+              rp_replay_t *r, void (*progress)(void *, double), void *context);
+/* The stride rp_count uses for `sample` calls of t. */
+size_t rp_sample_stride(const wl_trace_t *t, size_t sample);
+/* Whether a percentile p (99 or 99.9) is supported by n samples: at least 10 lie above it. */
+bool rp_percentile_ok(size_t n, double p);
+
+/* F of allocator a on t (the same definition as `trace size`'s ratio and the studies' F): the
+ * smallest heap found to run the stream (rp_size; `heap`) over the stream's live peak, minus 1,
+ * in %. Not known for the system peers (no heap of their own) or when no heap was found. */
+void rp_frag(const rt_allocator_t *a, const rp_size_t *s, const wl_trace_t *t, rp_replay_t *r);
+
+/* Runs job(k, result_k, progress_k, context) for k = 0 .. n-1 in worker processes, at most
+ * `workers` at once (each result_size bytes, zeroed before; results in shared memory), then
+ * row(k, result_k, context) in order of k as soon as jobs 0..k are done, and a progress line on
+ * stderr (`what`, the jobs done and running, the share done and the time left) at least every
+ * second. A worker that dies leaves its result zeroed and *crashed_k true. False when
+ * interrupted (drv_stop: the workers are stopped). */
+typedef void (*rp_job_fn)(size_t k, void *result, volatile double *progress, void *context);
+typedef void (*rp_row_fn)(size_t k, const void *result, bool crashed, void *context);
+bool rp_run_jobs(size_t n, size_t result_size, unsigned workers, rp_job_fn job, rp_row_fn row, void *context,
+                 const char *what);
+/* Workers for jobs that each may take `need` bytes, within max_memory and the CPUs online. */
+unsigned rp_workers(uint64_t need, uint64_t max_memory, unsigned requested);
 
 /* ns per call of allocs[0..n) on t: reps untimed replays each, the allocators interleaved within
  * each repetition (the order rotated by one each repetition); ns[k] receives allocator k's median

@@ -585,6 +585,20 @@ uint64_t tr_default_max_memory(void)
     return half < space ? half : space;
 }
 
+/* trace.h */
+void tr_zero_as_one(tr_file_t *f)
+{
+    for (size_t si = 0; si < f->nstreams; si++) {
+        wl_trace_t *t = &f->streams[si].trace;
+        for (size_t i = 0; i < t->nops; i++) {
+            wl_op_t *op = &t->ops[i];
+            if (op->size == 0u && WL_OP_KIND(op) != WL_FREE && (op->kind & WL_OP_FAILED) == 0u) {
+                op->size = 1u;
+            }
+        }
+    }
+}
+
 bool tr_parse(const unsigned char *data, size_t len, uint64_t max_memory, tr_file_t *f, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);

@@ -62,10 +62,18 @@ uint64_t tr_checksum(const unsigned char *p, size_t n);
 
 void tr_release(tr_file_t *f);
 
+/* For a replay: a request of 0 bytes that got memory when recorded (glibc's unique pointer for
+ * malloc(0)) becomes 1 byte, as the drop-in malloc serves it -- the library's allocators return
+ * NULL for 0 bytes, which a replay would count as a failure no program on the drop-in sees.
+ * `trace replay`, `size`, `advise` and the experiment call it after loading; the file is as
+ * recorded. */
+void tr_zero_as_one(tr_file_t *f);
+
 /* The subcommands, each given argv after "trace <name>" (argc counts only those). Return the
  * process exit status. */
 int trace_record(int argc, char **argv);  /* [-o FILE] -- CMD ARGS... (bench/trace/record.c) */
 int trace_replay(int argc, char **argv);  /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
+int trace_advise(int argc, char **argv);  /* FILE... : which allocator for the recorded program (replay.c) */
 int trace_size(int argc, char **argv);    /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
 
 #endif /* RTBENCH_TRACE_H */

@@ -216,7 +216,8 @@ static void replay_on(const rt_allocator_t *a, const wl_trace_t *t, size_t si)
     }
     rp_replay_t r;
     memset(&r, 0, sizeof r);
-    rp_frag(a, fz_heap, sz.found ? sz.heap : FZ_HEAP, t, &r);
+    rp_frag(a, &sz, t, &r);
+    FZ_CHECK(!r.f_known || r.f >= -100.0, "stream %zu %s: F %.1f", si, a->name, r.f);
     if (fz_verbose) {
         fprintf(stderr, "  stream %zu on %s: fits %d, size %s %zu (verified %d), F %s %.1f\n", si, a->name, (int)fits,
                 sz.found ? "found" : "none", sz.heap, (int)sz.verified, r.f_known ? "" : "unknown", r.f);
