@@ -82,6 +82,24 @@ for heading in "# rtalloc benchmark report" "## Targets" "## Headlines" "# Detai
     "## Block layouts" "## Footprint (Cortex-M4 and RV32IMAC, -Os)" "## On target"; do
     check "heading '$heading' in REPORT.md" grep -q "^$heading" "$REPORT"
 done
+# The opening answer (bench/report/advice.py) from the fixture's programs: decided on counts
+check "which allocator: the answer opens the summary" bash -c \
+    "grep -n '^## Which allocator\|^| section | experiment' '$REPORT' | head -2 | tr '\n' ' ' | grep -q 'Which allocator.*section'"
+check "which allocator: bounded worst case is tlsf, buddy the runner-up (the same worst call, a larger heap)" \
+    grep -q '^| bounded worst case | tlsf | 1.214x live peak | 199 (lua5.4 realloc of 29 B) | buddy: the same worst call, heap 1.9042x' "$REPORT"
+check "which allocator: the smallest heap is tlsf's, firstfit's 1.2314x behind" \
+    grep -q '^| smallest heap | tlsf | 1.214x live peak | .* | firstfit: heap 1.2314x the live peak against 1.2138x |' "$REPORT"
+check "which allocator: least flash from footprint_alloc.csv" grep -q '^| least flash | buddy | .*3236 B code' "$REPORT"
+check "which allocator: no thread-safe bounded allocator among the fixture's says so" \
+    grep -q '^| bounded, thread-safe | — | — | — | none of the allocators measured qualifies |' "$REPORT"
+# A loaded run: churn.csv's load above its CPUs -> its time verdict is the noise mark, said up front
+mkdir -p "$TMP/loaded"
+cp "$FIXTURE"/*.csv "$TMP/loaded/"
+sed -i 's/^# load average at start (1\/5\/15 min): .* on \([0-9]*\) CPUs$/# load average at start (1\/5\/15 min): 13.00 12.00 11.00 on \1 CPUs/' "$TMP/loaded/churn.csv"
+env MPLBACKEND=Agg "$PY" "$REPORT_PY" --no-plots "$TMP/loaded" >/dev/null 2>&1 || true
+check "loaded run: the summary says the timings are noisy" grep -q '^\*\*Timings noisy -- rerun on an idle machine.\*\* .*churn: load 13.00 on' "$TMP/loaded/REPORT.md"
+check "loaded run: churn's loop target is not a verdict" grep -q '^| churn: tlsf loop vs glibc (same run) | .* | noisy -- rerun on an idle machine (load 13.00' "$TMP/loaded/REPORT.md"
+check "quiet fixture: no noise mark" bash -c "! grep -q 'Timings noisy' '$REPORT'"
 # Without plan.csv every section is complete at scale "unknown", and its heading says so.
 check "every section heading carries its scale" \
     test "$(sed -n '/^# Details/,$p' "$REPORT" | grep '^## ' | grep -v '^## Targets in detail$' | grep -vc '(scale: unknown)$')" -eq 0

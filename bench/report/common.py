@@ -87,6 +87,37 @@ def verdict(ok):
     return "met" if ok else "**not met**"
 
 
+NOISY = "noisy -- rerun on an idle machine"
+
+
+def load_of(meta):
+    """(1-minute load average, CPUs) from a CSV's "load average at start" line, or None."""
+    for line in meta or []:
+        if line.startswith("load average at start") and " on " in line:
+            try:
+                head, cpus = line.rsplit(" on ", 1)
+                return float(head.split(":", 1)[1].split()[0]), int(cpus.split()[0])
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def noisy(meta):
+    """Why the timings of a CSV are not to be judged, or None: the machine was busier than its CPUs
+    at the start (more runnable threads than CPUs: each timed run shared its CPU). The benchmark's
+    own process counts one, so a quiet 2-CPU machine reads about 1."""
+    lo = load_of(meta)
+    if lo is not None and lo[0] > lo[1]:
+        return f"{NOISY} (load {lo[0]:.2f} on {lo[1]} CPUs at the start)"
+    return None
+
+
+def timed_verdict(ok, meta):
+    """A verdict that rests on a clock: `verdict(ok)`, or the noise mark when the run was loaded."""
+    why = noisy(meta)
+    return why if why else verdict(ok)
+
+
 # Headers that only make sense after the column they follow ("malloc median", "p99", "max"):
 # when a table is split, they are named after that column.
 _GENERIC = {"p99", "p99.9", "p999", "max", "min", "mean", "median", "worst", "sd", "c_v", ".data", ".bss", ".text",

@@ -2,8 +2,9 @@
 import os
 import sys
 
+from . import advice
 from .common import (DASH, NOTE, Run, Styler, legend_outside, read_csv, num, fmt, save, table,  # noqa: F401
-                     verdict)
+                     verdict, timed_verdict, noisy)
 
 # Issue 2, "Targets": the most used public C TLSF measured on exactly these workloads.
 REFERENCE = {
@@ -251,7 +252,7 @@ class Report:
                     self.targets.append([f"{name}: {r['allocator']} loop vs glibc (same run)",
                                          f"<= {LOOP_TARGET[name]:.2f}x",
                                          f"{ratio:.2f}x (reference TLSF: {ref:.2f}x)",
-                                         verdict(ratio <= LOOP_TARGET[name])])
+                                         timed_verdict(ratio <= LOOP_TARGET[name], meta)])
             if r["allocator"] in ("tlsf", "tlsf32") and r["probes_max"]:
                 self.targets.append([f"{name}: {r['allocator']} probes per malloc", "<= 2", r["probes_max"],
                                      verdict(int(r["probes_max"]) <= 2)])
@@ -312,7 +313,7 @@ class Report:
             if a == "tlsf" and flat is not None:
                 pmax = max(int(r["probes"]) for r in rs if r["probes"] != "")
                 self.targets.append(["mem_frag: tlsf flat in N (max/min of per-N medians)", "< 1.2",
-                                     f"{flat:.2f} (of the means: {flat_mean:.2f})", verdict(flat < 1.2)])
+                                     f"{flat:.2f} (of the means: {flat_mean:.2f})", timed_verdict(flat < 1.2, meta)])
                 self.targets.append(["mem_frag: tlsf probes", "<= 2", str(pmax), verdict(pmax <= 2)])
             if a == "seglist":
                 ps = [(int(r["n"]), int(r["probes"])) for r in rs if r["probes"] != ""]
@@ -1134,6 +1135,7 @@ class Report:
         import types
         from . import common
         return types.SimpleNamespace(read_csv=common.read_csv, table=common.table, verdict=common.verdict,
+                                     timed_verdict=common.timed_verdict,
                                      fmt=common.fmt, num=common.num, cell=common.cell, DASH=common.DASH,
                                      style=self.style, run=self.run)
 
@@ -1176,6 +1178,22 @@ class Report:
                 self.w("**rtbench did not complete** (" + (self.run.run.get("status") or "") + "). This rtbench writes no "
                        "plan.csv: the experiments it did not reach are left out below, and the last one shown may be "
                        "cut short (rows marked \"(interrupted)\").")
+            self.w()
+        loaded = []
+        for csvname in ("churn.csv", "small.csv", "memfrag.csv", "fma.csv", "trace.csv", "stellwag.csv"):
+            why = noisy(read_csv(self.path(csvname))[0])
+            if why:
+                loaded.append(f"{csvname.split('.')[0]}: {why.split(' (', 1)[1].rstrip(')')}")
+        if loaded:
+            self.w("**Timings noisy -- rerun on an idle machine.** The machine was busier than its CPUs when these "
+                   "experiments started (" + "; ".join(loaded) + "): their times and time ratios are shown but are "
+                   "not verdicts (their targets say \"noisy\"); counts (instructions, probes, bytes) are unaffected.")
+            self.w()
+        answer = advice.table(self.path)
+        if answer:
+            self.w("## Which allocator")
+            self.w()
+            self.w(answer)
             self.w()
         if self.statuses:
             self.w(table(["section", "experiment", "status", "scale", "seconds"],

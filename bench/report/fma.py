@@ -161,8 +161,9 @@ def section(rep, m):
             iw[a] = max(vs) if vs else None
         if iw[FMA] is not None and iw[BSD]:
             text += f"; instructions, most of any counted call: {iw[FMA]} vs {iw[BSD]} = {iw[FMA] / iw[BSD]:.2f}x"
-        tg.append([name2, text, m.verdict(ok)])
-        rep.targets.append([f"fma: {name2}", f"<= {TARGET_WORST:.0f}x", text, m.verdict(ok)])
+        judged = m.timed_verdict(ok, meta) if unit != "instructions" else m.verdict(ok)
+        tg.append([name2, text, judged])
+        rep.targets.append([f"fma: {name2}", f"<= {TARGET_WORST:.0f}x", text, judged])
     else:
         tg.append([name2, "not measured (fma and bsd44 rows needed)", "n/a"])
         rep.targets.append([f"fma: {name2}", f"<= {TARGET_WORST:.0f}x", "not measured", "n/a"])

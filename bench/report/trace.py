@@ -195,14 +195,14 @@ def section(rep, m):
             nsq = num(tq.get("ns_ratio_glibc"))
             if nsq is not None:
                 rep.targets.append([f"trace {prog}: tlsfq ns per call vs glibc (same run)", f"<= {TARGET_NS:.2f}x",
-                                    f"{nsq:.2f}x{where}", m.verdict(nsq <= TARGET_NS)])
+                                    f"{nsq:.2f}x{where}", m.timed_verdict(nsq <= TARGET_NS, meta)])
         if tl is not None:
             ns = num(tl.get("ns_ratio_glibc"))
             hr = num(tl.get("ratio"))
             where = f" (first {ops_replayed:,} ops)" if prefix else ""
             if ns is not None:
                 rep.targets.append([f"trace {prog}: tlsf ns per call vs glibc (same run)", f"<= {TARGET_NS:.2f}x",
-                                    f"{ns:.2f}x{where}", m.verdict(ns <= TARGET_NS)])
+                                    f"{ns:.2f}x{where}", m.timed_verdict(ns <= TARGET_NS, meta)])
             if hr is not None and hr > 0:
                 rep.targets.append([f"trace {prog}: tlsf heap needed / live peak", f"<= {TARGET_HEAP:.2f}",
                                     f"{hr:.3f}{where}", m.verdict(hr <= TARGET_HEAP)])
