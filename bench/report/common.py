@@ -89,6 +89,25 @@ def verdict(ok):
 
 NOISY = "noisy -- rerun on an idle machine"
 
+# Series a plot shows, at most PLOT_SERIES: the ones the plot is about, then ours and the best
+# peers in this order; the rest stay in the tables (each plot's caption says so).
+PLOT_SERIES = 6
+_PLOT_PRIORITY = ["tlsf", "tlsfq", "glibc", "jemalloc", "mimalloc", "wfc", "halffit", "buddy", "fma", "wf_hint",
+                  "seglist", "bsd44", "tlsf32", "firstfit", "bestfit", "wf"]
+
+
+def plot_series(names, must=()):
+    """At most PLOT_SERIES of names: `must` first (those present), then by _PLOT_PRIORITY, then the
+    rest in their order."""
+    names = list(dict.fromkeys(names))
+    out = [n for n in must if n in names]
+    for n in _PLOT_PRIORITY + names:
+        if len(out) >= PLOT_SERIES:
+            break
+        if n in names and n not in out:
+            out.append(n)
+    return out[:PLOT_SERIES]
+
 
 def load_of(meta):
     """(1-minute load average, CPUs) from a CSV's "load average at start" line, or None."""

@@ -4,7 +4,7 @@ import sys
 
 from . import advice
 from .common import (DASH, NOTE, Run, Styler, legend_outside, read_csv, num, fmt, save, table,  # noqa: F401
-                     verdict, timed_verdict, noisy)
+                     verdict, timed_verdict, noisy, plot_series)
 
 # Issue 2, "Targets": the most used public C TLSF measured on exactly these workloads.
 REFERENCE = {
@@ -268,7 +268,8 @@ class Report:
         for r in rows:
             if r["allocator"] not in allocs:
                 allocs.append(r["allocator"])
-        for a in allocs:
+        shown = plot_series(allocs)
+        for a in shown:
             pts = [(num(r[unit]), num(r["percentile"]) / 100.0) for r in rows if r["allocator"] == a and r["op"] == "malloc"]
             if not pts:
                 continue
@@ -280,7 +281,9 @@ class Report:
         ax.set_xscale("log")
         ax.set_xlabel(f"malloc {unit} (raw, per-op min of 2 runs; log scale)")
         ax.set_ylabel("fraction of mallocs")
-        ax.set_title(f"{name}: CDF of malloc cost per call")
+        ax.set_title(f"{name}: CDF of malloc cost -- the further left and the steeper the rise to 1, the better;\n"
+                     f"the right end is the worst case ({len(shown)} of {len(allocs)} allocators; all in the table)",
+                     fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         fname = f"{name}_malloc_cdf.png"
         self.save(fig, fname, f"{name} malloc CDF")
@@ -339,7 +342,8 @@ class Report:
 
     def memfrag_plot(self, by, key, ylabel, fname, skip_na=False, log=False):
         fig, ax = self.fig(figsize=(8, 5))
-        for i, (a, rs) in enumerate(by.items()):
+        shown = plot_series(list(by), must=("tlsf", "seglist"))
+        for i, (a, rs) in enumerate((a, by[a]) for a in shown):
             pts = [(int(r["n"]), num(r[key])) for r in rs if r[key] != ""]
             if not pts or (skip_na and all(p[1] is None for p in pts)):
                 continue
@@ -347,7 +351,9 @@ class Report:
             ax.plot(xs, ys, label=a, **self.style(a))
         ax.set_xlabel("N (free 72-byte blocks fenced by live 8-byte spacers)")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"mem_frag: {ylabel} vs N" + (" (log scale)" if log else ""), fontsize=10)
+        ax.set_title(f"mem_frag: {ylabel} vs N" + (" (log scale)" if log else "") +
+                     " -- a flat line is a bound that does not grow\nwith the free blocks; seglist climbs with N "
+                     f"({len(shown)} of {len(by)} allocators; all in the table)", fontsize=9)
         if log:
             ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
@@ -614,7 +620,8 @@ class Report:
             self.w()
             if self.want("masmano_fig5.png"):
                 fig, ax = self.fig(figsize=(8, 5))
-                for i, (a, v) in enumerate(by.items()):
+                shown = plot_series(list(by))
+                for i, (a, v) in enumerate((a, by[a]) for a in shown):
                     pts = sorted((p, f) for p, f, _ in v if p > 0 and f is not None and f > 0)
                     if pts:
                         xs, ys = zip(*pts)
@@ -625,7 +632,9 @@ class Report:
                 ax.set_xlabel("deallocation task period P_d (time units)")
                 ax.set_ylabel("F (%, log scale)")
                 ax.set_yscale("log")
-                ax.set_title("Test 4: fragmentation vs the deallocation task's period")
+                ax.set_title("Test 4: F vs the deallocation task's period -- lower is better; the rise at short "
+                             f"periods\nis delayed frees piling up ({len(shown)} of {len(by)} allocators; all in the "
+                             "table)", fontsize=9)
                 ax.grid(True, alpha=0.3)
                 self.save(fig, "masmano_fig5.png", "masmano_fig5.png")
         if g4rows and self.want("masmano_fig4.png"):
@@ -633,7 +642,8 @@ class Report:
             for r in g4rows:
                 series.setdefault(r["series"], []).append((int(r["malloc"]), num(r["bytes"], 0.0)))
             fig, ax = self.fig(figsize=(8, 5))
-            for i, (a, pts) in enumerate(series.items()):
+            keep = ["live"] + plot_series([a for a in series if a != "live"])
+            for i, (a, pts) in enumerate((a, series[a]) for a in keep if a in series):
                 xs, ys = zip(*pts)
                 ys = [y / 1024.0 for y in ys]
                 if a == "live":
@@ -644,7 +654,8 @@ class Report:
                     ax.plot(xs, ys, label=a, **st)
             ax.set_xlabel("mallocs")
             ax.set_ylabel("KiB")
-            ax.set_title("Figure 4: memory used (watermark) vs live memory, Test 3, first 1400 mallocs")
+            ax.set_title("Figure 4: memory used (watermark) vs live memory, Test 3, first 1400 mallocs --\nthe "
+                         "closer a line hugs the black live line, the less it fragments", fontsize=9)
             ax.grid(True, alpha=0.3)
             self.save(fig, "masmano_fig4.png", "masmano_fig4.png")
 
@@ -1069,12 +1080,15 @@ class Report:
             self.w()
             if self.want("memstress_bins.png"):
                 fig, ax = self.fig(figsize=(8, 5))
-                for i, (a, v) in enumerate(by.items()):
+                shown = plot_series(list(by), must=("tlsf", "seglist"))
+                for i, (a, v) in enumerate((a, by[a]) for a in shown):
                     v = sorted(v)
                     ax.plot([p for p, _, _ in v], [c for _, _, c in v], label=a, **self.style(a))
                 ax.set_xlabel("probes of the malloc")
                 ax.set_ylabel("mean cycles of malloc")
-                ax.set_title("mem_stress: mean malloc cost binned by probe count")
+                ax.set_title("mem_stress: mean malloc cost by probe count -- TLSF stays at two points; "
+                             f"segregated\nfit climbs with each probe ({len(shown)} of {len(by)} allocators)",
+                             fontsize=9)
                 ax.grid(True, alpha=0.3)
                 self.save(fig, "memstress_bins.png", "memstress_bins.png")
         msrows = {}
@@ -1093,7 +1107,7 @@ class Report:
             msrows = {}
         if msrows and self.want("memstress_cdf.png"):
             fig, axes = self.fig(1, 2, figsize=(11, 4.5))
-            for i, (a, v) in enumerate(msrows.items()):
+            for i, (a, v) in enumerate((a, msrows[a]) for a in plot_series(list(msrows), must=("tlsf", "seglist"))):
                 for ax, k in ((axes[0], 0), (axes[1], 1)):
                     xs = sorted(x[k] for x in v)
                     if not xs:
@@ -1106,8 +1120,8 @@ class Report:
             for ax in axes:
                 ax.set_ylabel("fraction of mallocs")
                 ax.grid(True, which="both", alpha=0.3)
-            axes[0].set_title("mem_stress: CDF of probes")
-            axes[1].set_title("mem_stress: CDF of cycles")
+            axes[0].set_title("mem_stress: CDF of probes -- left is fewer look-ups", fontsize=9)
+            axes[1].set_title("mem_stress: CDF of cycles -- the right end is the worst call", fontsize=9)
             self.save(fig, "memstress_cdf.png", "memstress_cdf.png")
 
     def stellwag(self):

@@ -7,8 +7,7 @@ issue 4's targets with measured verdicts (never asserted), and one malloc-latenc
 (stellwag_cdf_I.png .. stellwag_cdf_IV.png), one panel per thread count. With --rt rows (mode rt)
 the tables are repeated for them.
 """
-
-from .common import fmt_rate as _rate, fmt_sep as _num, num as _f, to_int as _i  # noqa: E402
+from .common import fmt_rate as _rate, fmt_sep as _num, num as _f, plot_series, to_int as _i  # noqa: E402
 
 TESTS = ["I", "II", "III", "IV"]
 TEST_TEXT = {
@@ -234,7 +233,7 @@ def _cdf_plots(rep, m, cdf, unit, threads):
             for r in rows:
                 if _i(r["threads"]) == t and r["allocator"] not in allocs:
                     allocs.append(r["allocator"])
-            for i, a in enumerate(allocs):
+            for i, a in enumerate(plot_series(allocs, must=("wfc", "tlsf+mutex", "aomalloc", "wf", "glibc"))):
                 pts = [(_f(r[unit]), _f(r["percentile"]) / 100.0) for r in rows
                        if _i(r["threads"]) == t and r["allocator"] == a]
                 xs, ys = zip(*pts)
@@ -245,7 +244,8 @@ def _cdf_plots(rep, m, cdf, unit, threads):
             ax.set_title(f"test {test}, {t} thread{'s' if t != 1 else ''}")
             ax.grid(True, which="both", alpha=0.3)
         axes[0][0].set_ylabel("fraction of mallocs")
-        fig.suptitle(f"Stellwag test {test}: CDF of malloc latency, all threads pooled")
+        fig.suptitle(f"Stellwag test {test}: CDF of malloc latency, all threads pooled -- left and steep is better; the "
+                     "right end is the worst wait (at most six allocators a panel; all in the tables)")
         rep.save(fig, f"stellwag_cdf_{test}.png", f"stellwag test {test} malloc CDF")
 
 
