@@ -196,7 +196,7 @@ RT_HOT bool layer_keep(rt_heap_t *h, const blk_view *v)
     size_t size = blk_head_size(v->data);
     /* At level 0 a block with PREV_FREE is not cached: with no tag, the flag may be damage that
      * only the index's free (which proves the predecessor) can see. */
-    if (size > HEAP_QUICK_MAX_BLOCK || !heap_quick_room(q, h->used, size) ||
+    if (size > HEAP_QUICK_MAX_BLOCK || q->room == 0u || !heap_quick_room(q, h->used, size) ||
         (RT_HARDENING < 1 && (v->data & BLK_PREV_FREE) != 0u)) {
         return false;
     }

@@ -32,13 +32,14 @@ typedef struct rt_quick {
 
 static inline unsigned heap_quick_count(const rt_quick_t *q) { return q->limit - q->room; }
 
-/* Whether a freed block of `size` bytes may be cached: fewer than `limit` blocks wait, and the
- * bytes waiting stay within 1 / 2^share of the bytes in use (the block being freed included), so
- * that what the lists hold back is bounded by the live set as well as in blocks: a heap with
- * little in use caches little, and its fit stays TLSF's (rt_heap_set_quick_share). */
+/* Whether a freed block of `size` bytes may be cached as far as bytes go (the callers test the
+ * room in blocks first): the bytes waiting stay within 1 / 2^share of the bytes in use (the block
+ * being freed included), so that what the lists hold back is bounded by the live set as well as
+ * in blocks: a heap with little in use caches little, and its fit stays TLSF's
+ * (rt_heap_set_quick_share). */
 static inline bool heap_quick_room(const rt_quick_t *q, size_t used, size_t size)
 {
-    return q->room != 0u && (q->share == 0u || q->bytes + size <= used >> q->share);
+    return q->share == 0u || q->bytes + size <= used >> q->share;
 }
 
 #define HEAP_QUICK_MUL ((uintptr_t)(sizeof(uintptr_t) == 8u ? 0x9E3779B97F4A7C15ull : 0x9E3779B1ull))
