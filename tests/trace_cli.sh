@@ -56,6 +56,15 @@ check "advise: bounded and thread-safe is the wait-free tree here, with its guar
 check "advise: smallest heap and fastest answered" \
     bash -c "grep -Eq '^smallest heap +[a-z_]+ ' '$TMP/advise.out' && grep -Eq '^fastest \(instructions\) +[a-z_]+ ' '$TMP/advise.out'"
 check "advise: no flash figures says how to get them" grep -q 'run tools/footprint.sh' "$TMP/advise.out"
+# flash: the footprint tool's CSV (two rows); no budget -> the least code; a budget both fit -> the
+# smaller heap of the bounded ones; a budget only the buddy fits -> the buddy
+printf '# footprint\ntarget,allocator,text\ncortex-m4,tlsf,10320\ncortex-m4,buddy,4910\n' >"$TMP/fp.csv"
+check "advise --footprint: no budget, the least code (buddy, 4910 B)" bash -c \
+    "'$RTBENCH' trace advise '$TMP/s.rtt' --alloc tlsf,buddy --sample 2 --footprint '$TMP/fp.csv' 2>/dev/null | grep -Eq '^least flash / budget +buddy .* tlsf: 10320 B of code against 4910 B'"
+check "advise --flash 12K: both fit, the smaller heap (tlsf)" bash -c \
+    "'$RTBENCH' trace advise '$TMP/s.rtt' --alloc tlsf,buddy --sample 2 --footprint '$TMP/fp.csv' --flash 12K 2>/dev/null | grep -Eq '^least flash / budget +tlsf '"
+check "advise --flash 8K: only the buddy fits" bash -c \
+    "'$RTBENCH' trace advise '$TMP/s.rtt' --alloc tlsf,buddy --sample 2 --footprint '$TMP/fp.csv' --flash 8K 2>/dev/null | grep -Eq '^least flash / budget +buddy +[0-9.]+ KiB .* -$'"
 check "the empty trace written" "$WRITER" --write-empty "$TMP/e.rtt"
 check "advise: a trace with no allocation gets one clear line, status 1" \
     bash -c "'$RTBENCH' trace advise '$TMP/e.rtt' >/dev/null 2>'$TMP/e.err'; test \$? -eq 1 && grep -q 'no allocation' '$TMP/e.err' && test \$(wc -l <'$TMP/e.err') -eq 1"

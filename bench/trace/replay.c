@@ -1565,7 +1565,7 @@ static bool advise_bounded(const rt_allocator_t *a)
 typedef enum { NEED_BOUNDED, NEED_BOUNDED_MT, NEED_SMALLEST, NEED_FASTEST, NEED_FLASH, NEEDS } advise_need_t;
 
 static const char *const need_name[NEEDS] = {"bounded worst case", "bounded, thread-safe", "smallest heap",
-                                            "fastest (instructions)", "flash budget"};
+                                            "fastest (instructions)", "least flash / budget"};
 
 /* Whether allocator k qualifies for need n, and its score (lower is better). */
 static bool advise_score(const advise_ctx_t *c, size_t k, advise_need_t n, size_t flash_budget, double *score)
@@ -1590,7 +1590,9 @@ static bool advise_score(const advise_ctx_t *c, size_t k, advise_need_t n, size_
         *score = mean;
         return true;
     case NEED_FLASH:
-        *score = (double)s->heap * 1e6 + (double)s->flash;
+        /* no budget: the least code; within a budget: the bounded ones first, then the smallest heap */
+        *score = flash_budget == 0u ? (double)s->flash * 1e12 + (double)s->heap
+                                    : (advise_bounded(a) ? 0.0 : 1e30) + (double)s->heap * 1e6 + (double)s->flash;
         return a->create != NULL && s->flash != 0u && (flash_budget == 0u || s->flash <= flash_budget);
     case NEEDS:
         break;
@@ -1626,11 +1628,19 @@ static void advise_why(const advise_ctx_t *c, size_t win, size_t k, advise_need_
         return;
     case NEED_SMALLEST:
     case NEED_FLASH:
+        if (n == NEED_FLASH && s->flash != w->flash) {
+            snprintf(out, len, "%zu B of code against %zu B", s->flash, w->flash);
+            return;
+        }
+        if (s->heap == w->heap) {
+            snprintf(out, len, "the same heap, worst call %u instructions against %u", s->worst, w->worst);
+            return;
+        }
         advise_size(a, sizeof a, (double)s->heap), advise_size(b, sizeof b, (double)w->heap);
         if (strcmp(a, b) == 0) { /* the same to a tenth: bytes */
             snprintf(a, sizeof a, "%zu B", s->heap), snprintf(b, sizeof b, "%zu B", w->heap);
         }
-        snprintf(out, len, "needs %s against %s%s", a, b, n == NEED_FLASH ? " (within the flash budget)" : "");
+        snprintf(out, len, "needs %s against %s", a, b);
         return;
     case NEED_FASTEST:
         snprintf(out, len, "%.1f instructions a call against %.1f", s->ins_sum / (double)s->calls,
@@ -1685,7 +1695,8 @@ static void advise_print(const advise_ctx_t *c, unsigned margin, size_t flash_bu
         printf("%-22s %-9s %-34s %-12s %s\n", need_name[n], c->allocs[best]->name, heap, worst, why);
         if (n == NEED_FLASH) {
             printf("%-22s   flash: %zu B of Cortex-M4 code (tools/footprint.sh, objects at -O2)%s\n", "", s->flash,
-                   flash_budget != 0u ? "" : "; no budget given (--flash BYTES): the smallest heap among those with figures");
+                   flash_budget != 0u ? "; within --flash: bounded ones first, then the smallest heap"
+                                      : "; no budget given (--flash BYTES): the least code");
         }
         if (s->bound > 0.0) {
             char b[32];
