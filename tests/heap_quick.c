@@ -1875,8 +1875,10 @@ static void test_share(void)
         bool in = hq_count(h) == before + 1u;
         cached += in;
         kept_out += !in;
-        TL_CHECK(h->quick->bytes <= h->used >> RT_HEAP_QUICK_SHARE_LOG2, "share: free %u: %zu bytes cached, %zu used", i,
-                 h->quick->bytes, h->used);
+        /* the rule holds at each caching free, the freed block still counted in use (later frees
+         * to the index lower the bytes in use; what waits then stays as it was) */
+        TL_CHECK(!in || h->quick->bytes <= (h->used + hq_block(100)) >> RT_HEAP_QUICK_SHARE_LOG2,
+                 "share: free %u cached: %zu bytes cached, %zu used", i, h->quick->bytes, h->used);
     }
     TL_CHECK(cached > 0u && kept_out > 0u, "share: %u blocks cached, %u given to the index", cached, kept_out);
     TL_CHECK(rt_heap_set_quick_share(h, 0) == RT_HEAP_QUICK_SHARE_LOG2, "share: previous setting returned");

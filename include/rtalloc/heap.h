@@ -159,13 +159,14 @@ typedef enum rt_index {
  *           each with its free neighbours) and tries once more: at most `limit` frees more, so
  *           the bound of that path is TLSF's malloc twice plus `limit` TLSF frees.
  *   free    the same validation as TLSF's (the block's header and its successor's); then, if the
- *           block is small, fewer than `limit` blocks are cached and the cached bytes stay within
- *           1/64 of the bytes in use (RT_HEAP_QUICK_SHARE_LOG2, rt_heap_set_quick_share), one
+ *           block is small, fewer than `limit` blocks are cached and the cached bytes, it included,
+ *           stay within 1/64 of the bytes in use at that free (RT_HEAP_QUICK_SHARE_LOG2,
+ *           rt_heap_set_quick_share), one
  *           list push (its header keeps the used tag with a "cached" flag, so a second free is
  *           RT_ERR_DOUBLE_FREE); else TLSF's free. O(1) either way.
- *   memory  at most `limit` blocks of at most RT_HEAP_QUICK_MAX_REQUEST + W bytes wait, and at
- *           most 1/64 of the bytes in use: the lists hold back memory in proportion to the live
- *           set, so the fit stays TLSF's (Masmano Tests 1-3 and the recorded programs: F within
+ *   memory  at most `limit` blocks of at most RT_HEAP_QUICK_MAX_REQUEST + W bytes wait, and a
+ *           block is cached only while all that waits stays within 1/64 of the bytes in use: the
+ *           lists hold back memory in proportion to the live set, so the fit stays TLSF's (Masmano Tests 1-3 and the recorded programs: F within
  *           2 points of rt_tlsf's; `rtbench run masmano`, `rtbench run trace`). Cached blocks
  *           count as free: rt_heap_stats and rt_heap_walk give them back first (so
  *           largest_free, free_blocks and the walk show the merged heap), and rt_heap_check
@@ -374,7 +375,8 @@ void rt_heap_set_lock(rt_heap_t *heap, rt_lock_fn lock, rt_unlock_fn unlock, voi
  * lists, which it leaves unchanged). rt_heap_flush gives every cached block back to the index,
  * merging each with its free neighbours: O(cached blocks) frees. Both run under the lock. */
 unsigned rt_heap_set_quick_limit(rt_heap_t *heap, unsigned blocks);
-/* rt_heap_set_quick_share bounds the cached bytes to (bytes in use) >> log2 as well (default
+/* rt_heap_set_quick_share: a free caches its block only while the cached bytes, it included,
+ * stay within (bytes in use) >> log2 (default
  * RT_HEAP_QUICK_SHARE_LOG2: 1/64 of the live set, so the lists cost the fit at most about that
  * much); 0 lifts the bound in bytes (only the limit in blocks holds). Gives every cached block
  * back when the lists hold more than the new bound. Returns the previous setting (0 for a heap
