@@ -113,6 +113,8 @@ static void generic_on(const char *what, rt_heap_t *h)
     one_bad(what, "flush", h);
     TL_CHECK(rt_heap_set_quick_limit(h, 4) == 0u, "%s: set_quick_limit", what);
     one_bad(what, "set_quick_limit", h);
+    TL_CHECK(rt_heap_set_quick_share(h, 0) == 0u, "%s: set_quick_share", what);
+    one_bad(what, "set_quick_share", h);
     TL_CHECK(rt_heap_last_probes(h) == 0u, "%s: last_probes", what);
     one_bad(what, "last_probes", h);
     TL_CHECK(rt_heap_index(h) == RT_INDEX_COUNT, "%s: index", what);
