@@ -278,6 +278,17 @@ void *rt_heap_memalign(rt_heap_t *heap, size_t alignment, size_t size);
 
 /* Usable bytes of a live block (>= the size requested). Bad pointer: reported, returns 0. O(1). */
 size_t rt_heap_usable_size(rt_heap_t *heap, void *ptr);
+/* What `ptr` is to the heap, as free would judge it, without reporting or changing anything:
+ * RT_ERR_NONE for a live block, else the kind free would report (a block free would find damaged
+ * says RT_ERR_CORRUPTED; containment is left to the call that meets it). O(1) + the pool scan. */
+rt_error_kind_t rt_heap_vet(rt_heap_t *heap, const void *ptr);
+/* Usable bytes of a live block, from its header word alone (one relaxed atomic load): callable
+ * from another thread while the heap's owner works on it, by a caller that holds the block (no
+ * call can free it meanwhile). Checks the word's tag, not the neighbours; 0 when the word is not
+ * a used block's header. O(1). */
+size_t rt_heap_live_size(const rt_heap_t *heap, const void *ptr);
+/* The largest request any pool of the heap could ever serve (grows with add_pool). O(1). */
+size_t rt_heap_max_request(const rt_heap_t *heap);
 
 /* The same five calls, per index, written out so that grep and ctags find them: rt_<index>_malloc,
  * _free, _realloc, _calloc, _memalign for tlsf, tlsf32, seglist, firstfit, bestfit, halffit, tlsfq. Each

@@ -178,6 +178,10 @@ typedef struct rt_wf rt_wf_t;
 #define RT_WF_READONLY_DESCENT 0x1u
 #define RT_WF_LAZY_REINIT 0x2u
 #define RT_WF_HINTS 0x4u
+/* With RT_WF_LAZY_REINIT only: create initialises the root alone, marked pristine (the lazy
+ * variant's flag), instead of every node -- O(1), one node touched; the first descents below
+ * initialise what they enter. For trees over large fresh mappings (rtalloc/mcheap.h). */
+#define RT_WF_LAZY_CREATE 0x8u
 
 typedef struct rt_wf_config {
     size_t node_size; /* power of two in [16, 4096]; 0 means RT_WF_NODE_SIZE */

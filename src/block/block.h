@@ -234,26 +234,29 @@ static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = 
  * header nobody verified, e.g. a free block's successor): with the affine tag one add of flag * K1
  * (the address term does not change); with the folded tag the flag's bit and its image in the tag
  * (fold maps data bit i < T to tag bit i) are toggled together. */
+/* These are the only writes to the header of a block that may be live (the successor of a block
+ * freed or taken): stored as one relaxed atomic word (a plain store on every target), so that
+ * another thread holding the block may read its size meanwhile (rt_heap_live_size). */
 static inline void blk_set_flag(size_t key, rt_blk *b, size_t flag)
 {
     (void)key;
 #if BLK_LINEAR_TAG
-    b->head += flag * BLK_K1;
+    __atomic_store_n(&b->head, b->head + flag * BLK_K1, __ATOMIC_RELAXED);
 #elif RT_HARDENING >= 1
-    b->head ^= flag | (flag << BLK_DATA_BITS);
+    __atomic_store_n(&b->head, b->head ^ (flag | (flag << BLK_DATA_BITS)), __ATOMIC_RELAXED);
 #else
-    b->head |= flag;
+    __atomic_store_n(&b->head, b->head | flag, __ATOMIC_RELAXED);
 #endif
 }
 static inline void blk_clear_flag(size_t key, rt_blk *b, size_t flag)
 {
     (void)key;
 #if BLK_LINEAR_TAG
-    b->head -= flag * BLK_K1;
+    __atomic_store_n(&b->head, b->head - flag * BLK_K1, __ATOMIC_RELAXED);
 #elif RT_HARDENING >= 1
-    b->head ^= flag | (flag << BLK_DATA_BITS);
+    __atomic_store_n(&b->head, b->head ^ (flag | (flag << BLK_DATA_BITS)), __ATOMIC_RELAXED);
 #else
-    b->head &= ~flag;
+    __atomic_store_n(&b->head, b->head & ~flag, __ATOMIC_RELAXED);
 #endif
 }
 

@@ -194,6 +194,29 @@ void rt_heap_free(rt_heap_t *h, void *ptr)
 }
 /* rt_heap_realloc, rt_heap_calloc and rt_heap_memalign: heap_select.c. */
 
+size_t rt_heap_live_size(const rt_heap_t *h, const void *ptr)
+{
+    HEAP_REQUIRE(h, "live_size", 0u);
+    const rt_blk *b = (const rt_blk *)(const void *)((const char *)ptr - BLK_W);
+    size_t head = __atomic_load_n(&b->head, __ATOMIC_RELAXED);
+    if (!blk_head_ok(h->key, b, head)) {
+        return 0;
+    }
+    size_t d = blk_decode(h->key, b, head);
+    size_t size = d & ~BLK_FLAGS;
+    return (d & BLK_FREE) != 0u || size < BLK_MIN ? 0u : size - BLK_W;
+}
+
+rt_error_kind_t rt_heap_vet(rt_heap_t *h, const void *ptr)
+{
+    HEAP_REQUIRE(h, "vet", RT_ERR_BAD_HEAP);
+    uintptr_t token = heap_lock(h);
+    blk_view v;
+    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_vet(h, (void *)(uintptr_t)ptr, h->quick != NULL, &v);
+    heap_unlock(h, token);
+    return error;
+}
+
 size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
 {
     HEAP_REQUIRE(h, "usable_size", 0u);
@@ -209,6 +232,12 @@ size_t rt_heap_usable_size(rt_heap_t *h, void *ptr)
         rt_heap_report(h, error, "usable_size", ptr, 0);
     }
     return size;
+}
+
+size_t rt_heap_max_request(const rt_heap_t *h)
+{
+    HEAP_REQUIRE(h, "max_request", 0u);
+    return h->max_request;
 }
 
 unsigned rt_heap_last_probes(const rt_heap_t *h)

@@ -1078,7 +1078,8 @@ static bool wf_config(const rt_wf_config_t *cfg, size_t *node_size, unsigned *fl
     size_t b = cfg != NULL && cfg->node_size != 0u ? cfg->node_size : RT_WF_NODE_SIZE;
     unsigned f = cfg != NULL ? cfg->flags : 0u;
     if (b < WF_MIN_NODE || b > WF_MAX_NODE || (b & (b - 1u)) != 0u ||
-        (f & ~(RT_WF_READONLY_DESCENT | RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u) {
+        (f & ~(RT_WF_READONLY_DESCENT | RT_WF_LAZY_REINIT | RT_WF_HINTS | RT_WF_LAZY_CREATE)) != 0u ||
+        ((f & RT_WF_LAZY_CREATE) != 0u && (f & RT_WF_LAZY_REINIT) == 0u)) {
         return false;
     }
     *node_size = b;
@@ -1123,6 +1124,14 @@ size_t rt_wf_min_buffer(const rt_wf_config_t *config) { return wf_min_buffer_res
 /* Every counter to its leaves, every length word to 0, padding per variant. */
 static void wf_init_tree(rt_wf_t *w, unsigned h, size_t i)
 {
+    if ((w->flags & RT_WF_LAZY_CREATE) != 0u && h > 0u) {
+        /* The root alone, pristine: the first request to enter it initialises its children
+         * (wf_unpristine), and so on down -- create touches one node. */
+        atomic_init(wf_counter(w, i), wf_enc(i, wf_leaves(h)));
+        atomic_init(wf_pad(w, i), wf_pad_enc(w, i, WF_PRISTINE | wf_allfree(h)));
+        atomic_init(wf_len_word(w, i), 0u);
+        return;
+    }
     atomic_init(wf_counter(w, i), wf_enc(i, wf_leaves(h)));
     atomic_init(wf_pad(w, i), wf_pad_enc(w, i, (w->flags & RT_WF_HINTS) != 0u ? wf_allfree(h) : 0u));
     atomic_init(wf_len_word(w, i), 0u);
