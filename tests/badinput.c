@@ -377,7 +377,7 @@ static void case_corrupted_header(const rt_allocator_t *d)
             /* A boundary-tag heap fences the damage off (containment): p stays the application's
              * block and frees -- its memory stays fenced. The other allocators refuse p while its
              * header is damaged: check would rightly fail then, so the header is restored first. */
-            bool contains = d->family == RT_FAMILY_HEAP && RT_HARDENING >= 1;
+            bool contains = (d->family == RT_FAMILY_HEAP || d->family == RT_FAMILY_THREAD_HEAPS) && RT_HARDENING >= 1;
             if (!contains) {
                 *hp = saved;
             }

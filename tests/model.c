@@ -234,7 +234,8 @@ static bool fit_rule(const rt_allocator_t *d, size_t n, size_t alignment, fit_t 
         return false;
     }
     switch (d->family) {
-    case RT_FAMILY_HEAP: {
+    case RT_FAMILY_HEAP:
+    case RT_FAMILY_THREAD_HEAPS: {
         size_t b = round_up(n + d->block_overhead, d->alignment);
         b = b > d->min_block ? b : d->min_block;
         if (alignment > d->alignment) {

@@ -23,6 +23,7 @@ static const char *family_name(rt_family_t family)
     case RT_FAMILY_TREE: return "tree";
     case RT_FAMILY_PAGES: return "pages";
     case RT_FAMILY_TREE_CACHED: return "tree-cached";
+    case RT_FAMILY_THREAD_HEAPS: return "thread-heaps";
     }
     return "unknown";
 }

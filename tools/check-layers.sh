@@ -8,7 +8,8 @@
 #   2 front/                        what every allocator does the same way
 #   3 index/                        free-block indexes (know blocks only through block/)
 #   4 heap/ buddy/ waitfree/ fma/   the allocators (none includes another: sideways is upward too)
-#   5 registry/                     every allocator's descriptor
+#   5 mcheap/                       allocators built of the ones below through their public API
+#   6 registry/                     every allocator's descriptor
 #
 # Public headers ("rtalloc/...", include/) and system headers (<...>) are allowed everywhere.
 # A directory under src/ that is not in the table is an error, so a new one must be placed.
@@ -18,7 +19,7 @@
 set -euo pipefail
 
 src=${1:-"$(dirname "${BASH_SOURCE[0]}")/../src"}
-declare -A layer=([base]=0 [block]=1 [front]=2 [index]=3 [heap]=4 [buddy]=4 [waitfree]=4 [fma]=4 [registry]=5)
+declare -A layer=([base]=0 [block]=1 [front]=2 [index]=3 [heap]=4 [buddy]=4 [waitfree]=4 [fma]=4 [mcheap]=5 [registry]=6)
 
 bad=0
 checked=0

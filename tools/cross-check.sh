@@ -35,7 +35,7 @@ fail() {
 }
 
 shopt -s nullglob
-SOURCES=(src/base/*.c src/heap/*.c src/buddy/*.c src/waitfree/*.c src/fma/*.c src/registry/*.c)
+SOURCES=(src/base/*.c src/heap/*.c src/buddy/*.c src/waitfree/*.c src/fma/*.c src/mcheap/*.c src/registry/*.c)
 shopt -u nullglob
 if [ "${#SOURCES[@]}" -eq 0 ]; then
     echo "cross-check: no core sources found under src/" >&2

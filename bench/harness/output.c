@@ -346,6 +346,8 @@ static const char *family_word(rt_family_t family)
         return "pages";
     case RT_FAMILY_TREE_CACHED:
         return "tree-cached";
+    case RT_FAMILY_THREAD_HEAPS:
+        return "thread-heaps";
     }
     return "unknown";
 }

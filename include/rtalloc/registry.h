@@ -23,8 +23,11 @@ typedef enum rt_family {
     RT_FAMILY_BUDDY,      /* binary buddy, out-of-band metadata (rtalloc/buddy.h) */
     RT_FAMILY_TREE,       /* wait-free buddy tree, post-order subtrees (rtalloc/waitfree.h) */
     RT_FAMILY_PAGES,      /* power-of-two blocks cut from pages: FMA, BSD 4.4 (rtalloc/fma.h) */
-    RT_FAMILY_TREE_CACHED /* the wait-free tree behind per-thread caches (rtalloc/wfcache.h): the
+    RT_FAMILY_TREE_CACHED, /* the wait-free tree behind per-thread caches (rtalloc/wfcache.h): the
                              tree's geometry; a freed block may wait in the freeing thread's cache */
+    RT_FAMILY_THREAD_HEAPS /* boundary-tag heaps per thread over spans of wait-free trees
+                              (rtalloc/mcheap.h): a heap's geometry inside a span; a block freed by
+                              another thread waits in its owner's inbox */
 } rt_family_t;
 
 /* Work of one call, counted (no clock): what an allocator that reports it did, and its stated
@@ -93,6 +96,9 @@ typedef struct rt_allocator {
     /* Optional: create over a buffer whose every byte is zero (a fresh mapping), so that calloc
      * may leave what was never handed out uncleared (the FMA: large blocks stay untouched). */
     void *(*create_zeroed)(void *mem, size_t size);
+    /* Optional: the calling thread is about to end -- what the allocator keeps for it (a cache, a
+     * heap) goes back, so nothing is stranded (the tree's caches, the thread heaps). */
+    void (*thread_exit)(void *handle);
 } rt_allocator_t;
 
 /* The library's own allocators: the seven heap indexes (six, and TLSF behind quick lists), the binary buddy, the variants of the

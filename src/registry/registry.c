@@ -8,6 +8,7 @@
 #include "heap/heap_internal.h"
 #include "rtalloc/buddy.h"
 #include "rtalloc/fma.h"
+#include "rtalloc/mcheap.h"
 #include "rtalloc/registry.h"
 #include "rtalloc/waitfree.h"
 #include "rtalloc/wfcache.h"
@@ -21,7 +22,7 @@ static void heap_d_walk(void *h, rt_walk_fn fn, void *c) { rt_heap_walk(h, fn, c
 static size_t heap_d_usable(void *h, void *p) { return rt_heap_usable_size(h, p); }
 static void heap_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_heap_set_handler(h, fn, c); }
 static void heap_d_lock(void *h, rt_lock_fn l, rt_unlock_fn u, void *c) { rt_heap_set_lock(h, l, u, c); }
-static size_t heap_d_max_request(void *h) { return ((rt_heap_t *)h)->max_request; }
+static size_t heap_d_max_request(void *h) { return rt_heap_max_request(h); }
 
 #define HEAP_DESCRIPTOR(NAME, INDEX, MALLOC_BOUND, TEXT)                                            \
     static void *NAME##_d_create(void *mem, size_t size) { return rt_##NAME##_create(mem, size); } \
@@ -250,6 +251,7 @@ static size_t wfc_d_min_buffer(void)
 }
 static void *wfc_d_malloc(void *h, size_t n) { return rt_wfc_malloc(h, n); }
 static void wfc_d_free(void *h, void *p) { rt_wfc_free(h, p); }
+static void wfc_d_thread_exit(void *h) { rt_wfc_flush(h); }
 static void *wfc_d_realloc(void *h, void *p, size_t n) { return rt_wfc_realloc(h, p, n); }
 static void *wfc_d_calloc(void *h, size_t c, size_t n) { return rt_wfc_calloc(h, c, n); }
 static void *wfc_d_memalign(void *h, size_t a, size_t n) { return rt_wfc_memalign(h, a, n); }
@@ -314,6 +316,104 @@ static const rt_allocator_t wfc_descriptor = {
     .thread_safe = true,
     .malloc_work = wfc_d_malloc_work,
     .free_work = wfc_d_free_work,
+    .thread_exit = wfc_d_thread_exit,
+};
+
+
+/* --- TLSF heaps per thread over wait-free trees (rtalloc/mcheap.h) -------------------------------
+ * As wfc: hosted builds give each thread its heap; freestanding, every call has one token. */
+
+#if !(defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1)
+static uintptr_t tlsfmc_d_one_context(void *context)
+{
+    (void)context;
+    return 2u;
+}
+#endif
+static void tlsfmc_d_config(rt_mc_config_t *cfg)
+{
+    rt_mc_default_config(cfg);
+#if !(defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1)
+    cfg->self = tlsfmc_d_one_context;
+#endif
+}
+static void *tlsfmc_d_create(void *mem, size_t size)
+{
+    rt_mc_config_t cfg;
+    tlsfmc_d_config(&cfg);
+    return rt_mc_create(mem, size, &cfg);
+}
+static size_t tlsfmc_d_min_buffer(void)
+{
+    rt_mc_config_t cfg;
+    tlsfmc_d_config(&cfg);
+    return rt_mc_min_buffer(&cfg);
+}
+static void tlsfmc_d_thread_exit(void *h) { rt_mc_thread_exit(h); }
+static void *tlsfmc_d_malloc(void *h, size_t n) { return rt_mc_malloc(h, n); }
+static void tlsfmc_d_free(void *h, void *p) { rt_mc_free(h, p); }
+static void *tlsfmc_d_realloc(void *h, void *p, size_t n) { return rt_mc_realloc(h, p, n); }
+static void *tlsfmc_d_calloc(void *h, size_t c, size_t n) { return rt_mc_calloc(h, c, n); }
+static void *tlsfmc_d_memalign(void *h, size_t a, size_t n) { return rt_mc_memalign(h, a, n); }
+static size_t tlsfmc_d_usable(void *h, void *p) { return rt_mc_usable_size(h, p); }
+static void tlsfmc_d_stats(void *h, rt_stats_t *s) { rt_mc_stats(h, s); }
+static unsigned tlsfmc_d_probes(const void *h) { return rt_mc_last_probes(h); }
+static bool tlsfmc_d_check(void *h) { return rt_mc_check(h); }
+static void tlsfmc_d_walk(void *h, rt_walk_fn fn, void *c) { rt_mc_walk(h, fn, c); }
+static void tlsfmc_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_mc_set_handler(h, fn, c); }
+static size_t tlsfmc_d_max_request(void *h) { return rt_mc_max_request(h); }
+static void *tlsfmc_d_malloc_work(void *h, size_t n, rt_work_t *w)
+{
+    rt_mc_trace_t t;
+    void *p = rt_mc_malloc_ex(h, n, &t);
+    rt_mc_bound_t b;
+    *w = (rt_work_t){t.steps, t.rmw, t.drained, 0, 0};
+    if (rt_mc_bound(h, n, &b)) {
+        w->nodes_bound = clip32(b.malloc_steps);
+        w->rmw_bound = clip32(b.malloc_rmw);
+    }
+    return p;
+}
+static void tlsfmc_d_free_work(void *h, void *p, rt_work_t *w)
+{
+    rt_mc_trace_t t;
+    rt_mc_free_ex(h, p, &t);
+    rt_mc_bound_t b;
+    *w = (rt_work_t){t.steps, t.rmw, t.drained, 0, 0};
+    if (rt_mc_bound(h, 1u, &b)) {
+        w->nodes_bound = clip32(b.free_steps);
+        w->rmw_bound = clip32(b.free_rmw);
+    }
+}
+
+static const rt_allocator_t tlsfmc_descriptor = {
+    .name = "tlsfmc",
+    .description = "TLSF heap per thread over spans of wait-free trees; remote frees pushed to the owner, k = 4 taken back per call",
+    .malloc_bound = "O(1): <= k inbox frees + 1 TLSF malloc; a miss: <= H+1 tree descents + span map (rt_mc_bound)",
+    .free_bound = "O(1): 1 claim + 1 TLSF free or 1 exchange; a heap's last block: its spans back (rt_mc_bound)",
+    .alignment = RT_HEAP_ALIGN,
+    .create = tlsfmc_d_create,
+    .min_buffer = tlsfmc_d_min_buffer,
+    .malloc = tlsfmc_d_malloc,
+    .free = tlsfmc_d_free,
+    .realloc = tlsfmc_d_realloc,
+    .calloc = tlsfmc_d_calloc,
+    .memalign = tlsfmc_d_memalign,
+    .usable_size = tlsfmc_d_usable,
+    .stats = tlsfmc_d_stats,
+    .last_probes = tlsfmc_d_probes,
+    .check = tlsfmc_d_check,
+    .walk = tlsfmc_d_walk,
+    .set_handler = tlsfmc_d_handler,
+    .set_lock = NULL,
+    .block_overhead = RT_HEAP_OVERHEAD,
+    .min_block = RT_HEAP_MIN_BLOCK,
+    .max_request = tlsfmc_d_max_request,
+    .family = RT_FAMILY_THREAD_HEAPS,
+    .thread_safe = true,
+    .malloc_work = tlsfmc_d_malloc_work,
+    .free_work = tlsfmc_d_free_work,
+    .thread_exit = tlsfmc_d_thread_exit,
 };
 
 /* --- the FMA page allocator and the BSD 4.4 baseline (rtalloc/fma.h), 4 KiB pages ----------------- */
@@ -384,7 +484,7 @@ static const rt_allocator_t *const registry[] = {
     &bestfit_descriptor, &halffit_descriptor, &buddy_descriptor,   &wf_descriptor,
     &wf32_descriptor,    &wf128_descriptor,   &wf256_descriptor,   &wf_ro_descriptor,
     &wf_lazy_descriptor, &wf_hint_descriptor, &fma_descriptor,    &bsd44_descriptor,
-    &wfc_descriptor,     &tlsfq_descriptor,
+    &wfc_descriptor,     &tlsfq_descriptor,   &tlsfmc_descriptor,
 };
 
 const rt_allocator_t *const *rt_registry(size_t *count)
