@@ -96,6 +96,8 @@ static struct {
     int stats_fd; /* where the statistics go at exit: -1 none (RTALLOC_STATS) */
     pthread_mutex_t lock;
     atomic_size_t foreign_frees;
+    pthread_key_t exit_key; /* its destructor gives a thread's cache or heap back */
+    bool has_exit_key;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static atomic_int g_ready;
@@ -105,6 +107,8 @@ static __thread __attribute__((tls_model("initial-exec"))) bool t_in_init;
 static __thread __attribute__((tls_model("initial-exec"))) bool t_misuse;
 /* The call a report of the allocator's usable_size belongs to (realloc asks it too). */
 static __thread __attribute__((tls_model("initial-exec"))) const char *t_usable_caller;
+/* The thread's exit key is set (its destructor will give the thread's cache or heap back). */
+static __thread __attribute__((tls_model("initial-exec"))) bool t_exit_noted;
 
 /* --- formatting without stdio ------------------------------------------------------------------ */
 
@@ -360,6 +364,29 @@ static void fork_child(void)
     (void)pthread_mutex_init(&g_init_lock, NULL);
 }
 
+/* A thread ends: what the allocator keeps for it (wfc's cache, tlsfmc's heap) goes back, so that
+ * a program that starts and ends threads strands nothing. A later call of the same thread (another
+ * destructor) notes it again, and the next round of destructors gives back again. */
+static void thread_gone(void *value)
+{
+    (void)value;
+    t_exit_noted = false;
+    g.a->thread_exit(g.h);
+}
+
+static __attribute__((noinline, cold)) void note_thread_slow(void)
+{
+    t_exit_noted = true;
+    (void)pthread_setspecific(g.exit_key, (void *)1); /* keys below 32 allocate nothing */
+}
+
+static inline void note_thread(void)
+{
+    if (g.has_exit_key && UNLIKELY(!t_exit_noted)) {
+        note_thread_slow();
+    }
+}
+
 static void create_heap(size_t size, bool mlock_it)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -385,6 +412,9 @@ static void create_heap(size_t size, bool mlock_it)
     if (!g.a->thread_safe && g.a->set_lock != NULL) {
         g.a->set_lock(g.h, heap_lock, heap_unlock, &g.lock);
         g.locked = true;
+    }
+    if (g.a->thread_exit != NULL) {
+        g.has_exit_key = pthread_key_create(&g.exit_key, thread_gone) == 0;
     }
 }
 
@@ -430,6 +460,7 @@ static inline bool ours(const void *p)
 static void *alloc_aligned(size_t alignment, size_t size)
 {
     ensure_init();
+    note_thread();
     void *p = g.a->memalign(g.h, alignment < MIN_ALIGN ? MIN_ALIGN : alignment, size == 0u ? 1u : size);
     if (p == NULL) {
         errno = ENOMEM;
@@ -440,6 +471,7 @@ static void *alloc_aligned(size_t alignment, size_t size)
 EXPORT void *malloc(size_t size)
 {
     ensure_init();
+    note_thread();
     if (g.low_align) {
         return alloc_aligned(MIN_ALIGN, size);
     }
@@ -484,6 +516,7 @@ EXPORT void *calloc(size_t count, size_t size)
     }
     size_t n = count * size;
     ensure_init();
+    note_thread();
     if (n != 0u && !g.low_align && g.a->calloc != NULL) {
         /* the allocator's own: it may know memory to be zero already (the FMA's fresh pages) */
         void *p = g.a->calloc(g.h, n, 1u);
@@ -542,6 +575,7 @@ EXPORT void *realloc(void *ptr, size_t size)
         free(ptr);
         return NULL;
     }
+    note_thread();
     t_misuse = false;
     void *p = g.low_align ? realloc_low_align(ptr, size) : g.a->realloc(g.h, ptr, size);
     if (p == NULL) {

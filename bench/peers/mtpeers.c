@@ -52,6 +52,45 @@ const rt_allocator_t *bench_mt_tlsf_mutex(void)
     return &tlsf_mutex;
 }
 
+/* --- tlsf+pi: the same under a priority-inheritance mutex ------------------------------------ */
+
+/* PTHREAD_PRIO_INHERIT: a lower-priority holder runs at the priority of the highest waiter, so a
+ * middle-priority thread cannot keep the holder (and the waiter) off the CPU for long -- the
+ * remedy a real-time user adds to TLSF+mutex; the wait for the holder's critical section stays. */
+static pthread_mutex_t tlsf_pi_mutex;
+static rt_allocator_t tlsf_pi;
+
+static void *tlsf_pi_create(void *mem, size_t size)
+{
+    void *h = tlsf_plain->create(mem, size);
+    if (h != NULL) {
+        tlsf_plain->set_lock(h, rt_pthread_lock, rt_pthread_unlock, &tlsf_pi_mutex);
+    }
+    return h;
+}
+
+const rt_allocator_t *bench_mt_tlsf_pi(void)
+{
+    if (tlsf_pi.name == NULL) {
+        if (bench_mt_tlsf_mutex() == NULL) {
+            return NULL;
+        }
+        pthread_mutexattr_t attr;
+        if (pthread_mutexattr_init(&attr) != 0 || pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT) != 0 ||
+            pthread_mutex_init(&tlsf_pi_mutex, &attr) != 0) {
+            return NULL;
+        }
+        pthread_mutexattr_destroy(&attr);
+        tlsf_pi = *tlsf_plain;
+        tlsf_pi.name = "tlsf+pi";
+        tlsf_pi.description = "TLSF heap under one priority-inheritance pthread mutex (PTHREAD_PRIO_INHERIT)";
+        tlsf_pi.create = tlsf_pi_create;
+        tlsf_pi.set_lock = NULL;
+        tlsf_pi.thread_safe = true;
+    }
+    return &tlsf_pi;
+}
+
 /* --- aomalloc -------------------------------------------------------------------------------- */
 
 #ifdef RTBENCH_HAVE_AO
@@ -190,6 +229,10 @@ const rt_allocator_t *bench_mt_find(const char *name)
     if (t != NULL && strcmp(name, t->name) == 0) {
         return t;
     }
+    const rt_allocator_t *pi = bench_mt_tlsf_pi();
+    if (pi != NULL && strcmp(name, pi->name) == 0) {
+        return pi;
+    }
     const rt_allocator_t *ao = bench_mt_aomalloc();
     if (ao != NULL && strcmp(name, ao->name) == 0) {
         return ao;
@@ -199,7 +242,8 @@ const rt_allocator_t *bench_mt_find(const char *name)
 
 bool bench_mt_is_waitfree(const rt_allocator_t *a)
 {
-    return a != NULL && (a->family == RT_FAMILY_TREE || a->family == RT_FAMILY_TREE_CACHED);
+    return a != NULL && (a->family == RT_FAMILY_TREE || a->family == RT_FAMILY_TREE_CACHED ||
+                         a->family == RT_FAMILY_THREAD_HEAPS);
 }
 
 bool bench_mt_thread_safe(const rt_allocator_t *a)
@@ -214,6 +258,10 @@ void bench_mt_print_peers(FILE *f)
     fprintf(f, "multi-thread study only (experiment stellwag; elsewhere only when named with --alloc):\n");
     if (t != NULL) {
         fprintf(f, "  %-10s malloc %-24s free %-24s %s\n", t->name, t->malloc_bound, t->free_bound, t->description);
+    }
+    const rt_allocator_t *pi = bench_mt_tlsf_pi();
+    if (pi != NULL) {
+        fprintf(f, "  %-10s malloc %-24s free %-24s %s\n", pi->name, pi->malloc_bound, pi->free_bound, pi->description);
     }
     if (ao != NULL) {
         fprintf(f, "  %-10s malloc %-24s free %-24s %s\n", ao->name, ao->malloc_bound, ao->free_bound,

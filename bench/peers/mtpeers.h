@@ -29,6 +29,8 @@
 
 /* tlsf+mutex, or NULL when the registry has no "tlsf". */
 const rt_allocator_t *bench_mt_tlsf_mutex(void);
+/* TLSF under one priority-inheritance mutex (PTHREAD_PRIO_INHERIT); NULL where unsupported. */
+const rt_allocator_t *bench_mt_tlsf_pi(void);
 
 /* aomalloc (AO_malloc with mmap enabled), or NULL when rtbench was built without
  * libatomic_ops_gpl.a; then bench_mt_aomalloc_unavailable() says why. */

@@ -342,6 +342,10 @@ static size_t select_allocators(const bench_ctx_t *ctx, sw_entry_t *out, FILE *n
         (!ctx->allocs_explicit || bench_selected(ctx, "tlsf") || bench_selected(ctx, tm->name))) {
         out[n++] = (sw_entry_t){tm, 1};
     }
+    const rt_allocator_t *pi = bench_mt_tlsf_pi();
+    if (pi != NULL && (!ctx->allocs_explicit || bench_selected(ctx, pi->name))) {
+        out[n++] = (sw_entry_t){pi, -1};
+    }
     const rt_allocator_t *ao = bench_mt_aomalloc();
     if (ao != NULL && (!ctx->allocs_explicit || bench_selected(ctx, ao->name))) {
         out[n++] = (sw_entry_t){ao, 2};
