@@ -2,7 +2,7 @@
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
  *   rtbench list
- *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|paths|stellwag|fma|trace|layout|all] [--alloc a,b] [--seed N]
+ *   rtbench run [clock|churn|small|memfrag|memstress|inscount|hardening|masmano|worst|paths|stellwag|prio|fma|trace|layout|all] [--alloc a,b] [--seed N]
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *   rtbench trace record [-o FILE] -- CMD ARGS... | trace replay FILE ... | trace size FILE ...
@@ -52,6 +52,9 @@ static const bench_experiment_t experiments[] = {
      exp_paths, true},
     {"stellwag", "Stellwag 2010 tests I-IV: T threads on one shared 64 MiB allocator, cycles, c_v, utilisation",
      exp_stellwag, true},
+    {"prio", "priority inversion: a SCHED_FIFO thread's malloc/free while lower ones allocate and a middle one "
+             "spins, one CPU: tlsf+mutex, tlsf+pi, tlsfmc, wfc (skipped where SCHED_FIFO is refused)",
+     exp_prio, true},
     {"fma", "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
             "case per call, pages touched and peak (fma, bsd44, tlsf, glibc)",
      exp_fma, true},
@@ -72,7 +75,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                   list the allocators and the experiments\n"
             "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
-            "                         masmano, worst, paths, stellwag, fma, trace, layout, or all\n"
+            "                         masmano, worst, paths, stellwag, prio, fma, trace, layout, or all\n"
             "                         (default all; the clock is verified first in every run)\n"
             "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
             "                         valgrind; see bench/callgrind_check.sh)\n"

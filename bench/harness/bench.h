@@ -75,6 +75,7 @@ int exp_memstress(bench_ctx_t *ctx);
 int exp_worst(bench_ctx_t *ctx);
 int exp_paths(bench_ctx_t *ctx);
 int exp_stellwag(bench_ctx_t *ctx);
+int exp_prio(bench_ctx_t *ctx);
 int exp_fma(bench_ctx_t *ctx);
 int exp_trace(bench_ctx_t *ctx);
 int exp_layout(bench_ctx_t *ctx);
