@@ -589,6 +589,55 @@ static void test_remote_free(void)
     TL_CHECK(tree_used(c) == 0u, "remote: flush_all empties the tree");
 }
 
+/* --- 5b: 16-byte alignment through the caches (the drop-in's malloc) ----------------------------------
+ * memalign(16) pops a cached chunk of the height of size + 12 and hands it out at node + 16 as an
+ * aligned chunk of the tree; its free goes back into the freeing context's cache. What the tree
+ * accepts of an aligned chunk is unchanged: exactly that pointer. */
+static void test_align16(void)
+{
+    rt_wfc_config_t cfg;
+    config(&cfg);
+    rt_wfc_t *c = open_wfc(1u << 16, &cfg);
+    if (!TL_CHECK(c != NULL, "align16: create")) {
+        return;
+    }
+    ctx = T_A;
+    size_t n = least(1) - 12u; /* with the 12 bytes of the shift: height 1 */
+    unsigned char *p = rt_wfc_memalign(c, 16, n);
+    TL_CHECK(p != NULL && ((uintptr_t)p & 15u) == 0u, "align16: %p is 16-aligned", (void *)p);
+    size_t cached = rt_wfc_cached_bytes(c);
+    TL_CHECK(cached == 3u * chunk_bytes(1), "align16: served from a refill of 4 (%zu bytes cached)", cached);
+    TL_CHECK(rt_wfc_usable_size(c, p) >= n && kinds.total == 0u, "align16: usable %zu", rt_wfc_usable_size(c, p));
+    tl_fill(p, n, 3);
+    unsigned char *q = rt_wfc_memalign(c, 16, n); /* a hit: popped from A's cache */
+    TL_CHECK(q != NULL && ((uintptr_t)q & 15u) == 0u && rt_wfc_cached_bytes(c) == cached - chunk_bytes(1),
+             "align16: the second from the cache");
+    TL_CHECK(tl_verify(p, n, 3) == n, "align16: the first kept its contents");
+    /* interior pointers of an aligned chunk are refused, nothing changes */
+    rt_wfc_free(c, p - 12);
+    rt_wfc_free(c, p + 16);
+    TL_CHECK(kinds.total == 2u && rt_wfc_check(c), "align16: interior frees refused (%lu reports)", kinds.total);
+    memset(&kinds, 0, sizeof kinds);
+    /* the free of the aligned pointer goes into the freeing context's cache, B's */
+    ctx = T_B;
+    rt_wfc_trace_t t;
+    rt_wfc_free_ex(c, p, &t);
+    TL_CHECK(t.cache_ops == 1u && t.releases == 0u && kinds.total == 0u, "align16: B's free cached it");
+    rt_wfc_free(c, p); /* a double free: its tag says cached now */
+    TL_CHECK(kinds.total == 1u && kinds.n[RT_ERR_DOUBLE_FREE] == 1u, "align16: double free reported");
+    memset(&kinds, 0, sizeof kinds);
+    unsigned char *r = rt_wfc_malloc(c, least(1)); /* B's cache: the same chunk, as a plain one */
+    TL_CHECK(r != NULL && r + 12 == p, "align16: B's next malloc of that height is the chunk (%p, %p)", (void *)r,
+             (void *)p);
+    unsigned char *g = rt_wfc_realloc(c, q, 2u * n); /* a realloc of an aligned pointer moves it */
+    TL_CHECK(g != NULL && kinds.total == 0u, "align16: realloc");
+    rt_wfc_free(c, g);
+    rt_wfc_free(c, r);
+    ctx = T_A;
+    rt_wfc_flush_all(c);
+    TL_CHECK(kinds.total == 0u && rt_wfc_check(c) && tree_used(c) == 0u, "align16: all back");
+}
+
 /* --- 6: records ---------------------------------------------------------------------------------------- */
 
 /* Where the record of `token` is: the first 4-aligned place in [lo, hi) that holds the token (a
@@ -1680,6 +1729,7 @@ int main(void)
     test_flush_on_full();
     test_failure_path();
     test_remote_free();
+    test_align16();
     test_records();
     test_stats();
     test_bad_input();

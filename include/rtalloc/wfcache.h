@@ -16,7 +16,11 @@
  *            (each an ordinary free of the tree: H - s + 1 increments).
  *   failure  a malloc the tree cannot serve releases everything its own cache holds and tries
  *            once more (so a single thread never fails while its cache holds the memory).
- * Requests of larger heights, memalign and realloc moves go to the tree directly.
+ * memalign(16) (the drop-in's every malloc) is served by the caches too: a chunk of the height of
+ * size + 12, handed out 12 bytes past its data start as an aligned chunk of the tree (its record
+ * and offset word written, rtalloc/waitfree.h), and its free goes back into the freeing
+ * context's cache. Requests of larger heights, larger alignments and realloc moves go to the tree
+ * directly.
  * Cached chunks stay live chunks of the tree (length word "cached", canary and counters intact):
  * rt_wfc_check checks equation 3 with them, a double free of a cached chunk is reported, and a
  * chunk cut from a batch can be freed by any context.
@@ -149,7 +153,9 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace);
 /* In place when the chunk holds size; else malloc, copy, free (rtalloc/heap.h's edge cases). */
 void *rt_wfc_realloc(rt_wfc_t *c, void *ptr, size_t size);
 void *rt_wfc_calloc(rt_wfc_t *c, size_t count, size_t size);
-/* alignment <= RT_WF_ALIGN: malloc; larger: the tree's memalign (never cached). */
+/* alignment <= RT_WF_ALIGN: malloc; <= 16: from the cache as a malloc of size + 12 (same bounds,
+ * + 2 words written; its free: the cached free + 2 words read) when that height is cached and the
+ * nodes are 16-aligned (B >= 32); larger: the tree's memalign (never cached). */
 void *rt_wfc_memalign(rt_wfc_t *c, size_t alignment, size_t size);
 size_t rt_wfc_usable_size(rt_wfc_t *c, void *ptr);
 

@@ -468,6 +468,92 @@ void *rt_wfc_malloc(rt_wfc_t *c, size_t size)
     return rt_wfc_malloc_ex(c, size, NULL);
 }
 
+/* The words that make node x's chunk, handed out WFC_A16 bytes past its data start, an aligned
+ * chunk of the tree (waitfree.c, rt_wf_memalign): the record at the data start and the offset word
+ * before the pointer, both keyed by their place. */
+#define WFC_A16 12u /* data start (node + 4) to the pointer (node + 16) */
+static inline uint32_t *wfc_a16_word(const rt_wfc_t *c, size_t x, size_t at) { return (uint32_t *)(void *)(wfc_node(c, x) + at); }
+static inline bool wfc_a16_ok(const rt_wfc_t *c)
+{
+    return (c->base & 15u) == 0u && c->node_size >= 32u;
+}
+
+/* memalign(16): a cached chunk of the height of size + 12, handed out as an aligned chunk of the
+ * tree at node + 16 -- so the drop-in's 16-byte malloc goes through the caches. NULL when the
+ * height is not cached or no chunk could be had (the caller goes to the tree). */
+static void *wfc_malloc_a16(rt_wfc_t *c, size_t size)
+{
+    if (!wfc_a16_ok(c) || size > rt_wf_max_request(c->w) - WFC_A16) {
+        return NULL;
+    }
+    unsigned s = wf_height_for(c->w, size + WFC_A16);
+    if (!wfc_cached(c, s)) {
+        return NULL;
+    }
+    rt_wfc_trace_t tr;
+    __builtin_memset(&tr, 0, sizeof tr);
+    wfc_rec_t *r = wfc_self(c, true, &tr);
+    if (r == NULL) {
+        return NULL;
+    }
+    uint32_t aligned = 0;
+    size_t x = SIZE_MAX;
+    unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
+    if (wfc_count(counts, s) != 0u) {
+        x = wfc_pop(c, r, s, counts, "memalign"); /* its tag still says cached: nobody can claim it */
+    }
+    bool from_tree = x == SIZE_MAX;
+    if (from_tree) {
+        x = wfc_refill(c, r, s, &tr); /* handed over live (ALLOC) */
+        if (x == SIZE_MAX) {
+            return NULL;
+        }
+    }
+    aligned = wf_tag(c->w, x, s, WF_ST_ALIGNED);
+    size_t at = (x << c->log2) + 4u; /* the data start, from node 0 */
+    *wfc_a16_word(c, x, 4u) = WFC_A16 ^ wf_offset_key(c->w, at + 4u);
+    *wfc_a16_word(c, x, 12u) = WFC_A16 ^ wf_offset_key(c->w, at + WFC_A16);
+    if (from_tree) {
+        /* live since the refill: a stale free of its data start may have claimed it meanwhile */
+        if (!wf_len_claim_at(c->w, x, wfc_len(c, x), wf_tag(c->w, x, s, WF_ST_ALLOC), aligned)) {
+            return NULL;
+        }
+    } else {
+        wf_len_live_at(c->w, x, wfc_len(c, x), aligned);
+        wfc_add(&r->dm, 1u); /* served here (a refill's chunk the tree counted itself) */
+    }
+    return wfc_node(c, x) + 16u;
+}
+
+/* A free of such a pointer: node + 16 of a chunk tagged aligned, of a cached height, with both
+ * keyed words saying offset 12 and its root intact. */
+static bool wfc_a16_cacheable(const rt_wfc_t *c, const void *ptr, size_t *first, unsigned *h, uint32_t *len)
+{
+    size_t off = (size_t)((uintptr_t)ptr - c->base);
+    if (!wfc_a16_ok(c) || off >= c->tree_bytes || (off & (c->node_size - 1u)) != 16u) {
+        return false;
+    }
+    size_t x = off >> c->log2;
+    uint32_t l = wf_len_check_at(c->w, x, wfc_len(c, x));
+    unsigned hh = WF_LEN_HEIGHT(l);
+    size_t root = x + wf_subtree(hh) - 1u;
+    size_t at = (x << c->log2) + 4u;
+    if (!wfc_cached(c, hh) || root >= c->nodes || l != wf_tag(c->w, x, hh, WF_ST_ALIGNED) ||
+        *wfc_a16_word(c, x, 4u) != (WFC_A16 ^ wf_offset_key(c->w, at + 4u)) ||
+        *wfc_a16_word(c, x, 12u) != (WFC_A16 ^ wf_offset_key(c->w, at + WFC_A16))) {
+        return false;
+    }
+    int v = wf_ctr_peek(c->w, root);
+    if (!(v <= 0 && wf_ctr_ok(v, hh) &&
+          atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root))) {
+        return false;
+    }
+    *first = x;
+    *h = hh;
+    *len = l;
+    return true;
+}
+
 /* --- free ---------------------------------------------------------------------------------------- */
 
 /* The tree's own checks of a free (waitfree.c, wf_validate) before a chunk may be cached: ptr is a
@@ -505,6 +591,31 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
     size_t first = 0;
     unsigned h = 0;
     uint32_t len = 0;
+    if (wfc_a16_cacheable(c, ptr, &first, &h, &len)) {
+        /* an aligned chunk a cache handed out (memalign 16): back into the freeing context's
+         * cache, claimed from its aligned tag */
+        wfc_rec_t *r = wfc_self(c, true, tr);
+        if (r != NULL) {
+            tr->height = h;
+            uint32_t cached = wf_tag(c->w, first, h, WF_ST_ALLOC) ^ c->flip;
+            if (!wf_len_claim_at(c->w, first, wfc_len(c, first), len, cached)) {
+                wf_report(c->w, false, RT_ERR_DOUBLE_FREE, "free", ptr, 0u);
+                return;
+            }
+            tr->nodes++;
+            unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
+            if (wfc_count(counts, h) >= c->capacity &&
+                !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
+                wf_len_live(c->w, first, len); /* refused (damage met elsewhere): as it was */
+                tr->nodes--;
+                return;
+            }
+            wfc_push(c, r, first, h);
+            wfc_add(&r->df, 1u);
+            tr->cache_ops++;
+            return;
+        }
+    }
     if (wfc_cacheable(c, ptr, &first, &h, &len)) {
         wfc_rec_t *r = wfc_self(c, true, tr);
         if (r != NULL) {
@@ -608,6 +719,12 @@ void *rt_wfc_memalign(rt_wfc_t *c, size_t alignment, size_t size)
 {
     if (alignment <= RT_WF_ALIGN) {
         return rt_front_memalign_args(&wfc_front, c, alignment, size) ? rt_wfc_malloc(c, size) : NULL;
+    }
+    if (alignment <= 16u && size != 0u && (alignment & (alignment - 1u)) == 0u) {
+        void *q = wfc_malloc_a16(c, size);
+        if (q != NULL) {
+            return q;
+        }
     }
     void *p = rt_wf_memalign(c->w, alignment, size);
     if (p == NULL && alignment > RT_WF_ALIGN && size != 0u && size <= rt_wf_max_request(c->w) &&
