@@ -77,7 +77,8 @@ typedef struct rt_mc rt_mc_t;
 #define RT_MC_MAX_SLOTS 64u
 #define RT_MC_DRAIN 4u
 
-/* Token of the calling context (see rtalloc/wfcache.h); 0: no slot (direct blocks only). */
+/* Token of the calling context (see rtalloc/wfcache.h); 0, 1 and 2: no slot (direct blocks only;
+ * 1 and 2 mark slots left by an exiting context). */
 typedef uintptr_t (*rt_mc_self_fn)(void *context);
 
 typedef struct rt_mc_config {

@@ -90,8 +90,8 @@ void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void
 
 static rt_entropy_fn entropy_fn;
 static void *entropy_context;
-/* Each draw's counter is new (a word: atomic on every target; it repeats after 2^32 creates on a
- * 32-bit one, when the keys still differ by the heaps' addresses and the buffers' old keys). */
+/* Each draw's counter is new (a word, read and written atomically on every target; it repeats
+ * after 2^32 creates on a 32-bit one, when the keys still differ by the heaps' addresses). */
 static uintptr_t entropy_draws;
 
 void rt_set_entropy(rt_entropy_fn fn, void *context)
@@ -103,11 +103,15 @@ void rt_set_entropy(rt_entropy_fn fn, void *context)
 uint64_t rt_entropy_draw(void)
 {
     /* The installed source alone (a test that installs a constant source gets the same keys in
-     * every run); without one, a counter that never repeats within the process. Creates on several
-     * threads (per-thread heaps) each take their own count. */
+     * every run); without one, a counter that never repeats within the process. A race of two
+     * creates on two threads may read the same count (below). */
     if (entropy_fn != NULL) {
         return rt_mix64(entropy_fn(entropy_context));
     }
-    uint64_t n = __atomic_add_fetch(&entropy_draws, 1u, __ATOMIC_RELAXED); /* creates on several threads */
+    /* a load and a store, each atomic (creates on several threads are no data race, and no
+     * retry loop: two racing creates may read the same count, and their keys then still differ
+     * by the heaps' addresses and the buffers' old keys) */
+    uint64_t n = (uint64_t)__atomic_load_n(&entropy_draws, __ATOMIC_RELAXED) + 1u;
+    __atomic_store_n(&entropy_draws, (uintptr_t)n, __ATOMIC_RELAXED);
     return rt_mix64(n * 0x9E3779B97F4A7C15ull ^ (uint64_t)RT_HEAP_KEY_SEED);
 }

@@ -76,7 +76,7 @@ struct rt_mc {
     atomic_uint active;  /* slots claimed */
     atomic_uint last_probes;
     atomic_size_t mallocs, frees, failures, errors, reallocs, reallocs_in_place;
-    mc_slot_t slot[RT_MC_MAX_SLOTS];
+    mc_slot_t slot[]; /* nslots of them */
 };
 
 #define MC_MAGIC 0x6D636870u
@@ -1191,10 +1191,13 @@ size_t rt_mc_min_buffer(const rt_mc_config_t *config)
     if (!mc_resolve(config, 64u << 10, &c)) {
         return SIZE_MAX;
     }
-    /* Control, map and bits of a small instance, one tree that holds a first span, alignment. */
-    size_t span = c.min_span < MC_SPAN_FLOOR ? c.min_span : MC_SPAN_FLOOR;
-    return sizeof(struct rt_mc) + MC_MAX_TREES * (rt_wf_control_size() + rt_wf_control_align()) + 4u * span +
-           (4u * span) / c.node_size + (4u * span) / (8u * MC_A) + 2u * c.node_size + 256u;
+    /* Control with its slots, the trees' controls, a tree that holds a first span of
+     * MC_SPAN_FLOOR (at most twice its usable bytes: the next height), map and bits for it, the
+     * alignments. */
+    size_t span = 2u * MC_SPAN_FLOOR + 2u * c.node_size;
+    return sizeof(struct rt_mc) + c.slots * sizeof(mc_slot_t) + 64u +
+           MC_MAX_TREES * (rt_wf_control_size() + rt_wf_control_align()) + span + span / c.node_size +
+           span / (8u * MC_A) + 2u * c.node_size + 64u;
 }
 
 rt_mc_t *rt_mc_create(void *mem, size_t size, const rt_mc_config_t *config)
@@ -1208,8 +1211,8 @@ rt_mc_t *rt_mc_create(void *mem, size_t size, const rt_mc_config_t *config)
     rt_mc_t *mc = (rt_mc_t *)at;
     uint32_t old_magic = mc->magic;
     (void)old_magic;
-    __builtin_memset(mc, 0, sizeof *mc);
-    at += sizeof *mc;
+    __builtin_memset(mc, 0, sizeof *mc + c.slots * sizeof(mc_slot_t));
+    at += sizeof *mc + c.slots * sizeof(mc_slot_t);
     size_t ca = rt_wf_control_align();
     void *ctrl[MC_MAX_TREES];
     for (unsigned t = 0; t < MC_MAX_TREES; t++) {

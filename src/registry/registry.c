@@ -327,7 +327,7 @@ static const rt_allocator_t wfc_descriptor = {
 static uintptr_t tlsfmc_d_one_context(void *context)
 {
     (void)context;
-    return 2u;
+    return 16u; /* any token above the ones the instance reserves (0, 1, 2) */
 }
 #endif
 static void tlsfmc_d_config(rt_mc_config_t *cfg)
