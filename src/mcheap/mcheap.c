@@ -22,6 +22,15 @@
 #include "rtalloc/heap.h"
 #include "rtalloc/mcheap.h"
 
+/* RT_MC_STEP(mc, step, x): called before every step on state another context may touch at once
+ * (a slot's token, a claim bit, the map, an inbox and its links). Nothing by default;
+ * tests/mc_interleave.c parks the calling operation there to force interleavings. */
+#ifndef RT_MC_STEP
+#define RT_MC_STEP(mc, step, x) ((void)(mc), (void)(x))
+#endif
+enum { MC_STEP_TOKEN = 1, MC_STEP_SLOT_CAS, MC_STEP_BIT_TAKE, MC_STEP_BIT_SET, MC_STEP_MAP, MC_STEP_PUSH_XCHG,
+       MC_STEP_PUSH_LINK, MC_STEP_INBOX, MC_STEP_TAKE, MC_STEP_NEXT, MC_STEP_ORPHAN };
+
 #define MC_MAX_TREES 8u
 #define MC_ORPHAN ((uintptr_t)1) /* token of a slot left with live blocks by an exiting context */
 #define MC_BUSY ((uintptr_t)2)   /* an orphan held for one free by the context freeing into it */
@@ -162,16 +171,19 @@ static inline bool mc_in_region(const rt_mc_t *mc, uintptr_t p)
 }
 static inline unsigned mc_map_get(const rt_mc_t *mc, uintptr_t p)
 {
+    RT_MC_STEP(mc, MC_STEP_MAP, p);
     return atomic_load_explicit(&mc->map[mc_node_of(mc, p)], memory_order_relaxed);
 }
 static inline size_t mc_bit_of(const rt_mc_t *mc, uintptr_t p) { return (p - mc->region) / MC_A; }
 static inline void mc_bit_set(rt_mc_t *mc, void *p)
 {
+    RT_MC_STEP(mc, MC_STEP_BIT_SET, p);
     size_t b = mc_bit_of(mc, (uintptr_t)p);
     atomic_fetch_or_explicit(&mc->bits[b / 32u], 1u << (b % 32u), memory_order_release);
 }
 static inline bool mc_bit_take(rt_mc_t *mc, uintptr_t p)
 {
+    RT_MC_STEP(mc, MC_STEP_BIT_TAKE, p);
     size_t b = mc_bit_of(mc, p);
     unsigned m = 1u << (b % 32u);
     return (atomic_fetch_and_explicit(&mc->bits[b / 32u], ~m, memory_order_acq_rel) & m) != 0u;
@@ -237,6 +249,7 @@ static __attribute__((noinline)) mc_slot_t *mc_self_slow(rt_mc_t *mc, uintptr_t 
     for (unsigned i = 1; i < mc->nslots; i++) {
         mc_slot_t *s = &mc->slot[(at + i) & (mc->nslots - 1u)];
         tr->probes++;
+        RT_MC_STEP(mc, MC_STEP_TOKEN, (uintptr_t)s);
         if (atomic_load_explicit(&s->token, memory_order_acquire) == token) {
             return s;
         }
@@ -246,6 +259,7 @@ static __attribute__((noinline)) mc_slot_t *mc_self_slow(rt_mc_t *mc, uintptr_t 
     }
     for (unsigned i = 0; i < mc->nslots; i++) {
         mc_slot_t *s = &mc->slot[(at + i) & (mc->nslots - 1u)];
+        RT_MC_STEP(mc, MC_STEP_SLOT_CAS, (uintptr_t)s);
         uintptr_t t = atomic_load_explicit(&s->token, memory_order_relaxed);
         if ((t == 0u || t == MC_ORPHAN) &&
             atomic_compare_exchange_strong_explicit(&s->token, &t, token, memory_order_acq_rel, memory_order_relaxed)) {
@@ -269,6 +283,7 @@ static inline mc_slot_t *mc_self(rt_mc_t *mc, bool create, rt_mc_trace_t *tr)
     }
     mc_slot_t *s = &mc->slot[mc_hash(token, mc->nslots)];
     tr->probes++;
+    RT_MC_STEP(mc, MC_STEP_TOKEN, (uintptr_t)s);
     if (atomic_load_explicit(&s->token, memory_order_acquire) == token) {
         return s;
     }
@@ -425,7 +440,9 @@ static void mc_push(mc_slot_t *s, void *ptr, rt_mc_trace_t *tr)
 {
     mc_link_t *n = ptr;
     atomic_store_explicit(&n->next, MC_PENDING, memory_order_relaxed);
+    RT_MC_STEP(s->mc, MC_STEP_PUSH_XCHG, ptr);
     mc_link_t *old = atomic_exchange_explicit(&s->inbox, n, memory_order_acq_rel);
+    RT_MC_STEP(s->mc, MC_STEP_PUSH_LINK, ptr);
     atomic_store_explicit(&n->next, old, memory_order_release);
     tr->rmw++;
 }
@@ -443,13 +460,16 @@ static __attribute__((noinline)) void mc_drain_some(mc_slot_t *s, unsigned k, rt
 {
     for (unsigned i = 0; i < k; i++) {
         if (s->local == NULL) {
+            RT_MC_STEP(s->mc, MC_STEP_INBOX, (uintptr_t)s);
             if (atomic_load_explicit(&s->inbox, memory_order_relaxed) == NULL) {
                 break;
             }
+            RT_MC_STEP(s->mc, MC_STEP_TAKE, (uintptr_t)s);
             s->local = atomic_exchange_explicit(&s->inbox, NULL, memory_order_acquire);
             tr->rmw++;
         }
         mc_link_t *n = s->local;
+        RT_MC_STEP(s->mc, MC_STEP_NEXT, n);
         mc_link_t *next = atomic_load_explicit(&n->next, memory_order_acquire);
         if (next == MC_PENDING) {
             break; /* its pusher is between its two steps: next call */
@@ -468,6 +488,7 @@ static __attribute__((noinline)) void mc_drain_some(mc_slot_t *s, unsigned k, rt
 /* The fast path: nothing waiting is one load of the slot's private list and one of its inbox. */
 static inline void mc_drain(mc_slot_t *s, unsigned k, rt_mc_trace_t *tr)
 {
+    RT_MC_STEP(s->mc, MC_STEP_INBOX, (uintptr_t)s);
     if (s->local != NULL || atomic_load_explicit(&s->inbox, memory_order_relaxed) != NULL) {
         mc_drain_some(s, k, tr);
     }
@@ -644,6 +665,7 @@ void rt_mc_free_ex(rt_mc_t *mc, void *ptr, rt_mc_trace_t *trace)
         return;
     }
     uintptr_t orphan = MC_ORPHAN;
+    RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)o);
     if (atomic_load_explicit(&o->token, memory_order_relaxed) == MC_ORPHAN &&
         atomic_compare_exchange_strong_explicit(&o->token, &orphan, MC_BUSY, memory_order_acquire,
                                                 memory_order_relaxed)) {
@@ -661,6 +683,7 @@ void rt_mc_free_ex(rt_mc_t *mc, void *ptr, rt_mc_trace_t *trace)
         if (empty) {
             mc_give_back(mc, o, tr);
         }
+        RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)o);
         atomic_store_explicit(&o->token, empty ? (uintptr_t)0 : MC_ORPHAN, memory_order_release);
     } else {
         mc_push(o, ptr, tr);
@@ -826,6 +849,7 @@ void rt_mc_thread_exit(rt_mc_t *mc)
         }
     }
     atomic_fetch_sub_explicit(&mc->active, 1u, memory_order_relaxed);
+    RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)s);
     atomic_store_explicit(&s->token, s->heap != NULL ? MC_ORPHAN : (uintptr_t)0, memory_order_release);
 }
 

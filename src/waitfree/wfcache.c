@@ -580,6 +580,34 @@ static inline bool wfc_cacheable(const rt_wfc_t *c, const void *ptr, size_t *fir
            atomic_load_explicit(wf_pad(c->w, root), memory_order_relaxed) == wf_canary(c->w, root);
 }
 
+/* A free into cache r of the chunk at `first` (height h) whose check read tag `len`. */
+static void wfc_free_cached(rt_wfc_t *c, wfc_rec_t *r, size_t first, unsigned h, uint32_t len, bool a16,
+                            const void *ptr, rt_wfc_trace_t *tr)
+{
+    tr->height = h;
+    if (a16) {
+        if (!wf_len_claim_at(c->w, first, wfc_len(c, first), len, wf_tag(c->w, first, h, WF_ST_ALLOC) ^ c->flip)) {
+            wf_report(c->w, false, RT_ERR_DOUBLE_FREE, "free", ptr, 0u);
+            return;
+        }
+    } else if (!wfc_claim(c, first, len, ptr)) {
+        return;
+    }
+    tr->nodes++;
+    unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
+    if (wfc_count(counts, h) >= c->capacity && !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
+        /* the flush met damage in other cached chunks and reported it: this free is refused too, so
+         * that a free that reports has changed nothing of its block (SPEC 3; on a damaged heap the
+         * block stays allocated): live again, as it was */
+        wf_len_live(c->w, first, len);
+        tr->nodes--;
+        return;
+    }
+    wfc_push(c, r, first, h);
+    wfc_add(&r->df, 1u);
+    tr->cache_ops++;
+}
+
 void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
 {
     rt_wfc_trace_t local;
@@ -591,52 +619,13 @@ void rt_wfc_free_ex(rt_wfc_t *c, void *ptr, rt_wfc_trace_t *trace)
     size_t first = 0;
     unsigned h = 0;
     uint32_t len = 0;
-    if (wfc_a16_cacheable(c, ptr, &first, &h, &len)) {
-        /* an aligned chunk a cache handed out (memalign 16): back into the freeing context's
-         * cache, claimed from its aligned tag */
+    /* an aligned chunk a cache handed out (memalign 16), claimed from its aligned tag; or a plain
+     * one, claimed from its live tag -- either way into the freeing context's cache */
+    bool a16 = wfc_a16_cacheable(c, ptr, &first, &h, &len);
+    if (a16 || wfc_cacheable(c, ptr, &first, &h, &len)) {
         wfc_rec_t *r = wfc_self(c, true, tr);
         if (r != NULL) {
-            tr->height = h;
-            uint32_t cached = wf_tag(c->w, first, h, WF_ST_ALLOC) ^ c->flip;
-            if (!wf_len_claim_at(c->w, first, wfc_len(c, first), len, cached)) {
-                wf_report(c->w, false, RT_ERR_DOUBLE_FREE, "free", ptr, 0u);
-                return;
-            }
-            tr->nodes++;
-            unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
-            if (wfc_count(counts, h) >= c->capacity &&
-                !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
-                wf_len_live(c->w, first, len); /* refused (damage met elsewhere): as it was */
-                tr->nodes--;
-                return;
-            }
-            wfc_push(c, r, first, h);
-            wfc_add(&r->df, 1u);
-            tr->cache_ops++;
-            return;
-        }
-    }
-    if (wfc_cacheable(c, ptr, &first, &h, &len)) {
-        wfc_rec_t *r = wfc_self(c, true, tr);
-        if (r != NULL) {
-            tr->height = h;
-            if (!wfc_claim(c, first, len, ptr)) {
-                return;
-            }
-            tr->nodes++;
-            unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
-            if (wfc_count(counts, h) >= c->capacity &&
-                !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
-                /* the flush met damage in other cached chunks and reported it: this free is
-                 * refused too, so that a free that reports has changed nothing of its block (SPEC
-                 * 3; on a damaged heap the block stays allocated): live again, as it was */
-                wf_len_live(c->w, first, len);
-                tr->nodes--;
-                return;
-            }
-            wfc_push(c, r, first, h);
-            wfc_add(&r->df, 1u);
-            tr->cache_ops++;
+            wfc_free_cached(c, r, first, h, len, a16, ptr, tr);
             return;
         }
     }
