@@ -94,6 +94,7 @@ SECTIONS = [
     ("paths", "paths", "paths.csv", "Per-path instructions of the boundary-tag heaps (issue 15)"),
     ("stellwag", "stellwag", "stellwag.csv",
      "Stellwag 2010: wait-free allocator vs TLSF under a lock, AO_malloc, system allocators"),
+    ("prio", "prio", "prio.csv", "Priority inversion: a high-priority thread's malloc beside lower ones"),
     ("fma", "fma", "fma.csv", "FMA 1998: FMA vs BSD 4.4, TLSF and glibc on the article's test program"),
     ("trace", "trace", "trace.csv", "Real programs: recorded traces replayed and sized (issue 14)"),
     ("layout", "layout", "layout.csv", "Block layouts: fragmentation per alignment and word size (issue 15)"),
@@ -1127,6 +1128,29 @@ class Report:
     def stellwag(self):
         from . import stellwag
         stellwag.section(self, self.m())
+
+    def prio(self):
+        meta, rows = read_csv(self.path("prio.csv"))
+        if not rows:
+            return
+        self.w("## Priority inversion: a high-priority thread's malloc beside lower ones")
+        self.w()
+        self.w("`bench/studies/exp_prio.c`: four SCHED_FIFO threads on one CPU -- a high one that mallocs and "
+               "frees every 500 us (each call timed), two low ones allocating without pause, a middle one "
+               "spinning 2 ms in 5. Under one mutex the high thread waits for a preempted low holder while "
+               "the middle one spins; a priority-inheritance mutex lends the holder its priority; the "
+               "lock-free allocators make it wait for nobody. x lock: the worst malloc against tlsf+mutex's "
+               "in the same run.")
+        self.w()
+        out = []
+        for r in rows:
+            out.append([r["allocator"], r["malloc_median"], r["malloc_p999"], r["malloc_max"],
+                        f"{float(r['malloc_max_us']):.1f}", f"{float(r['malloc_max_vs_mutex']):.3f}",
+                        r["free_p999"], f"{float(r['free_max_us']):.1f}"])
+        self.headline("Priority inversion: the high-priority thread's worst malloc")
+        self.w(table(["allocator", "malloc median", "p99.9", "max", "max us", "x lock", "free p99.9",
+                      "free max us"], out))
+        self.w()
 
     def fma(self):
         from . import fma
