@@ -348,6 +348,60 @@ static void run(const char *what, unsigned threads, unsigned ops, uint64_t seed,
     free(sh.buf);
 }
 
+/* The owner takes back at most k blocks a call: another thread pushes 40 of the owner's blocks;
+ * each of the owner's next calls takes back exactly k until the inbox is empty (counted by the
+ * call's trace), and none of them takes more. */
+typedef struct drain_case {
+    rt_mc_t *mc;
+    void *blk[40];
+} drain_case_t;
+
+static void *drain_pusher(void *arg)
+{
+    drain_case_t *dc = arg;
+    for (unsigned i = 0; i < 40u; i++) {
+        rt_mc_free(dc->mc, dc->blk[i]);
+    }
+    rt_mc_thread_exit(dc->mc);
+    return NULL;
+}
+
+static void drain_bounded(void)
+{
+    static unsigned char buf[1u << 20] __attribute__((aligned(64)));
+    drain_case_t dc;
+    dc.mc = rt_mc_create(buf, sizeof buf, NULL);
+    if (!TL_CHECK(dc.mc != NULL, "drain: create")) {
+        return;
+    }
+    for (unsigned i = 0; i < 40u; i++) {
+        dc.blk[i] = rt_mc_malloc(dc.mc, 64);
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, drain_pusher, &dc);
+    pthread_join(t, NULL);
+    unsigned taken = 0, calls = 0, most = 0;
+    while (taken < 40u && calls < 100u) {
+        rt_mc_trace_t tr;
+        void *p = rt_mc_malloc_ex(dc.mc, 64, &tr);
+        taken += tr.drained;
+        most = tr.drained > most ? tr.drained : most;
+        rt_mc_free_ex(dc.mc, p, &tr); /* a free takes back its share too */
+        taken += tr.drained;
+        most = tr.drained > most ? tr.drained : most;
+        calls++;
+    }
+    TL_CHECK(taken == 40u && most == RT_MC_DRAIN && calls == (40u + 2u * RT_MC_DRAIN - 1u) / (2u * RT_MC_DRAIN),
+             "drain: %u blocks taken back in %u malloc/free pairs, at most %u a call (k = %u)", taken, calls, most,
+             RT_MC_DRAIN);
+    rt_stats_t s;
+    rt_mc_stats(dc.mc, &s);
+    TL_CHECK(s.used_blocks == 0u && rt_mc_check(dc.mc), "drain: %zu blocks used after", s.used_blocks);
+    printf("%-28s 40 remote frees taken back %u a call, in %u malloc/free pairs: %s\n", "tlsfmc drain", most, calls,
+           taken == 40u && most == RT_MC_DRAIN ? "ok" : "FAILED");
+    rt_mc_thread_exit(dc.mc);
+}
+
 /* Racing frees: thread 0 (the owner) allocates K blocks; both threads free all K at once. */
 #define RACE_K 32u
 typedef struct race {
@@ -432,11 +486,16 @@ int main(int argc, char **argv)
     run("tlsfmc", (unsigned)threads, (unsigned)ops, seed, NULL);
     run("tlsfmc", 2u, (unsigned)ops, seed + 1u, NULL);
     run("tlsfmc", 64u, (unsigned)ops / 16u, seed + 2u, NULL);
+    rt_mc_config_t grow;
+    rt_mc_default_config(&grow);
+    grow.min_span = 16u << 10; /* heaps that grow, and give their spans back when emptied */
+    run("tlsfmc spans of 16 KiB", (unsigned)threads, (unsigned)ops, seed + 4u, &grow);
     rt_mc_config_t small;
     rt_mc_default_config(&small);
     small.slots = 2u;  /* most threads without a heap: direct blocks beside the heaps */
     small.drain = 1u;  /* inboxes that fill faster than they drain */
     run("tlsfmc 2 slots, drain 1", 8u, (unsigned)ops / 2u, seed + 3u, &small);
     race_run((unsigned)(ops / 100u > 0u ? ops / 100u : 1u));
+    drain_bounded();
     return tl_summary("mc_stress");
 }

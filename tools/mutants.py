@@ -30,7 +30,7 @@ Options:
     --spec FILE       the mutant list (default tools/mutants.txt)
     --timeout S       time limit of one mutant's tests, unless its spec says (default 300)
     --no-baseline     skip the run of the unmutated copy's tests
-    --family NAME     only the mutants of one family (heap, index, buddy, fma, tree, wfc)
+    --family NAME     only the mutants of one family (heap, index, buddy, fma, tree, wfc, mcheap)
     --source DIR      the tree to copy and check (default: the one this script lies in)
     --tests "A B"     run these ctest tests for every mutant instead of each spec's own (to
                       find out which tests kill a new mutant)
@@ -86,6 +86,8 @@ class Mutant:
             return "fma"
         if f.endswith("wfcache.c"):
             return "wfc"
+        if f.startswith("src/mcheap/"):
+            return "mcheap"
         if f.startswith("src/waitfree/"):
             return "tree"
         return "other"

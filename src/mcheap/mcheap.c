@@ -666,7 +666,7 @@ void rt_mc_free_ex(rt_mc_t *mc, void *ptr, rt_mc_trace_t *trace)
     }
     uintptr_t orphan = MC_ORPHAN;
     RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)o);
-    if (atomic_load_explicit(&o->token, memory_order_relaxed) == MC_ORPHAN &&
+    if (atomic_load_explicit(&o->token, memory_order_relaxed) == orphan &&
         atomic_compare_exchange_strong_explicit(&o->token, &orphan, MC_BUSY, memory_order_acquire,
                                                 memory_order_relaxed)) {
         /* Its owner has gone: this free does the owner's part, and the free that empties the
