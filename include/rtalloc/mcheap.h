@@ -139,6 +139,8 @@ void rt_mc_stats(rt_mc_t *mc, rt_stats_t *stats);
 /* The tree, every heap, every span's map entries, and the claim bits against the live blocks.
  * Quiescent only. */
 bool rt_mc_check(rt_mc_t *mc);
+/* Blocks in address order (the heaps' blocks inside their spans, the trees' other blocks); first,
+ * as stats, the caller's inbox and empty heap are given back. Quiescent only. */
 void rt_mc_walk(rt_mc_t *mc, rt_walk_fn fn, void *context);
 void rt_mc_set_handler(rt_mc_t *mc, rt_error_handler_t handler, void *context);
 unsigned rt_mc_last_probes(const rt_mc_t *mc);

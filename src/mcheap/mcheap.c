@@ -388,7 +388,10 @@ static bool mc_grow(rt_mc_t *mc, mc_slot_t *s, size_t n, rt_mc_trace_t *tr)
         return false;
     }
     size_t want = mc->min_span;
-    if (!first) {
+    unsigned act0 = atomic_load_explicit(&mc->active, memory_order_relaxed);
+    if (first && act0 <= 1u) {
+        want = mc_tree_free_bytes(mc) / 2u; /* the only context: half of everything at once */
+    } else if (!first) {
         /* capacity doubles at least; a share of what is free; the last pool the heap can add
          * takes the largest chunk there is */
         unsigned act = atomic_load_explicit(&mc->active, memory_order_relaxed);
@@ -862,11 +865,10 @@ size_t rt_mc_held_bytes(const rt_mc_t *mc)
     return s;
 }
 
-void rt_mc_stats(rt_mc_t *mc, rt_stats_t *stats)
+/* What stats and walk do first: the caller's inbox taken back, and its heap given back when
+ * empty (the caller's memory then counts as what any context can get). Quiescent only. */
+static mc_slot_t *mc_settle(rt_mc_t *mc)
 {
-    if (stats == NULL || !mc_valid(mc, "stats")) {
-        return;
-    }
     rt_mc_trace_t tr = {0};
     mc_slot_t *me = mc_self(mc, false, &tr);
     if (me != NULL && me->heap != NULL) {
@@ -881,6 +883,15 @@ void rt_mc_stats(rt_mc_t *mc, rt_stats_t *stats)
             mc_give_back(mc, me, &tr);
         }
     }
+    return me;
+}
+
+void rt_mc_stats(rt_mc_t *mc, rt_stats_t *stats)
+{
+    if (stats == NULL || !mc_valid(mc, "stats")) {
+        return;
+    }
+    mc_slot_t *me = mc_settle(mc);
     rt_stats_t own = {0};
     size_t span_bytes = 0, spans = 0, peak = 0;
     for (unsigned t = 0; t < mc->ntrees; t++) {
@@ -997,6 +1008,7 @@ void rt_mc_walk(rt_mc_t *mc, rt_walk_fn fn, void *context)
     if (fn == NULL || !mc_valid(mc, "walk")) {
         return;
     }
+    (void)mc_settle(mc);
     mc_walk_ctx_t w = {mc, fn, context, 0, 0, false, 0};
     for (unsigned t = 0; t < mc->ntrees && !w.stop; t++) {
         rt_wf_walk(mc->tree[t], mc_walk_tree_block, &w);
