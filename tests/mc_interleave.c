@@ -26,6 +26,9 @@
  *   orphan        A has exited leaving x live (its slot an orphan); B frees x (taking the orphan
  *                 for that free, giving its span back) while C arrives and claims a slot (possibly
  *                 the orphan): no report, nothing used after, no overlap
+ *   orphan-two    A has exited leaving x and y live; B and C free them at once (one takes the
+ *                 orphan, the other pushes): the heap is given back whatever the order -- nothing
+ *                 used, nothing held, with nobody left to drain A's inbox
  *
  * Usage: mc_interleave [K]   (default 2)
  */
@@ -102,11 +105,12 @@ static uintptr_t self_hook(void *context)
     return token[my_ctx >= 0 ? (unsigned)my_ctx : main_ctx];
 }
 
-typedef enum { SC_REMOTE, SC_TWO_PUSHERS, SC_DOUBLE_FREE, SC_REALLOC_FREE, SC_ORPHAN, SC_N } sc_t;
-static const char *const sc_name[SC_N] = {"remote", "two-pushers", "double-free", "realloc-free", "orphan"};
-static const unsigned sc_ops[SC_N] = {2, 3, 2, 2, 2};
-static const unsigned sc_ctx[SC_N][MAX_OPS] = {
-    {CTX_B, CTX_A, 0}, {CTX_B, CTX_C, CTX_A}, {CTX_A, CTX_B, 0}, {CTX_B, CTX_A, 0}, {CTX_B, CTX_C, 0}};
+typedef enum { SC_REMOTE, SC_TWO_PUSHERS, SC_DOUBLE_FREE, SC_REALLOC_FREE, SC_ORPHAN, SC_ORPHAN_TWO, SC_N } sc_t;
+static const char *const sc_name[SC_N] = {"remote", "two-pushers", "double-free", "realloc-free", "orphan",
+                                          "orphan-two"};
+static const unsigned sc_ops[SC_N] = {2, 3, 2, 2, 2, 2};
+static const unsigned sc_ctx[SC_N][MAX_OPS] = {{CTX_B, CTX_A, 0}, {CTX_B, CTX_C, CTX_A}, {CTX_A, CTX_B, 0},
+                                               {CTX_B, CTX_A, 0}, {CTX_B, CTX_C, 0},    {CTX_B, CTX_C, 0}};
 
 static unsigned char mem[1u << 18] __attribute__((aligned(64)));
 
@@ -151,6 +155,9 @@ static void op_body(run_t *r, unsigned j)
         } else {
             rt_mc_free(r->mc, r->x);
         }
+        break;
+    case SC_ORPHAN_TWO:
+        rt_mc_free(r->mc, j == 0u ? r->x : r->y);
         break;
     case SC_REALLOC_FREE:
         if (j == 0u) {
@@ -222,6 +229,8 @@ static bool setup(run_t *r)
         rt_mc_free(r->mc, r->y);
         rt_mc_thread_exit(r->mc); /* A leaves x live: its slot an orphan */
         r->y = NULL;
+    } else if (r->sc == SC_ORPHAN_TWO) {
+        rt_mc_thread_exit(r->mc); /* A leaves x and y live */
     }
     return true;
 }
@@ -329,6 +338,10 @@ static bool check_run(run_t *r, const sched_t *s, unsigned long *special)
         break;
     case SC_ORPHAN:
         expect_used = r->got[1] != NULL ? 1u : 0u;
+        break;
+    case SC_ORPHAN_TWO: /* A is gone: nobody drains for it; the two frees must give its heap back */
+        expect_used = 0u;
+        ok = ok && rt_mc_held_bytes(r->mc) == 0u;
         break;
     default:
         break;

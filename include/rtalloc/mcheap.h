@@ -47,6 +47,8 @@
  *                         direct tree memalign (M(H) + its own bound); a heap given back first
  *                         adds <= RT_HEAP_MAX_POOLS x (F(h) + S)
  *   free                  1 RMW (the claim) + 1 heap free (own), or + 1 exchange (remote);
+ *                         into an exited owner's heap: + <= 2 x (1 CAS + 1 heap free + k inbox
+ *                         frees + its give-back) (the pusher's look: no block is left behind);
  *                         the last block of a grown heap adds <= RT_HEAP_MAX_POOLS x (F(h) + S);
  *                         a direct block: the tree's free F(h)
  *   realloc, memalign     a malloc + a free + the copy (in place: one heap realloc)

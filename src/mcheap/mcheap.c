@@ -444,7 +444,7 @@ static void mc_push(mc_slot_t *s, void *ptr, rt_mc_trace_t *tr)
     mc_link_t *n = ptr;
     atomic_store_explicit(&n->next, MC_PENDING, memory_order_relaxed);
     RT_MC_STEP(s->mc, MC_STEP_PUSH_XCHG, ptr);
-    mc_link_t *old = atomic_exchange_explicit(&s->inbox, n, memory_order_acq_rel);
+    mc_link_t *old = atomic_exchange_explicit(&s->inbox, n, memory_order_seq_cst); /* mc_orphan_work */
     RT_MC_STEP(s->mc, MC_STEP_PUSH_LINK, ptr);
     atomic_store_explicit(&n->next, old, memory_order_release);
     tr->rmw++;
@@ -495,6 +495,52 @@ static inline void mc_drain(mc_slot_t *s, unsigned k, rt_mc_trace_t *tr)
     if (s->local != NULL || atomic_load_explicit(&s->inbox, memory_order_relaxed) != NULL) {
         mc_drain_some(s, k, tr);
     }
+}
+
+/* Works on an exited owner's heap (token MC_ORPHAN) for one call: `ptr`, when not NULL, freed into
+ * it, then its inbox taken back k at a time; the call that empties it gives its spans and the slot
+ * back. The token goes ORPHAN -> BUSY (one compare-and-swap) -> ORPHAN or 0. A push is followed by
+ * its pusher's look at the token, and every release of BUSY by a look at the inbox, each pair
+ * sequentially consistent, so one of the two sees the other: a block pushed into an orphan is
+ * never left behind with nobody to take it. At most 2 rounds. True when `ptr` was freed here. */
+static bool mc_orphan_work(rt_mc_t *mc, mc_slot_t *o, void *ptr, rt_mc_trace_t *tr)
+{
+    bool freed = false;
+    for (unsigned round = 0; round < 2u; round++) {
+        uintptr_t orphan = MC_ORPHAN;
+        RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)o);
+        if (atomic_load_explicit(&o->token, memory_order_seq_cst) != orphan ||
+            !atomic_compare_exchange_strong_explicit(&o->token, &orphan, MC_BUSY, memory_order_seq_cst,
+                                                     memory_order_relaxed)) {
+            return freed;
+        }
+        tr->rmw++;
+        if (ptr != NULL && !freed) {
+            tr->steps++;
+            if (mc_heap_free(o, ptr)) {
+                o->live--;
+            } else {
+                mc_bit_set(mc, ptr);
+            }
+            freed = true;
+        }
+        mc_drain(o, mc->drain, tr);
+        bool more = o->local != NULL;
+        bool empty = o->live == 0u && !more && atomic_load_explicit(&o->inbox, memory_order_relaxed) == NULL;
+        if (empty) {
+            mc_give_back(mc, o, tr);
+        }
+        RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)o);
+        atomic_store_explicit(&o->token, empty ? (uintptr_t)0 : MC_ORPHAN, memory_order_seq_cst);
+        if (empty) {
+            return freed;
+        }
+        RT_MC_STEP(mc, MC_STEP_INBOX, (uintptr_t)o);
+        if (!more && atomic_load_explicit(&o->inbox, memory_order_seq_cst) == NULL) {
+            return freed;
+        }
+    }
+    return freed;
 }
 
 /* --- malloc ------------------------------------------------------------------------------------- */
@@ -667,29 +713,9 @@ void rt_mc_free_ex(rt_mc_t *mc, void *ptr, rt_mc_trace_t *trace)
         mc_after_free(mc, s, tr);
         return;
     }
-    uintptr_t orphan = MC_ORPHAN;
-    RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)o);
-    if (atomic_load_explicit(&o->token, memory_order_relaxed) == orphan &&
-        atomic_compare_exchange_strong_explicit(&o->token, &orphan, MC_BUSY, memory_order_acquire,
-                                                memory_order_relaxed)) {
-        /* Its owner has gone: this free does the owner's part, and the free that empties the
-         * heap gives its spans back (an exited context strands nothing). */
-        tr->rmw++;
-        tr->steps++;
-        if (mc_heap_free(o, ptr)) {
-            o->live--;
-        } else {
-            mc_bit_set(mc, ptr);
-        }
-        mc_drain(o, mc->drain, tr);
-        bool empty = o->live == 0u && o->local == NULL && atomic_load_explicit(&o->inbox, memory_order_relaxed) == NULL;
-        if (empty) {
-            mc_give_back(mc, o, tr);
-        }
-        RT_MC_STEP(mc, MC_STEP_ORPHAN, (uintptr_t)o);
-        atomic_store_explicit(&o->token, empty ? (uintptr_t)0 : MC_ORPHAN, memory_order_release);
-    } else {
+    if (!mc_orphan_work(mc, o, ptr, tr)) {
         mc_push(o, ptr, tr);
+        (void)mc_orphan_work(mc, o, NULL, tr); /* the pusher's look: its owner may have gone */
     }
     mc_count(mc, s, false);
 }
@@ -821,8 +847,9 @@ void *rt_mc_realloc(rt_mc_t *mc, void *ptr, size_t size)
             s->live--;
         }
         mc_after_free(mc, s, &tr);
-    } else {
+    } else if (!mc_orphan_work(mc, o, ptr, &tr)) {
         mc_push(o, ptr, &tr);
+        (void)mc_orphan_work(mc, o, NULL, &tr);
     }
     return q;
 }
@@ -1164,8 +1191,10 @@ bool rt_mc_bound(const rt_mc_t *mc, size_t size, rt_mc_bound_t *b)
     b->malloc_steps = mc->drain + 1u + grow + span_nodes + 1u + 1u + (uint64_t)MC_MISS_DRAIN * mc->drain + 1u + 2u * direct +
                       giveback;
     b->malloc_rmw = 1u + mc->drain + grow_rmw + 2u + MC_MISS_DRAIN * mc->drain + 2u * direct_rmw + giveback_rmw + probes;
-    b->free_steps = 1u + mc->drain + giveback + give;
-    b->free_rmw = 2u + mc->drain + giveback_rmw + give_rmw;
+    /* own: the claim, the heap free, a drain, the give-back; remote: the claim, the exchange, and
+     * into an exited owner's heap two rounds of (CAS, heap free, drain), one give-back */
+    b->free_steps = 1u + 2u * (2u + mc->drain) + giveback + give;
+    b->free_rmw = 4u + 2u * (1u + mc->drain) + giveback_rmw + give_rmw;
     return true;
 }
 
