@@ -55,14 +55,14 @@ if [ ! -f "$so" ]; then
     echo "SKIP: drop-in library '$so' not built"
     exit 77
 fi
-for f in workload.sql workload.lua workload.py; do
+for f in workload.sql workload.lua workload.py workload_threads.py; do
     if [ ! -f "$dir/$f" ]; then
         echo "FAIL: $dir/$f missing" >&2
         exit 1
     fi
 done
 
-registry=$("$names" heap buddy pages)
+registry=$("$names" heap buddy pages thread-heaps)
 if [ -n "${DROPIN_ALLOCATORS:-}" ]; then
     allocators=$DROPIN_ALLOCATORS
 else
@@ -77,7 +77,7 @@ if [ -z "${allocators// /}" ]; then
     echo "FAIL: no allocator of the families heap, buddy, pages in the registry" >&2
     exit 1
 fi
-programs=${DROPIN_PROGRAMS:-sql lua py pyraw}
+programs=${DROPIN_PROGRAMS:-sql lua py pyraw pyth}
 
 # A guard against a hang, not a measure: the runs take 0.1 to 6 s each here (loaded machine).
 if command -v timeout > /dev/null; then
@@ -104,6 +104,8 @@ workload() {
     lua) argv=("$lua" "$dir/workload.lua") ;;
     py) argv=("$python" "$dir/workload.py") ;;
     pyraw) wenv+=(PYTHONMALLOC=malloc) argv=("$python" "$dir/workload.py") ;;
+    # pyth: 4 producer threads hand objects to a consumer thread (most frees are another thread's)
+    pyth) wenv+=(PYTHONMALLOC=malloc) argv=("$python" "$dir/workload_threads.py") ;;
     esac
 }
 
@@ -171,7 +173,7 @@ for p in $programs; do
         continue
     fi
     for a in $allocators; do
-        if [ "$p" = pyraw ] && [ "$walkers" != "${walkers/ $a /}" ]; then
+        if { [ "$p" = pyraw ] || [ "$p" = pyth ]; } && [ "$walkers" != "${walkers/ $a /}" ]; then
             echo "skip $p under $a: malloc walks a free list (O(free blocks))"
             continue
         fi
@@ -246,7 +248,7 @@ x = bytearray(800000000)')
     esac
 }
 for p in $programs; do
-    [ "$p" = pyraw ] && continue # the out-of-memory cases of py cover the interpreter
+    [ "$p" = pyraw ] || [ "$p" = pyth ] && continue # the out-of-memory cases of py cover the interpreter
     for c in fill huge workload; do
         oom_case "$p" "$c"
         h=$oom_heap
