@@ -699,6 +699,11 @@ void rt_mc_free_ex(rt_mc_t *mc, void *ptr, rt_mc_trace_t *trace)
         return;
     }
     mc_slot_t *o = mc_owner(mc, p);
+    if (o == NULL) { /* a map entry no slot has: the map was written over */
+        mc_bit_set(mc, ptr);
+        mc_report(mc, false, RT_ERR_CORRUPTED, "free", ptr, 0);
+        return;
+    }
     mc_slot_t *s = mc_self(mc, false, tr);
     if (o == s && s != NULL) {
         tr->steps++;
@@ -809,6 +814,11 @@ void *rt_mc_realloc(rt_mc_t *mc, void *ptr, size_t size)
         return q;
     }
     mc_slot_t *o = mc_owner(mc, p);
+    if (o == NULL || o->heap == NULL) { /* a map entry no slot has: the map was written over */
+        mc_bit_set(mc, ptr);
+        mc_report(mc, true, RT_ERR_CORRUPTED, "realloc", ptr, 0);
+        return NULL;
+    }
     mc_slot_t *s = mc_self(mc, false, &tr);
     void *q;
     if (o == s && s != NULL) {
