@@ -2043,8 +2043,9 @@ static uint64_t escape_bound(const counts_t *c)
 
 static uint64_t escapes_allowed(unsigned cls, const rt_allocator_t *d, const counts_t *c)
 {
-    if (cls != CL_COPY || d->family != RT_FAMILY_HEAP || OVF_TAG_BITS >= 32u) {
-        return 0;
+    if (cls != CL_COPY || (d->family != RT_FAMILY_HEAP && d->family != RT_FAMILY_THREAD_HEAPS) ||
+        OVF_TAG_BITS >= 32u) {
+        return 0; /* (the thread heaps' blocks are the heap's: the same tag) */
     }
     uint64_t escapable = c->fk[FK_OVERLAP] + c->fk[FK_CONTENT] + c->fk[FK_NOT_REFUSED] + c->fk[FK_SILENT] +
                          c->fk[FK_SILENT_STATS] + c->fk[FK_CONTAIN];
