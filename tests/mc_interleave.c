@@ -298,7 +298,7 @@ static unsigned preemptions(const sched_t *s, unsigned len)
 {
     unsigned p = 0;
     for (unsigned i = 1; i < len; i++) {
-        if (s->choice[i] != s->choice[i - 1u] && (s->enabled[i] >> s->choice[i - 1u] & 1u) != 0u) {
+        if (s->choice[i] != s->choice[i - 1u] && ((unsigned)s->enabled[i] >> s->choice[i - 1u] & 1u) != 0u) {
             p++;
         }
     }
@@ -381,7 +381,7 @@ static void explore(sc_t sc, const unsigned char *prefix, unsigned plen, unsigne
     }
     for (unsigned i = plen; i < s.n; i++) {
         for (unsigned e = 0; e < MAX_OPS; e++) {
-            if (e == s.choice[i] || (s.enabled[i] >> e & 1u) == 0u) {
+            if (e == s.choice[i] || ((unsigned)s.enabled[i] >> e & 1u) == 0u) {
                 continue;
             }
             sched_t alt = s;
