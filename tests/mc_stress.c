@@ -402,6 +402,75 @@ static void drain_bounded(void)
     rt_mc_thread_exit(dc.mc);
 }
 
+/* Bad input from another thread, as an attacker would send it: frees of an interior pointer, a
+ * misaligned one, a pointer past the buffer and a block already freed, all of blocks the owner
+ * holds, and a free of a copy of a block's header words placed inside another block (a forged
+ * block). Each is reported and changes nothing: the owner's blocks keep their contents, the
+ * counts stay, and rt_mc_check passes. */
+typedef struct bad_case {
+    rt_mc_t *mc;
+    unsigned char *a, *b, *gone;
+    unsigned reports;
+} bad_case_t;
+
+static void bad_report(void *context, const rt_error_t *e)
+{
+    (void)e;
+    ((bad_case_t *)context)->reports++;
+}
+
+static void *bad_sender(void *arg)
+{
+    bad_case_t *bc = arg;
+    rt_mc_free(bc->mc, bc->a + 16);          /* interior */
+    rt_mc_free(bc->mc, bc->a + 1);           /* misaligned */
+    rt_mc_free(bc->mc, bc->gone);            /* freed before: a double free */
+    memcpy(bc->b + 64, bc->a - 16, 32);      /* a copy of a's header and first words inside b */
+    rt_mc_free(bc->mc, bc->b + 64 + 16);     /* ... freed as if it were a block */
+    (void)rt_mc_realloc(bc->mc, bc->a + 32, 10); /* interior realloc */
+    static unsigned char outside[64];
+    rt_mc_free(bc->mc, outside);             /* not of the buffer */
+    return NULL;
+}
+
+static void bad_remote(void)
+{
+    static unsigned char buf[1u << 20] __attribute__((aligned(64)));
+    bad_case_t bc = {0};
+    bc.mc = rt_mc_create(buf, sizeof buf, NULL);
+    if (!TL_CHECK(bc.mc != NULL, "bad input: create")) {
+        return;
+    }
+    rt_mc_set_handler(bc.mc, bad_report, &bc);
+    bc.a = rt_mc_malloc(bc.mc, 200);
+    bc.b = rt_mc_malloc(bc.mc, 200);
+    bc.gone = rt_mc_malloc(bc.mc, 200);
+    rt_mc_free(bc.mc, bc.gone);
+    memset(bc.a, 0x11, 200);
+    memset(bc.b, 0x22, 64);
+    rt_stats_t s0, s1;
+    rt_mc_stats(bc.mc, &s0);
+    pthread_t t;
+    pthread_create(&t, NULL, bad_sender, &bc);
+    pthread_join(t, NULL);
+    rt_mc_stats(bc.mc, &s1);
+    bool intact = true;
+    for (unsigned i = 0; i < 200u; i++) {
+        intact = intact && bc.a[i] == 0x11;
+    }
+    TL_CHECK(bc.reports == 6u && intact && s1.used_blocks == s0.used_blocks && s1.frees == s0.frees &&
+                 rt_mc_check(bc.mc),
+             "bad input from another thread: %u reports (expected 6), a %s, used blocks %zu -> %zu, frees %llu -> %llu",
+             bc.reports, intact ? "intact" : "CHANGED", s0.used_blocks, s1.used_blocks,
+             (unsigned long long)s0.frees, (unsigned long long)s1.frees);
+    rt_mc_free(bc.mc, bc.a);
+    rt_mc_free(bc.mc, bc.b);
+    rt_mc_stats(bc.mc, &s1);
+    TL_CHECK(bc.reports == 6u && s1.used_blocks == 0u && rt_mc_check(bc.mc), "bad input: the owner frees its blocks");
+    printf("%-28s interior, misaligned, double, forged, foreign frees from another thread: %s\n", "tlsfmc bad input",
+           bc.reports == 6u && intact ? "ok" : "FAILED");
+}
+
 /* Racing frees: thread 0 (the owner) allocates K blocks; both threads free all K at once. */
 #define RACE_K 32u
 typedef struct race {
@@ -497,5 +566,6 @@ int main(int argc, char **argv)
     run("tlsfmc 2 slots, drain 1", 8u, (unsigned)ops / 2u, seed + 3u, &small);
     race_run((unsigned)(ops / 100u > 0u ? ops / 100u : 1u));
     drain_bounded();
+    bad_remote();
     return tl_summary("mc_stress");
 }

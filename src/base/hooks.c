@@ -115,3 +115,17 @@ uint64_t rt_entropy_draw(void)
     __atomic_store_n(&entropy_draws, (uintptr_t)n, __ATOMIC_RELAXED);
     return rt_mix64(n * 0x9E3779B97F4A7C15ull ^ (uint64_t)RT_HEAP_KEY_SEED);
 }
+
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1 && !defined(__STDC_NO_THREADS__)
+#if defined(__GNUC__) || defined(__clang__)
+#define RT_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define RT_TLS_MODEL
+#endif
+static _Thread_local char thread_anchor RT_TLS_MODEL;
+uintptr_t rt_thread_token(void *context)
+{
+    (void)context;
+    return (uintptr_t)&thread_anchor;
+}
+#endif

@@ -60,6 +60,17 @@ static inline uint64_t rt_mix64(uint64_t x)
  * the default handler (rt_set_default_handler). Cold. */
 void rt_report_bad_heap(const char *operation, const void *heap) __attribute__((cold, noinline));
 
+/* The default token of the calling context for the allocators that keep something per thread
+ * (rtalloc/wfcache.h, rtalloc/mcheap.h): on a hosted build the address of a thread-local object
+ * (initial-exec where the compiler allows, so that a preloaded malloc needs no TLS allocation);
+ * freestanding builds have none (RT_DEFAULT_SELF is NULL: an RTOS passes its task id). */
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1 && !defined(__STDC_NO_THREADS__)
+uintptr_t rt_thread_token(void *context);
+#define RT_DEFAULT_SELF rt_thread_token
+#else
+#define RT_DEFAULT_SELF NULL
+#endif
+
 void rt_hooks_set_handler(rt_hooks_t *k, rt_error_handler_t handler, void *context);
 void rt_hooks_set_lock(rt_hooks_t *k, rt_lock_fn lock, rt_unlock_fn unlock, void *context);
 

@@ -90,24 +90,9 @@ struct rt_mc {
 
 #define MC_MAGIC 0x6D636870u
 
-/* --- the default token (as wfcache.c) -------------------------------------------------------- */
+/* --- the default token -------------------------------------------------------------------- */
 
-#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1 && !defined(__STDC_NO_THREADS__)
-#if defined(__GNUC__) || defined(__clang__)
-#define MC_TLS_MODEL __attribute__((tls_model("initial-exec")))
-#else
-#define MC_TLS_MODEL
-#endif
-static _Thread_local char mc_anchor MC_TLS_MODEL;
-static uintptr_t mc_thread_token(void *context)
-{
-    (void)context;
-    return (uintptr_t)&mc_anchor;
-}
-#define MC_DEFAULT_SELF mc_thread_token
-#else
-#define MC_DEFAULT_SELF NULL
-#endif
+#define MC_DEFAULT_SELF RT_DEFAULT_SELF /* base/hooks.h */
 
 /* --- reports ------------------------------------------------------------------------------------ */
 

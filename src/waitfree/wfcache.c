@@ -79,22 +79,7 @@ struct rt_wfc {
 
 /* --- the default token ------------------------------------------------------------------------ */
 
-#if defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 1 && !defined(__STDC_NO_THREADS__)
-#if defined(__GNUC__) || defined(__clang__)
-#define WFC_TLS_MODEL __attribute__((tls_model("initial-exec")))
-#else
-#define WFC_TLS_MODEL
-#endif
-static _Thread_local char wfc_anchor WFC_TLS_MODEL;
-static uintptr_t wfc_thread_token(void *context)
-{
-    (void)context;
-    return (uintptr_t)&wfc_anchor;
-}
-#define WFC_DEFAULT_SELF wfc_thread_token
-#else
-#define WFC_DEFAULT_SELF NULL
-#endif
+#define WFC_DEFAULT_SELF RT_DEFAULT_SELF /* base/hooks.h */
 
 /* --- small helpers ----------------------------------------------------------------------------- */
 
@@ -597,7 +582,7 @@ static void wfc_free_cached(rt_wfc_t *c, wfc_rec_t *r, size_t first, unsigned h,
     unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
     if (wfc_count(counts, h) >= c->capacity && !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
         /* the flush met damage in other cached chunks and reported it: this free is refused too, so
-         * that a free that reports has changed nothing of its block (SPEC 3; on a damaged heap the
+         * that a free that reports has changed nothing of its block (README.md, "Guarantees"; on a damaged heap the
          * block stays allocated): live again, as it was */
         wf_len_live(c->w, first, len);
         tr->nodes--;
