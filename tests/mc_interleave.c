@@ -43,54 +43,15 @@
 
 #include "mc_step_config.h"
 
-#define MAX_OPS 3
+#include "step_sched.h"
+
 #define MAX_DEPTH 256u
-
-/* --- the scheduler (one operation moves at a time) ----------------------------------------------- */
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t cv_op[MAX_OPS] = {PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
-static struct {
-    const void *mc;
-    unsigned parks[MAX_OPS];
-    bool parked[MAX_OPS], go[MAX_OPS], done[MAX_OPS];
-} S;
-static _Thread_local int my_op = -1;
-
-static void park(void)
-{
-    pthread_mutex_lock(&mu);
-    S.parked[my_op] = true;
-    S.parks[my_op]++;
-    pthread_cond_signal(&cv);
-    while (!S.go[my_op]) {
-        pthread_cond_wait(&cv_op[my_op], &mu);
-    }
-    S.go[my_op] = false;
-    S.parked[my_op] = false;
-    pthread_mutex_unlock(&mu);
-}
 
 void mc_test_step(const void *mc, int step, uintptr_t what)
 {
-    (void)step;
-    (void)what;
-    if (my_op >= 0 && mc == S.mc) {
-        park();
+    if (my_op >= 0 && mc == S.target) {
+        step_park(step, (size_t)what);
     }
-}
-
-static void advance(unsigned j)
-{
-    pthread_mutex_lock(&mu);
-    unsigned p0 = S.parks[j];
-    S.go[j] = true;
-    pthread_cond_signal(&cv_op[j]);
-    while (S.parks[j] == p0 && !S.done[j]) {
-        pthread_cond_wait(&cv, &mu);
-    }
-    pthread_mutex_unlock(&mu);
 }
 
 /* --- scenarios ------------------------------------------------------------------------------------ */
@@ -202,7 +163,7 @@ static void *worker_main(void *arg)
             continue;
         }
         my_ctx = (int)sc_ctx[r->sc][j];
-        park(); /* the gate */
+        step_park(0, 0); /* the gate */
         op_body(r, j);
         pthread_mutex_lock(&mu);
         S.done[j] = true;
@@ -250,7 +211,7 @@ static bool execute(run_t *r, const unsigned char *prefix, unsigned plen, sched_
     }
     unsigned nops = sc_ops[r->sc];
     pthread_mutex_lock(&mu);
-    S.mc = r->mc;
+    S.target = r->mc;
     jobs.r = r;
     jobs.nops = nops;
     jobs.gen++;
@@ -289,7 +250,7 @@ static bool execute(run_t *r, const unsigned char *prefix, unsigned plen, sched_
         out->enabled[out->n] = (unsigned char)en;
         out->n++;
         cur = (int)pick;
-        advance(pick);
+        step_advance(pick);
     }
     return true;
 }

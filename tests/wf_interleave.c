@@ -99,46 +99,14 @@
 #include "rtalloc/wfcache.h"
 #include "wf_step_config.h"
 
-#define MAX_OPS 3
+#include "step_sched.h"
+
 #define MAX_DEPTH 512u /* decisions per schedule */
-
-/* --- the scheduler ---------------------------------------------------------------------------- */
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; /* the scheduler waits here */
-static pthread_cond_t cv_op[MAX_OPS] = {PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                                        PTHREAD_COND_INITIALIZER}; /* op j waits here */
-
-static struct {
-    const void *wf;
-    unsigned parks[MAX_OPS];
-    bool parked[MAX_OPS], go[MAX_OPS], done[MAX_OPS];
-    int step[MAX_OPS]; /* the step op j is parked before */
-    size_t node[MAX_OPS];
-} S;
-
-static _Thread_local int my_op = -1;
-
-static void park(int step, size_t node)
-{
-    pthread_mutex_lock(&mu);
-    S.parked[my_op] = true;
-    S.parks[my_op]++;
-    S.step[my_op] = step;
-    S.node[my_op] = node;
-    pthread_cond_signal(&cv);
-    while (!S.go[my_op]) {
-        pthread_cond_wait(&cv_op[my_op], &mu);
-    }
-    S.go[my_op] = false;
-    S.parked[my_op] = false;
-    pthread_mutex_unlock(&mu);
-}
 
 void wf_test_step(const void *wf, int step, size_t node)
 {
-    if (my_op >= 0 && wf == S.wf) {
-        park(step, node);
+    if (my_op >= 0 && wf == S.target) {
+        step_park(step, node);
     }
 }
 
@@ -146,19 +114,6 @@ static void wait_parked(unsigned j)
 {
     pthread_mutex_lock(&mu);
     while (!S.parked[j] && !S.done[j]) {
-        pthread_cond_wait(&cv, &mu);
-    }
-    pthread_mutex_unlock(&mu);
-}
-
-/* Lets op j take its pending step and run to its next step (or its end). */
-static void advance(unsigned j)
-{
-    pthread_mutex_lock(&mu);
-    unsigned p0 = S.parks[j];
-    S.go[j] = true;
-    pthread_cond_signal(&cv_op[j]);
-    while (S.parks[j] == p0 && !S.done[j]) {
         pthread_cond_wait(&cv, &mu);
     }
     pthread_mutex_unlock(&mu);
@@ -424,7 +379,7 @@ static void *worker_main(void *arg)
         if (j >= nops) {
             continue;
         }
-        park(0, 0); /* the gate: nothing runs before the scheduler says so */
+        step_park(0, 0); /* the gate: nothing runs before the scheduler says so */
         if (x->wc != NULL) {
             wc_run_op(x, j);
         } else if (x->sc->ops[j].kind == OP_MALLOC) {
@@ -679,7 +634,7 @@ static bool execute(exec_t *x, const unsigned char *prefix, unsigned plen)
     unsigned nops = x->nops;
     pthread_mutex_lock(&mu);
     memset(&S, 0, sizeof S);
-    S.wf = x->wc != NULL ? (const void *)rt_wfc_tree(x->c) : (const void *)x->w;
+    S.target = x->wc != NULL ? (const void *)rt_wfc_tree(x->c) : (const void *)x->w;
     jobs.x = x;
     jobs.nops = nops;
     jobs.gen++;
@@ -729,11 +684,11 @@ static bool execute(exec_t *x, const unsigned char *prefix, unsigned plen)
         x->node[x->n] = S.node[pick];
         x->n++;
         started[pick] = true;
-        advance(pick);
+        step_advance(pick);
         last = (int)pick;
     }
     pthread_mutex_lock(&mu);
-    S.wf = NULL;
+    S.target = NULL;
     pthread_mutex_unlock(&mu);
     return true;
 }
