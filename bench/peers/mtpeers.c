@@ -26,13 +26,27 @@ static pthread_mutex_t tlsf_global_mutex = PTHREAD_MUTEX_INITIALIZER;
 static const rt_allocator_t *tlsf_plain;
 static rt_allocator_t tlsf_mutex;
 
-static void *tlsf_mutex_create(void *mem, size_t size)
+/* A TLSF instance whose lock hooks take `m`. */
+static void *tlsf_locked_create(void *mem, size_t size, pthread_mutex_t *m)
 {
     void *h = tlsf_plain->create(mem, size);
     if (h != NULL) {
-        tlsf_plain->set_lock(h, rt_pthread_lock, rt_pthread_unlock, &tlsf_global_mutex);
+        tlsf_plain->set_lock(h, rt_pthread_lock, rt_pthread_unlock, m);
     }
     return h;
+}
+static void *tlsf_mutex_create(void *mem, size_t size) { return tlsf_locked_create(mem, size, &tlsf_global_mutex); }
+
+/* The descriptor of TLSF under a lock: the same malloc and free (the heap calls the lock hooks). */
+static rt_allocator_t tlsf_locked(const char *name, const char *text, void *(*create)(void *, size_t))
+{
+    rt_allocator_t d = *tlsf_plain;
+    d.name = name;
+    d.description = text;
+    d.create = create;
+    d.set_lock = NULL; /* taken */
+    d.thread_safe = true;
+    return d;
 }
 
 const rt_allocator_t *bench_mt_tlsf_mutex(void)
@@ -42,12 +56,8 @@ const rt_allocator_t *bench_mt_tlsf_mutex(void)
         if (tlsf_plain == NULL || tlsf_plain->set_lock == NULL) {
             return NULL;
         }
-        tlsf_mutex = *tlsf_plain; /* the same malloc and free: the heap calls the lock hooks */
-        tlsf_mutex.name = "tlsf+mutex";
-        tlsf_mutex.description = "TLSF heap under one global pthread mutex (the heap's lock hooks)";
-        tlsf_mutex.create = tlsf_mutex_create;
-        tlsf_mutex.set_lock = NULL; /* taken */
-        tlsf_mutex.thread_safe = true;
+        tlsf_mutex = tlsf_locked("tlsf+mutex", "TLSF heap under one global pthread mutex (the heap's lock hooks)",
+                                 tlsf_mutex_create);
     }
     return &tlsf_mutex;
 }
@@ -60,14 +70,7 @@ const rt_allocator_t *bench_mt_tlsf_mutex(void)
 static pthread_mutex_t tlsf_pi_mutex;
 static rt_allocator_t tlsf_pi;
 
-static void *tlsf_pi_create(void *mem, size_t size)
-{
-    void *h = tlsf_plain->create(mem, size);
-    if (h != NULL) {
-        tlsf_plain->set_lock(h, rt_pthread_lock, rt_pthread_unlock, &tlsf_pi_mutex);
-    }
-    return h;
-}
+static void *tlsf_pi_create(void *mem, size_t size) { return tlsf_locked_create(mem, size, &tlsf_pi_mutex); }
 
 const rt_allocator_t *bench_mt_tlsf_pi(void)
 {
@@ -81,12 +84,8 @@ const rt_allocator_t *bench_mt_tlsf_pi(void)
             return NULL;
         }
         pthread_mutexattr_destroy(&attr);
-        tlsf_pi = *tlsf_plain;
-        tlsf_pi.name = "tlsf+pi";
-        tlsf_pi.description = "TLSF heap under one priority-inheritance pthread mutex (PTHREAD_PRIO_INHERIT)";
-        tlsf_pi.create = tlsf_pi_create;
-        tlsf_pi.set_lock = NULL;
-        tlsf_pi.thread_safe = true;
+        tlsf_pi = tlsf_locked("tlsf+pi", "TLSF heap under one priority-inheritance pthread mutex (PTHREAD_PRIO_INHERIT)",
+                              tlsf_pi_create);
     }
     return &tlsf_pi;
 }
