@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/check-layers.sh -- the core's sources form a staircase: a file may include a private
-# header only from its own directory or from a layer below its own (docs: DESIGN.md, "Inside the
-# core, a staircase"). Bottom to top:
+# header only from its own directory or from a layer below its own (doc/design.md, "Layers").
+# Bottom to top:
 #
 #   0 base/                         hooks, error delivery, bit helpers
 #   1 block/                        block verbs and tags
@@ -13,6 +13,8 @@
 #
 # Public headers ("rtalloc/...", include/) and system headers (<...>) are allowed everywhere.
 # A directory under src/ that is not in the table is an error, so a new one must be placed.
+# Sources are .c and .h only: an included file named otherwise (.inc, .inl, .def) hides its
+# functions from ctags and editors, and is an error too.
 #
 # Usage: tools/check-layers.sh [SRC_DIR]   (default: src/ next to this script)
 # Prints each offending line (file:line: text -- why) and exits 1 if there is any, else 0.
@@ -34,6 +36,14 @@ while IFS= read -r -d '' file; do
         bad=1
         continue
     fi
+    case "$rel" in
+    *.c | *.h) ;;
+    *)
+        echo "src/$rel: not a .c or .h file: ctags and editors do not index it (name it .h)" >&2
+        bad=1
+        continue
+        ;;
+    esac
     checked=$((checked + 1))
     while IFS= read -r hit; do
         line=${hit%%:*}
@@ -53,7 +63,8 @@ while IFS= read -r -d '' file; do
             bad=1
         fi
     done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$file" || true)
-done < <(find "$src" -type f \( -name '*.c' -o -name '*.h' -o -name '*.inc' \) -print0 | sort -z)
+done < <(find "$src" -type f \( -name '*.c' -o -name '*.h' -o -name '*.inc' -o -name '*.inl' -o -name '*.def' \) \
+             -print0 | sort -z)
 
 if [ "$checked" -eq 0 ]; then
     echo "check-layers: no sources under $src" >&2

@@ -3,7 +3,7 @@
 #include "index/fitlist.h"
 #define FACADE_MALLOC rt_bestfit_malloc
 #define FACADE_FREE rt_bestfit_free
-#include "heap/facade.inc"
+#include "heap/facade.h"
 
 void *rt_bestfit_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_bestfit_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }

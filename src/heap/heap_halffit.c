@@ -2,7 +2,7 @@
 #include "index/halffit.h"
 #define FACADE_MALLOC rt_halffit_malloc
 #define FACADE_FREE rt_halffit_free
-#include "heap/facade.inc"
+#include "heap/facade.h"
 
 void *rt_halffit_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_halffit_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }

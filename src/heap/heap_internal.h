@@ -118,7 +118,7 @@ struct rt_heap {
     rt_blk *fenced[RT_HEAP_FENCED];
     uint32_t fenced_live;
     rt_pool_t pools[RT_HEAP_MAX_POOLS];
-    /* the backend's index state follows (see facade.inc) */
+    /* the backend's index state follows (see facade.h) */
 };
 
 /* True iff h is a created heap: not NULL (tested before any read), and its first word is what

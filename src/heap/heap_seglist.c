@@ -2,7 +2,7 @@
 #include "index/seglist.h"
 #define FACADE_MALLOC rt_seglist_malloc
 #define FACADE_FREE rt_seglist_free
-#include "heap/facade.inc"
+#include "heap/facade.h"
 
 void *rt_seglist_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_seglist_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }

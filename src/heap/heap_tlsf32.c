@@ -3,7 +3,7 @@
 #include "index/tlsf.h"
 #define FACADE_MALLOC rt_tlsf32_malloc
 #define FACADE_FREE rt_tlsf32_free
-#include "heap/facade.inc"
+#include "heap/facade.h"
 
 void *rt_tlsf32_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size); }
 void rt_tlsf32_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }

@@ -1,7 +1,7 @@
 /*
  * heap_tlsfq.c -- rt_tlsfq: the TLSF heap behind quick lists for small blocks (rtalloc/heap.h,
  * RT_HEAP_QUICK_MAX_REQUEST), a layer over the facade: the facade is compiled here with the TLSF
- * index as for rt_tlsf, and the quick lists plug into its three hooks (facade.inc):
+ * index as for rt_tlsf, and the quick lists plug into its three hooks (facade.h):
  *   malloc (layer_take)      a block of a size the lists keep, from the head of its list (a hit:
  *                            no index, no split); else TLSF's malloc (heap_claim)
  *   free (layer_keep)        a small block the checker's first stage passed, while fewer than
@@ -27,7 +27,7 @@
 #define FACADE_MALLOC rt_tlsfq_malloc
 #define FACADE_FREE rt_tlsfq_free
 static const char *tlsfq_name(void) { return "tlsfq"; }
-#include "heap/facade.inc"
+#include "heap/facade.h"
 
 static inline rt_quick_t *heap_quick(rt_heap_t *h) { return &((heap_full *)(void *)h)->quick; }
 /* Class size / A - BLK_MIN / A: written so, the compiler folds the subtraction into the address. */

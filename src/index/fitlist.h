@@ -17,7 +17,7 @@
 #error "define FITLIST_BEST to 0 or 1"
 #endif
 
-/* This index walks its lists: its find may return IDX_CORRUPT (facade.inc). */
+/* This index walks its lists: its find may return IDX_CORRUPT (heap/facade.h). */
 #define IDX_WALKS 1
 
 typedef struct idx_t {

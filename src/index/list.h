@@ -36,7 +36,7 @@
 /* What a walking index asks of the allocator that owns the blocks before it reads a block's size
  * or follows its next: true iff b, reached through `slot` (a head, or the previous block's next),
  * lies in the owner's memory and is a tagged free block whose pprev is slot. The index knows
- * blocks only through block/; the owner (the heap's facade, heap/facade.inc) defines this in
+ * blocks only through block/; the owner (the heap's facade, heap/facade.h) defines this in
  * the same translation unit, so the call inlines as if it were written here. */
 RT_HOT bool idx_member(const rt_heap_t *owner, const rt_blk *b, rt_blk *const *slot);
 

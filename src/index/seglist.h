@@ -16,7 +16,7 @@
 
 #define SEG_CLASSES 8u
 
-/* This index walks its lists: its find may return IDX_CORRUPT (facade.inc). */
+/* This index walks its lists: its find may return IDX_CORRUPT (heap/facade.h). */
 #define IDX_WALKS 1
 
 typedef struct idx_t {

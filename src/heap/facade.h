@@ -1,13 +1,20 @@
 /*
- * facade.inc -- the boundary-tag heap, compiled once per index with the index inlined.
+ * facade.h -- the boundary-tag heap, compiled once per index with the index inlined.
  *
- * The including file (heap_<name>.c) includes exactly one index header providing idx_t and the
- * contract
+ * Include contract. Not a self-contained header: it defines the facade's functions (static or
+ * static inline, so each translation unit has its own copy under the same written names, and
+ * ctags, grep and editors see every one of them here). It is included exactly once, by one
+ * heap_<name>.c, and by nothing else, in this order:
+ *   1. one index header of src/index/ (tlsf.h, seglist.h, fitlist.h or halffit.h);
+ *   2. FACADE_MALLOC and FACADE_FREE defined as that file's public malloc and free (rt_<name>_
+ *      malloc, rt_<name>_free); a layer (below) also FACADE_LAYER, FACADE_LAYER_STATE,
+ *      FACADE_LAYER_OPS and FACADE_NAME;
+ *   3. this file; then the file's public entry points over facade_*, and its table (FACADE_OPS).
+ *
+ * The index header provides idx_t and the contract (doc/design.md, "The index contract")
  *     idx_reset, idx_insert, idx_remove, idx_find, idx_name      (+ idx_fit_limit, idx_check)
- * then this file, and then writes out its public entry points (rt_<name>_malloc, ...) over the
- * facade_* functions below, and its table with FACADE_OPS. Before including it, it names its
- * malloc and free entry points as FACADE_MALLOC and FACADE_FREE. Dispatch to the index is thus
- * a direct, inlinable call, and every public symbol is spelt out where grep and ctags find it.
+ * Dispatch to the index is thus a direct, inlinable call, and every public symbol is spelt out in
+ * the including file, where grep and ctags find it.
  * facade_malloc and facade_free are always inlined into their one entry point, so the entry
  * point is the code (no extra jump); the slower paths here that need a malloc or free of the
  * same heap (realloc's move, memalign's small alignments, the front's calloc) call that entry
@@ -33,6 +40,16 @@
  *     [P free][* ][N free]  =>  [-------free------]     both
  * A fenced neighbour (heap_internal.h, containment) is a used one here.
  */
+#ifndef RT_HEAP_FACADE_H
+#define RT_HEAP_FACADE_H
+
+#ifndef RT_INDEX_LIST_H
+#error "heap/facade.h: include one index header (src/index/) first"
+#endif
+#if !defined(FACADE_MALLOC) || !defined(FACADE_FREE)
+#error "heap/facade.h: define FACADE_MALLOC and FACADE_FREE (the including file's entry points) first"
+#endif
+
 #include "heap/heap_common.h"
 
 #define FACADE_ENTRY static inline __attribute__((always_inline))
@@ -684,3 +701,5 @@ static inline size_t facade_head_fit(rt_heap_t *h)
         .free = FACADE_FREE, .insert = ops_insert, .reset = ops_reset, .fit_limit = ops_fit_limit,          \
         FACADE_LAYER_OPS,                                                                                    \
     }
+
+#endif /* RT_HEAP_FACADE_H */
