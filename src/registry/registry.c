@@ -3,11 +3,14 @@
  *
  * The wrappers only convert the opaque handle; each calls the backend's direct function, so the
  * cost of reaching an allocator through its descriptor is one indirect call and one jump, the
- * same for every allocator (and for the benchmark's system peers).
+ * same for every allocator (and for the benchmark's system peers). Every wrapper is written out
+ * under its own name (grep and ctags find each; the macros below only fill in a descriptor from
+ * names given to them), and the registry reaches the allocators through their public headers
+ * (include/rtalloc/) alone, as a program would.
  */
-#include "heap/heap_internal.h"
 #include "rtalloc/buddy.h"
 #include "rtalloc/fma.h"
+#include "rtalloc/heap.h"
 #include "rtalloc/mcheap.h"
 #include "rtalloc/registry.h"
 #include "rtalloc/waitfree.h"
@@ -24,27 +27,23 @@ static void heap_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_heap_se
 static void heap_d_lock(void *h, rt_lock_fn l, rt_unlock_fn u, void *c) { rt_heap_set_lock(h, l, u, c); }
 static size_t heap_d_max_request(void *h) { return rt_heap_max_request(h); }
 
-#define HEAP_DESCRIPTOR(NAME, INDEX, MALLOC_BOUND, TEXT)                                            \
-    static void *NAME##_d_create(void *mem, size_t size) { return rt_##NAME##_create(mem, size); } \
-    static size_t NAME##_d_min_buffer(void) { return rt_heap_min_buffer(INDEX); }                  \
-    static void *NAME##_d_malloc(void *h, size_t n) { return rt_##NAME##_malloc(h, n); }          \
-    static void NAME##_d_free(void *h, void *p) { rt_##NAME##_free(h, p); }                        \
-    static void *NAME##_d_realloc(void *h, void *p, size_t n) { return rt_##NAME##_realloc(h, p, n); } \
-    static void *NAME##_d_calloc(void *h, size_t c, size_t n) { return rt_##NAME##_calloc(h, c, n); }  \
-    static void *NAME##_d_memalign(void *h, size_t a, size_t n) { return rt_##NAME##_memalign(h, a, n); } \
-    static const rt_allocator_t NAME##_descriptor = {                                              \
-        .name = #NAME,                                                                             \
+/* The descriptor of one heap: the shared wrappers above, and the index's own (written out below,
+ * one set per index, so that grep and ctags find each). */
+#define HEAP_DESCRIPTOR(NAME, INDEX, MALLOC_BOUND, TEXT, CREATE, MIN_BUFFER, MALLOC, FREE,          \
+                        REALLOC, CALLOC, MEMALIGN)                                                 \
+    {                                                                                              \
+        .name = (NAME),                                                                            \
         .description = (TEXT),                                                                     \
         .malloc_bound = (MALLOC_BOUND),                                                            \
         .free_bound = "O(1)",                                                                      \
         .alignment = RT_HEAP_ALIGN,                                                                \
-        .create = NAME##_d_create,                                                                 \
-        .min_buffer = NAME##_d_min_buffer,                                                         \
-        .malloc = NAME##_d_malloc,                                                                 \
-        .free = NAME##_d_free,                                                                     \
-        .realloc = NAME##_d_realloc,                                                               \
-        .calloc = NAME##_d_calloc,                                                                 \
-        .memalign = NAME##_d_memalign,                                                             \
+        .create = (CREATE),                                                                        \
+        .min_buffer = (MIN_BUFFER),                                                                \
+        .malloc = (MALLOC),                                                                        \
+        .free = (FREE),                                                                            \
+        .realloc = (REALLOC),                                                                      \
+        .calloc = (CALLOC),                                                                        \
+        .memalign = (MEMALIGN),                                                                    \
         .usable_size = heap_d_usable,                                                              \
         .stats = heap_d_stats,                                                                     \
         .last_probes = heap_d_probes,                                                              \
@@ -60,13 +59,96 @@ static size_t heap_d_max_request(void *h) { return rt_heap_max_request(h); }
         .thread_safe = false,                                                                      \
     }
 
-HEAP_DESCRIPTOR(tlsf, RT_INDEX_TLSF, "O(1)", "boundary-tag heap, TLSF index (16 slots per octave)");
-HEAP_DESCRIPTOR(tlsf32, RT_INDEX_TLSF32, "O(1)", "boundary-tag heap, TLSF index (32 slots per octave)");
-HEAP_DESCRIPTOR(seglist, RT_INDEX_SEGLIST, "O(free blocks)", "boundary-tag heap, 8 segregated lists, first fit within a class (VaiOS)");
-HEAP_DESCRIPTOR(firstfit, RT_INDEX_FIRSTFIT, "O(free blocks)", "boundary-tag heap, one LIFO free list, first fit");
-HEAP_DESCRIPTOR(bestfit, RT_INDEX_BESTFIT, "O(free blocks)", "boundary-tag heap, one free list, best fit");
-HEAP_DESCRIPTOR(halffit, RT_INDEX_HALFFIT, "O(1)", "boundary-tag heap, half-fit index (Ogasawara)");
-HEAP_DESCRIPTOR(tlsfq, RT_INDEX_TLSFQ, "O(1); a miss the index cannot serve first frees the <= limit cached blocks", "boundary-tag heap, TLSF index behind bounded quick lists for blocks up to 256 B");
+static void *tlsf_d_create(void *mem, size_t size) { return rt_tlsf_create(mem, size); }
+static size_t tlsf_d_min_buffer(void) { return rt_heap_min_buffer(RT_INDEX_TLSF); }
+static void *tlsf_d_malloc(void *h, size_t n) { return rt_tlsf_malloc(h, n); }
+static void tlsf_d_free(void *h, void *p) { rt_tlsf_free(h, p); }
+static void *tlsf_d_realloc(void *h, void *p, size_t n) { return rt_tlsf_realloc(h, p, n); }
+static void *tlsf_d_calloc(void *h, size_t c, size_t n) { return rt_tlsf_calloc(h, c, n); }
+static void *tlsf_d_memalign(void *h, size_t a, size_t n) { return rt_tlsf_memalign(h, a, n); }
+static const rt_allocator_t tlsf_descriptor =
+    HEAP_DESCRIPTOR("tlsf", RT_INDEX_TLSF, "O(1)",
+                    "boundary-tag heap, TLSF index (16 slots per octave)",
+                    tlsf_d_create, tlsf_d_min_buffer, tlsf_d_malloc, tlsf_d_free,
+                    tlsf_d_realloc, tlsf_d_calloc, tlsf_d_memalign);
+
+static void *tlsf32_d_create(void *mem, size_t size) { return rt_tlsf32_create(mem, size); }
+static size_t tlsf32_d_min_buffer(void) { return rt_heap_min_buffer(RT_INDEX_TLSF32); }
+static void *tlsf32_d_malloc(void *h, size_t n) { return rt_tlsf32_malloc(h, n); }
+static void tlsf32_d_free(void *h, void *p) { rt_tlsf32_free(h, p); }
+static void *tlsf32_d_realloc(void *h, void *p, size_t n) { return rt_tlsf32_realloc(h, p, n); }
+static void *tlsf32_d_calloc(void *h, size_t c, size_t n) { return rt_tlsf32_calloc(h, c, n); }
+static void *tlsf32_d_memalign(void *h, size_t a, size_t n) { return rt_tlsf32_memalign(h, a, n); }
+static const rt_allocator_t tlsf32_descriptor =
+    HEAP_DESCRIPTOR("tlsf32", RT_INDEX_TLSF32, "O(1)",
+                    "boundary-tag heap, TLSF index (32 slots per octave)",
+                    tlsf32_d_create, tlsf32_d_min_buffer, tlsf32_d_malloc, tlsf32_d_free,
+                    tlsf32_d_realloc, tlsf32_d_calloc, tlsf32_d_memalign);
+
+static void *seglist_d_create(void *mem, size_t size) { return rt_seglist_create(mem, size); }
+static size_t seglist_d_min_buffer(void) { return rt_heap_min_buffer(RT_INDEX_SEGLIST); }
+static void *seglist_d_malloc(void *h, size_t n) { return rt_seglist_malloc(h, n); }
+static void seglist_d_free(void *h, void *p) { rt_seglist_free(h, p); }
+static void *seglist_d_realloc(void *h, void *p, size_t n) { return rt_seglist_realloc(h, p, n); }
+static void *seglist_d_calloc(void *h, size_t c, size_t n) { return rt_seglist_calloc(h, c, n); }
+static void *seglist_d_memalign(void *h, size_t a, size_t n) { return rt_seglist_memalign(h, a, n); }
+static const rt_allocator_t seglist_descriptor =
+    HEAP_DESCRIPTOR("seglist", RT_INDEX_SEGLIST, "O(free blocks)",
+                    "boundary-tag heap, 8 segregated lists, first fit within a class (VaiOS)",
+                    seglist_d_create, seglist_d_min_buffer, seglist_d_malloc, seglist_d_free,
+                    seglist_d_realloc, seglist_d_calloc, seglist_d_memalign);
+
+static void *firstfit_d_create(void *mem, size_t size) { return rt_firstfit_create(mem, size); }
+static size_t firstfit_d_min_buffer(void) { return rt_heap_min_buffer(RT_INDEX_FIRSTFIT); }
+static void *firstfit_d_malloc(void *h, size_t n) { return rt_firstfit_malloc(h, n); }
+static void firstfit_d_free(void *h, void *p) { rt_firstfit_free(h, p); }
+static void *firstfit_d_realloc(void *h, void *p, size_t n) { return rt_firstfit_realloc(h, p, n); }
+static void *firstfit_d_calloc(void *h, size_t c, size_t n) { return rt_firstfit_calloc(h, c, n); }
+static void *firstfit_d_memalign(void *h, size_t a, size_t n) { return rt_firstfit_memalign(h, a, n); }
+static const rt_allocator_t firstfit_descriptor =
+    HEAP_DESCRIPTOR("firstfit", RT_INDEX_FIRSTFIT, "O(free blocks)",
+                    "boundary-tag heap, one LIFO free list, first fit",
+                    firstfit_d_create, firstfit_d_min_buffer, firstfit_d_malloc, firstfit_d_free,
+                    firstfit_d_realloc, firstfit_d_calloc, firstfit_d_memalign);
+
+static void *bestfit_d_create(void *mem, size_t size) { return rt_bestfit_create(mem, size); }
+static size_t bestfit_d_min_buffer(void) { return rt_heap_min_buffer(RT_INDEX_BESTFIT); }
+static void *bestfit_d_malloc(void *h, size_t n) { return rt_bestfit_malloc(h, n); }
+static void bestfit_d_free(void *h, void *p) { rt_bestfit_free(h, p); }
+static void *bestfit_d_realloc(void *h, void *p, size_t n) { return rt_bestfit_realloc(h, p, n); }
+static void *bestfit_d_calloc(void *h, size_t c, size_t n) { return rt_bestfit_calloc(h, c, n); }
+static void *bestfit_d_memalign(void *h, size_t a, size_t n) { return rt_bestfit_memalign(h, a, n); }
+static const rt_allocator_t bestfit_descriptor =
+    HEAP_DESCRIPTOR("bestfit", RT_INDEX_BESTFIT, "O(free blocks)",
+                    "boundary-tag heap, one free list, best fit",
+                    bestfit_d_create, bestfit_d_min_buffer, bestfit_d_malloc, bestfit_d_free,
+                    bestfit_d_realloc, bestfit_d_calloc, bestfit_d_memalign);
+
+static void *halffit_d_create(void *mem, size_t size) { return rt_halffit_create(mem, size); }
+static size_t halffit_d_min_buffer(void) { return rt_heap_min_buffer(RT_INDEX_HALFFIT); }
+static void *halffit_d_malloc(void *h, size_t n) { return rt_halffit_malloc(h, n); }
+static void halffit_d_free(void *h, void *p) { rt_halffit_free(h, p); }
+static void *halffit_d_realloc(void *h, void *p, size_t n) { return rt_halffit_realloc(h, p, n); }
+static void *halffit_d_calloc(void *h, size_t c, size_t n) { return rt_halffit_calloc(h, c, n); }
+static void *halffit_d_memalign(void *h, size_t a, size_t n) { return rt_halffit_memalign(h, a, n); }
+static const rt_allocator_t halffit_descriptor =
+    HEAP_DESCRIPTOR("halffit", RT_INDEX_HALFFIT, "O(1)",
+                    "boundary-tag heap, half-fit index (Ogasawara)",
+                    halffit_d_create, halffit_d_min_buffer, halffit_d_malloc, halffit_d_free,
+                    halffit_d_realloc, halffit_d_calloc, halffit_d_memalign);
+
+static void *tlsfq_d_create(void *mem, size_t size) { return rt_tlsfq_create(mem, size); }
+static size_t tlsfq_d_min_buffer(void) { return rt_heap_min_buffer(RT_INDEX_TLSFQ); }
+static void *tlsfq_d_malloc(void *h, size_t n) { return rt_tlsfq_malloc(h, n); }
+static void tlsfq_d_free(void *h, void *p) { rt_tlsfq_free(h, p); }
+static void *tlsfq_d_realloc(void *h, void *p, size_t n) { return rt_tlsfq_realloc(h, p, n); }
+static void *tlsfq_d_calloc(void *h, size_t c, size_t n) { return rt_tlsfq_calloc(h, c, n); }
+static void *tlsfq_d_memalign(void *h, size_t a, size_t n) { return rt_tlsfq_memalign(h, a, n); }
+static const rt_allocator_t tlsfq_descriptor =
+    HEAP_DESCRIPTOR("tlsfq", RT_INDEX_TLSFQ, "O(1); a miss the index cannot serve first frees the <= limit cached blocks",
+                    "boundary-tag heap, TLSF index behind bounded quick lists for blocks up to 256 B",
+                    tlsfq_d_create, tlsfq_d_min_buffer, tlsfq_d_malloc, tlsfq_d_free,
+                    tlsfq_d_realloc, tlsfq_d_calloc, tlsfq_d_memalign);
 
 /* --- binary buddy ---------------------------------------------------------------------------- */
 
@@ -157,22 +239,19 @@ static void wf_d_free_work(void *h, void *p, rt_work_t *w)
     }
 }
 
-#define WF_DESCRIPTOR(NAME, NODE, FLAGS, MALLOC_BOUND, FREE_BOUND, TEXT)                            \
-    static const rt_wf_config_t NAME##_config = {(NODE), (FLAGS)};                                 \
-    static void *NAME##_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &NAME##_config); } \
-    static size_t NAME##_d_min_buffer(void) { return rt_wf_min_buffer(&NAME##_config); }            \
-    static void *NAME##_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }                 \
-    static void NAME##_d_free(void *h, void *p) { rt_wf_free(h, p); }                              \
-    static const rt_allocator_t NAME##_descriptor = {                                              \
-        .name = #NAME,                                                                             \
+/* The descriptor of one variant of the tree: the shared wrappers above, and the variant's own
+ * (written out below, one set per variant, so that grep and ctags find each). */
+#define WF_DESCRIPTOR(NAME, NODE, MALLOC_BOUND, FREE_BOUND, TEXT, CREATE, MIN_BUFFER, MALLOC, FREE) \
+    {                                                                                              \
+        .name = (NAME),                                                                            \
         .description = (TEXT),                                                                     \
         .malloc_bound = (MALLOC_BOUND),                                                            \
         .free_bound = (FREE_BOUND),                                                                \
         .alignment = RT_WF_ALIGN,                                                                  \
-        .create = NAME##_d_create,                                                                 \
-        .min_buffer = NAME##_d_min_buffer,                                                         \
-        .malloc = NAME##_d_malloc,                                                                 \
-        .free = NAME##_d_free,                                                                     \
+        .create = (CREATE),                                                                        \
+        .min_buffer = (MIN_BUFFER),                                                                \
+        .malloc = (MALLOC),                                                                        \
+        .free = (FREE),                                                                            \
         .realloc = wf_d_realloc,                                                                   \
         .calloc = wf_d_calloc,                                                                     \
         .memalign = wf_d_memalign,                                                                 \
@@ -196,25 +275,94 @@ static void wf_d_free_work(void *h, void *p, rt_work_t *w)
 #define WF_EAGER_FREE "O(2^(s+1) + H-s): 2^(s+1)-1 nodes re-initialised + H-s ancestors"
 #define WF_LAZY_FREE "O(H-s): <= H-s+2 nodes"
 
-WF_DESCRIPTOR(wf, 64u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE,
-              "wait-free buddy tree (Stellwag 2010), 64-byte nodes, depth-first try_allocate, eager re-init");
-WF_DESCRIPTOR(wf32, 32u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 32-byte nodes (paper 5)");
-WF_DESCRIPTOR(wf128, 128u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 128-byte nodes (paper 5)");
-WF_DESCRIPTOR(wf256, 256u, 0u, WF_PAPER_MALLOC, WF_EAGER_FREE, "wait-free buddy tree, 256-byte nodes (paper 5)");
+static const rt_wf_config_t wf_config = {64u, 0u};
+static void *wf_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &wf_config); }
+static size_t wf_d_min_buffer(void) { return rt_wf_min_buffer(&wf_config); }
+static void *wf_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }
+static void wf_d_free(void *h, void *p) { rt_wf_free(h, p); }
+static const rt_allocator_t wf_descriptor =
+    WF_DESCRIPTOR("wf", 64u,
+                  WF_PAPER_MALLOC,
+                  WF_EAGER_FREE,
+                  "wait-free buddy tree (Stellwag 2010), 64-byte nodes, depth-first try_allocate, eager re-init",
+                  wf_d_create, wf_d_min_buffer, wf_d_malloc, wf_d_free);
+
+static const rt_wf_config_t wf32_config = {32u, 0u};
+static void *wf32_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &wf32_config); }
+static size_t wf32_d_min_buffer(void) { return rt_wf_min_buffer(&wf32_config); }
+static void *wf32_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }
+static void wf32_d_free(void *h, void *p) { rt_wf_free(h, p); }
+static const rt_allocator_t wf32_descriptor =
+    WF_DESCRIPTOR("wf32", 32u,
+                  WF_PAPER_MALLOC,
+                  WF_EAGER_FREE,
+                  "wait-free buddy tree, 32-byte nodes (paper 5)",
+                  wf32_d_create, wf32_d_min_buffer, wf32_d_malloc, wf32_d_free);
+
+static const rt_wf_config_t wf128_config = {128u, 0u};
+static void *wf128_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &wf128_config); }
+static size_t wf128_d_min_buffer(void) { return rt_wf_min_buffer(&wf128_config); }
+static void *wf128_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }
+static void wf128_d_free(void *h, void *p) { rt_wf_free(h, p); }
+static const rt_allocator_t wf128_descriptor =
+    WF_DESCRIPTOR("wf128", 128u,
+                  WF_PAPER_MALLOC,
+                  WF_EAGER_FREE,
+                  "wait-free buddy tree, 128-byte nodes (paper 5)",
+                  wf128_d_create, wf128_d_min_buffer, wf128_d_malloc, wf128_d_free);
+
+static const rt_wf_config_t wf256_config = {256u, 0u};
+static void *wf256_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &wf256_config); }
+static size_t wf256_d_min_buffer(void) { return rt_wf_min_buffer(&wf256_config); }
+static void *wf256_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }
+static void wf256_d_free(void *h, void *p) { rt_wf_free(h, p); }
+static const rt_allocator_t wf256_descriptor =
+    WF_DESCRIPTOR("wf256", 256u,
+                  WF_PAPER_MALLOC,
+                  WF_EAGER_FREE,
+                  "wait-free buddy tree, 256-byte nodes (paper 5)",
+                  wf256_d_create, wf256_d_min_buffer, wf256_d_malloc, wf256_d_free);
 #if RT_HARDENING >= 1 /* a damaged-looking counter is verified by one walk before it is reported */
 #define WF_RO_VERIFY " + one verifying walk of H-s+1"
 #else
 #define WF_RO_VERIFY ""
 #endif
-WF_DESCRIPTOR(wf_ro, 64u, RT_WF_READONLY_DESCENT,
-              "O(2^(H-s) (H-s+1)): <= 2^(H-s+1)-1 reads + one claim walk of H-s+1 per candidate" WF_RO_VERIFY,
-              WF_EAGER_FREE,
-              "wait-free buddy tree, read-only descent then a claim along the direct path (paper 5)");
-WF_DESCRIPTOR(wf_lazy, 64u, RT_WF_LAZY_REINIT, "O(2^(H-s+1)): <= 3 (2^(H-s+1)-1) nodes (2 children per pristine node)", WF_LAZY_FREE,
-              "wait-free buddy tree, lazy re-initialisation on free (paper 5)");
-WF_DESCRIPTOR(wf_hint, 64u, RT_WF_HINTS | RT_WF_LAZY_REINIT,
-              "O(2^(H-s+1)) as the paper; H-s+1 nodes when the hints on the path are exact", WF_LAZY_FREE,
-              "wait-free buddy tree, per-node hints of the largest free subtree per side (the direct path) + lazy re-init");
+
+static const rt_wf_config_t wf_ro_config = {64u, RT_WF_READONLY_DESCENT};
+static void *wf_ro_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &wf_ro_config); }
+static size_t wf_ro_d_min_buffer(void) { return rt_wf_min_buffer(&wf_ro_config); }
+static void *wf_ro_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }
+static void wf_ro_d_free(void *h, void *p) { rt_wf_free(h, p); }
+static const rt_allocator_t wf_ro_descriptor =
+    WF_DESCRIPTOR("wf_ro", 64u,
+                  "O(2^(H-s) (H-s+1)): <= 2^(H-s+1)-1 reads + one claim walk of H-s+1 per candidate" WF_RO_VERIFY,
+                  WF_EAGER_FREE,
+                  "wait-free buddy tree, read-only descent then a claim along the direct path (paper 5)",
+                  wf_ro_d_create, wf_ro_d_min_buffer, wf_ro_d_malloc, wf_ro_d_free);
+
+static const rt_wf_config_t wf_lazy_config = {64u, RT_WF_LAZY_REINIT};
+static void *wf_lazy_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &wf_lazy_config); }
+static size_t wf_lazy_d_min_buffer(void) { return rt_wf_min_buffer(&wf_lazy_config); }
+static void *wf_lazy_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }
+static void wf_lazy_d_free(void *h, void *p) { rt_wf_free(h, p); }
+static const rt_allocator_t wf_lazy_descriptor =
+    WF_DESCRIPTOR("wf_lazy", 64u,
+                  "O(2^(H-s+1)): <= 3 (2^(H-s+1)-1) nodes (2 children per pristine node)",
+                  WF_LAZY_FREE,
+                  "wait-free buddy tree, lazy re-initialisation on free (paper 5)",
+                  wf_lazy_d_create, wf_lazy_d_min_buffer, wf_lazy_d_malloc, wf_lazy_d_free);
+
+static const rt_wf_config_t wf_hint_config = {64u, RT_WF_HINTS | RT_WF_LAZY_REINIT};
+static void *wf_hint_d_create(void *mem, size_t size) { return rt_wf_create(mem, size, &wf_hint_config); }
+static size_t wf_hint_d_min_buffer(void) { return rt_wf_min_buffer(&wf_hint_config); }
+static void *wf_hint_d_malloc(void *h, size_t n) { return rt_wf_malloc(h, n); }
+static void wf_hint_d_free(void *h, void *p) { rt_wf_free(h, p); }
+static const rt_allocator_t wf_hint_descriptor =
+    WF_DESCRIPTOR("wf_hint", 64u,
+                  "O(2^(H-s+1)) as the paper; H-s+1 nodes when the hints on the path are exact",
+                  WF_LAZY_FREE,
+                  "wait-free buddy tree, per-node hints of the largest free subtree per side (the direct path) + lazy re-init",
+                  wf_hint_d_create, wf_hint_d_min_buffer, wf_hint_d_malloc, wf_hint_d_free);
 
 
 /* --- the tree behind per-thread caches (rtalloc/wfcache.h) -----------------------------------------
@@ -436,21 +584,20 @@ static void fma_d_handler(void *h, rt_error_handler_t fn, void *c) { rt_fma_set_
 static void fma_d_lock(void *h, rt_lock_fn l, rt_unlock_fn u, void *c) { rt_fma_set_lock(h, l, u, c); }
 static size_t fma_d_max_request(void *h) { return rt_fma_max_request(h); }
 
-/* malloc and free per descriptor (not shared): tools that count calls by symbol (callgrind in
+/* The descriptor of one of the two: the shared wrappers above, and its own malloc and free
+ * (written out below), not shared: tools that count calls by symbol (callgrind in
  * inscount_test) tell the two allocators apart by them. */
-#define FMA_DESCRIPTOR(NAME, CREATE, ZEROED, MALLOC_BOUND, FREE_BOUND, NEVER_UNITES, TEXT)          \
-    static void *NAME##_d_malloc(void *h, size_t n) { return rt_fma_malloc(h, n); }                \
-    static void NAME##_d_free(void *h, void *p) { rt_fma_free(h, p); }                             \
-    static const rt_allocator_t NAME##_descriptor = {                                              \
-        .name = #NAME,                                                                             \
+#define FMA_DESCRIPTOR(NAME, CREATE, ZEROED, MALLOC_BOUND, FREE_BOUND, NEVER_UNITES, TEXT, MALLOC, FREE) \
+    {                                                                                              \
+        .name = (NAME),                                                                            \
         .description = (TEXT),                                                                     \
         .malloc_bound = (MALLOC_BOUND),                                                            \
         .free_bound = (FREE_BOUND),                                                                \
         .alignment = RT_FMA_MIN_BLOCK,                                                             \
         .create = (CREATE),                                                                        \
         .min_buffer = rt_fma_min_buffer,                                                           \
-        .malloc = NAME##_d_malloc,                                                                 \
-        .free = NAME##_d_free,                                                                     \
+        .malloc = (MALLOC),                                                                        \
+        .free = (FREE),                                                                            \
         .realloc = fma_d_realloc,                                                                  \
         .calloc = fma_d_calloc,                                                                    \
         .memalign = fma_d_memalign,                                                                \
@@ -471,13 +618,23 @@ static size_t fma_d_max_request(void *h) { return rt_fma_max_request(h); }
         .create_zeroed = (ZEROED),                                                                 \
     }
 
-FMA_DESCRIPTOR(fma, fma_d_create, fma_d_create_zeroed, "O(1) up to a page; O(pages/w + free runs) for several pages",
-               "O(1) up to a page; O(pages of the block) for several", false,
-               "FMA (Thomas 1998): power-of-two blocks in 4 KiB pages, entry blocks, pages united and reused");
-FMA_DESCRIPTOR(bsd44, bsd44_d_create, NULL,
-               "O(1), O(page/16) when it cuts a page; O(pages/w + free runs) for several pages",
-               "O(1); O(pages of the block) for several", true,
-               "BSD 4.4 (McKusick-Karels): power-of-two buckets in 4 KiB pages, never united");
+static void *fma_d_malloc(void *h, size_t n) { return rt_fma_malloc(h, n); }
+static void fma_d_free(void *h, void *p) { rt_fma_free(h, p); }
+static const rt_allocator_t fma_descriptor =
+    FMA_DESCRIPTOR("fma", fma_d_create, fma_d_create_zeroed,
+                   "O(1) up to a page; O(pages/w + free runs) for several pages",
+                   "O(1) up to a page; O(pages of the block) for several", false,
+                   "FMA (Thomas 1998): power-of-two blocks in 4 KiB pages, entry blocks, pages united and reused",
+                   fma_d_malloc, fma_d_free);
+
+static void *bsd44_d_malloc(void *h, size_t n) { return rt_fma_malloc(h, n); }
+static void bsd44_d_free(void *h, void *p) { rt_fma_free(h, p); }
+static const rt_allocator_t bsd44_descriptor =
+    FMA_DESCRIPTOR("bsd44", bsd44_d_create, NULL,
+                   "O(1), O(page/16) when it cuts a page; O(pages/w + free runs) for several pages",
+                   "O(1); O(pages of the block) for several", true,
+                   "BSD 4.4 (McKusick-Karels): power-of-two buckets in 4 KiB pages, never united",
+                   bsd44_d_malloc, bsd44_d_free);
 
 static const rt_allocator_t *const registry[] = {
     &tlsf_descriptor,    &tlsf32_descriptor,  &seglist_descriptor, &firstfit_descriptor,
