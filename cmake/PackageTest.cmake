@@ -95,7 +95,8 @@ file(WRITE ${WORK_DIR}/consumer/main.c [=[
 #include <rtalloc/rtalloc.h>
 #ifdef WITH_DRIVERS
 #include <pthread.h>
-#include <rtalloc/drivers.h>
+#include <rtalloc/drivers.h>        /* the former path: a forwarding header */
+#include <rtalloc/hosted/drivers.h> /* where it lives */
 #endif
 
 static _Alignas(16) unsigned char buffer[1u << 16];
@@ -158,6 +159,8 @@ if(CXX AND DRIVERS)
 #include <cstdio>
 #include <vector>
 #include <rtalloc/fma_new.hpp>
+#include <rtalloc/hosted/fma_new.hpp>
+#include <rtalloc/hosted/pmr.hpp>
 #include <rtalloc/pmr.hpp>
 
 int main()

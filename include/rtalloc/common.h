@@ -59,8 +59,8 @@ const char *rt_error_message(rt_error_kind_t kind);
  * so it may log, count, abort, or even call the allocator again. When no handler is installed
  * the error is only counted (stats.errors); with RT_DEBUG >= 1 misuse errors (the first group)
  * call RT_PANIC(message) instead (config.h: traps unless the platform makes it print). The
- * hosted driver rt_error_print_abort (rtalloc/drivers.h) prints the message and aborts: the
- * usual choice for debug builds of applications. */
+ * hosted driver rt_error_print_abort (rtalloc/hosted/drivers.h) prints the message and aborts:
+ * the usual choice for debug builds of applications. */
 typedef void (*rt_error_handler_t)(void *context, const rt_error_t *error);
 
 /* The handler of reports that have no allocator to go to: a call whose allocator pointer is NULL
@@ -119,9 +119,9 @@ typedef bool (*rt_walk_fn)(void *context, const rt_block_info_t *block);
  * the key the buffer's previous control structure held (the life just before), so a stale
  * pointer of that life is refused deterministically; keys of older lives differ with the
  * source's unpredictability. The built-in source is predictable to one who knows the build:
- * hosted programs should install an OS source (rt_entropy_os in rtalloc/drivers.h: getrandom);
- * a test may install a constant one to make its runs repeatable. Not locked: call before
- * creating allocators from several threads. */
+ * hosted programs should install an OS source (rt_entropy_os, rtalloc/hosted/drivers.h:
+ * getrandom); a test may install a constant one to make its runs repeatable. Not locked: call
+ * before creating allocators from several threads. */
 typedef uint64_t (*rt_entropy_fn)(void *context);
 void rt_set_entropy(rt_entropy_fn fn, void *context);
 

@@ -122,8 +122,8 @@
  * compares per malloc and free, O(W) map words when a page fills or empties. RT_HARDENING 0: the
  * article's code, which trusts the links.
  *
- * Death of the caller (process-shared regions, rtalloc/fma_region.h): created with RT_FMA_JOURNAL,
- * the instance logs each store to its metadata in an undo journal after the control block (672
+ * Death of the caller (process-shared regions, rtalloc/hosted/fma_region.h): created with
+ * RT_FMA_JOURNAL, the instance logs each store to its metadata in an undo journal after the control block (672
  * bytes) before making it, and commits each operation with one store; rt_fma_recover undoes an
  * interrupted one. Runs of pages are taken and freed one page per committed step. Without the
  * flag, the cost is one predictable branch per store.
