@@ -6,6 +6,7 @@
  *               [--ops N] [--scale quick|standard|paper] [--csv DIR|-] [--raw] [--threads 1,2,16] [--rt]
  *   rtbench replay churn|small --alloc NAME [--seed N] [--ops N]
  *   rtbench trace record [-o FILE] -- CMD ARGS... | trace replay FILE ... | trace size FILE ...
+ *   rtbench trace threads FILE ... (a threaded recording, one thread per recorded thread)
  *
  * Tables go to stdout, progress to stderr ("[k/n] experiment  allocator  phase  %"), CSV files to
  * --csv DIR (default: results), with the run's bookkeeping (plan.csv, experiments.csv,
@@ -25,6 +26,7 @@
 #include "inscount.h"
 #include "mtpeers.h"
 #include "peers.h"
+#include "threads.h"
 #include "trace.h"
 #include "workload.h"
 
@@ -87,6 +89,8 @@ static void usage(FILE *f)
             "                         both: --max-memory SIZE (K, M, G, T suffixes) refuses, before\n"
             "                         mapping anything, a trace whose replay would take more (default\n"
             "                         half of physical memory; `rtbench trace replay --help`)\n"
+            "  trace threads FILE     a threaded recording replayed with one thread per recorded\n"
+            "                         thread: heap needed and ns/call of the thread-safe allocators\n"
             "  --help                 this text\n"
             "\n"
             "options:\n"
@@ -419,23 +423,25 @@ static int run_command(bench_ctx_t *ctx, const bool *run_one)
     return rc;
 }
 
-/* `trace record|replay|size ...` (bench/trace/). Returns -1 when argv is not a trace command. */
+/* `trace record|replay|size|advise|threads ...` (bench/trace/). Returns -1 when argv is not a trace command. */
 static int trace_command(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "trace") != 0) {
         return -1;
     }
     const char *sub = argc > 2 ? argv[2] : "";
-    if (strcmp(sub, "replay") == 0 || strcmp(sub, "size") == 0 || strcmp(sub, "advise") == 0) {
+    if (strcmp(sub, "replay") == 0 || strcmp(sub, "size") == 0 || strcmp(sub, "advise") == 0 ||
+        strcmp(sub, "threads") == 0) {
         install_sigint(); /* the replays poll drv_stop: Ctrl-C stops them cleanly (status 130) */
     }
     int rc = strcmp(sub, "record") == 0   ? trace_record(argc - 3, argv + 3)
              : strcmp(sub, "replay") == 0 ? trace_replay(argc - 3, argv + 3)
              : strcmp(sub, "size") == 0   ? trace_size(argc - 3, argv + 3)
              : strcmp(sub, "advise") == 0 ? trace_advise(argc - 3, argv + 3)
+             : strcmp(sub, "threads") == 0 ? trace_threads(argc - 3, argv + 3)
                                           : -2;
     if (rc == -2) {
-        fprintf(stderr, "rtbench: trace needs record, replay, size or advise\n");
+        fprintf(stderr, "rtbench: trace needs record, replay, size, advise or threads\n");
         return 2;
     }
     return rc;

@@ -7,10 +7,16 @@
 # "recording", glibc's ratio to itself 1, instructions counted (per kind where the sample has
 # one: under ASan the budget holds fewer calls). A missing file is refused.
 #
-#   tests/trace_cli.sh RTBENCH TRACE_REPLAY
+# `rtbench trace threads` on the five-thread stream `trace_threads --write` makes (when given):
+# a row per allocator asked for, the heap found and verified for tlsfmc (none for glibc, which
+# has no heap of its own), a time per call, no failure; a single-threaded trace says it has no
+# threaded stream.
+#
+#   tests/trace_cli.sh RTBENCH TRACE_REPLAY [TRACE_THREADS]
 set -euo pipefail
 RTBENCH=$1
 WRITER=$2
+THREADS_WRITER=${3:-}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rt_trace_cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail=0
@@ -72,6 +78,21 @@ check "advise: a trace with no allocation gets one clear line, status 1" \
 head -c 3000 "$TMP/s.rtt" >"$TMP/cut.rtt"
 check "advise: a damaged (cut) file gets one line, status 1" \
     bash -c "'$RTBENCH' trace advise '$TMP/cut.rtt' >/dev/null 2>'$TMP/c.err'; test \$? -eq 1 && test \$(wc -l <'$TMP/c.err') -eq 1"
+if [ -n "$THREADS_WRITER" ]; then
+    check "the threaded trace written" "$THREADS_WRITER" --write "$TMP/t.rtt"
+    check "trace threads exits 0" "$RTBENCH" trace threads "$TMP/t.rtt" --alloc tlsfmc,glibc --reps 1 \
+        --csv "$TMP" >"$TMP/threads.out"
+    check "trace_threads.csv: tlsfmc's heap verified, a time, no failure" \
+        grep -Eq '^0,tlsfmc,[0-9]+,[0-9]+,[0-9.]+,1,[0-9.]+,[0-9]+,[0-9]+,[0-9.]+,0$' <(body "$TMP/trace_threads.csv")
+    check "trace_threads.csv: glibc, no heap of its own, a time, no failure" \
+        grep -Eq '^0,glibc,[0-9]+,,,,[0-9.]+,[0-9]+,[0-9]+,[0-9.]+,0$' <(body "$TMP/trace_threads.csv")
+    check "trace threads: the stream's threads and cross-thread frees printed" \
+        grep -Eq '^stream 0: .*: 5 threads, [0-9]+ ops, [1-9][0-9]* cross-thread' "$TMP/threads.out"
+    check "trace threads: a single-threaded trace has nothing to replay" bash -c \
+        "'$RTBENCH' trace threads '$TMP/s.rtt' --alloc glibc | grep -q 'no stream of this trace was recorded with more than one thread'"
+    check "trace threads: a lock-needing allocator is left out" bash -c \
+        "'$RTBENCH' trace threads '$TMP/t.rtt' --alloc tlsf,glibc --reps 1 2>&1 >/dev/null | grep -q \"'tlsf' is not thread-safe\""
+fi
 if [ "$fail" -ne 0 ] && [ -f "$TMP/advise.out" ]; then
     echo "--- trace advise printed:"
     cat "$TMP/advise.out"

@@ -187,6 +187,14 @@ static void check_image_one(const tr_stream_t *s1)
     }
     CHECK(t->slots == 5);
     CHECK(s1->foreign == 2 && s1->failed == 2 && s1->threads == 2);
+    /* each op's thread: tid 0 is thread 0 (it called first), T2 thread 1; a realloc's op is its
+     * END record's thread */
+    static const uint32_t want_thread[] = {0, 1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0};
+    CHECK(s1->thread != NULL);
+    for (size_t i = 0; s1->thread != NULL && i < nwant && i < t->nops; i++) {
+        TL_CHECK(s1->thread[i] == want_thread[i], "op %zu: thread %u, expected %u", i, (unsigned)s1->thread[i],
+                 (unsigned)want_thread[i]);
+    }
     CHECK(t->peak_live == 10 + 20 + 30 + 40 + 50 - 30 - 40 + 8192);
     CHECK(t->nmalloc == 7 && t->nfree == 2);
 }

@@ -255,7 +255,7 @@ static void check_header_errors(const char *bad, const unsigned char *orig, unsi
     spit(bad, buf, len);
     CHECK(!tr_load(bad, &g, err, sizeof err) && strstr(err, "magic") != NULL);
     memcpy(buf, orig, len);
-    buf[8] = 2;
+    buf[8] = 3; /* versions 1 and 2 are read */
     spit(bad, buf, len);
     CHECK(!tr_load(bad, &g, err, sizeof err) && strstr(err, "version") != NULL);
     CHECK(!tr_load("/nonexistent/trace.rtt", &g, err, sizeof err) && strstr(err, "cannot open") != NULL);
@@ -349,11 +349,13 @@ static void check_limit_exact(const char *dir, const tr_file_t *f)
     if (data == NULL) {
         return;
     }
-    /* streams, then per stream its ops (kept) and its tables (5 bytes a slot, released) */
+    /* streams, then per stream its ops (kept, with their threads) and its tables (5 bytes a slot,
+     * released) */
     uint64_t need = 0, held = f->nstreams * sizeof(tr_stream_t);
     for (size_t s = 0; s < f->nstreams; s++) {
         const wl_trace_t *t = &f->streams[s].trace;
-        held += t->nops * sizeof(wl_op_t);
+        /* a stream of more than one thread keeps each op's thread too (4 bytes an op) */
+        held += t->nops * (sizeof(wl_op_t) + (f->streams[s].threads > 1u ? sizeof(uint32_t) : 0u));
         need = held + 5u * t->slots > need ? held + 5u * t->slots : need;
     }
     tr_file_t g;

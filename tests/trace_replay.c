@@ -124,7 +124,7 @@ static void check_size(void *buf, const wl_trace_t *t, const char *name)
         tl_skip("%s not in this build", name);
         return;
     }
-    rp_size_opts_t o = {1, 0.0, BUF, 3};
+    rp_size_opts_t o = {1, 0.0, BUF, 3, NULL, NULL};
     rp_size_t s;
     rp_size(a, buf, t, &o, &s);
     TL_CHECK(s.found && s.verified && s.resolution == 1u, "%s: found %d verified %d resolution %zu", name, s.found,

@@ -316,9 +316,9 @@ static tp_params_t trace_params(const bench_ctx_t *ctx)
 {
     tp_params_t pp;
     if (ctx->scale == BENCH_QUICK) {
-        pp = (tp_params_t){100000, false, 1000, 9, {4096u, 0.005, 0, 1}};
+        pp = (tp_params_t){100000, false, 1000, 9, {4096u, 0.005, 0, 1, NULL, NULL}};
     } else {
-        pp = (tp_params_t){0, true, 1000, 7, {4096u, 0.005, 0, 3}};
+        pp = (tp_params_t){0, true, 1000, 7, {4096u, 0.005, 0, 3, NULL, NULL}};
     }
     pp.trees = pp.trees || ctx->allocs_explicit;
     return pp;

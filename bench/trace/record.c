@@ -165,7 +165,9 @@ typedef struct pend {
 typedef struct conv {
     tr_stream_t *st;
     wl_op_t *ops;
-    size_t nops, opcap;
+    uint32_t *thr;   /* per op: the thread that made it (c->thread when it was emitted) */
+    size_t nops, opcap, thrcap;
+    uint32_t thread; /* the thread of the record being converted */
     amap_t map;
     uint32_t *size;  /* per slot: requested bytes of its block */
     uint8_t *full;
@@ -186,10 +188,12 @@ typedef struct conv {
 
 static void emit(conv_t *c, uint32_t kind, uint32_t slot, uint64_t size)
 {
-    if (!grow((void **)&c->ops, &c->opcap, c->nops + 1, sizeof *c->ops)) {
+    if (!grow((void **)&c->ops, &c->opcap, c->nops + 1, sizeof *c->ops) ||
+        !grow((void **)&c->thr, &c->thrcap, c->nops + 1, sizeof *c->thr)) {
         c->oom = true;
         return;
     }
+    c->thr[c->nops] = c->thread;
     wl_op_t *op = &c->ops[c->nops++];
     op->kind = kind;
     op->slot = slot;
@@ -483,6 +487,7 @@ static void convert_rec(conv_t *c, const raw_rec_t *r)
     if (!thread_of(c, r, &thread)) {
         return;
     }
+    c->thread = thread;
     switch ((raw_op_t)r->op) {
     case RAW_MALLOC:
     case RAW_CALLOC: {
@@ -667,10 +672,17 @@ static void conv_finish(conv_t *c)
     free(c->tids.val);
 }
 
-/* Hands c's ops to st, counts st's mallocs and frees, and adds c's counters to tot. */
-static void conv_result(const conv_t *c, tr_stream_t *st, totals_t *tot)
+/* Hands c's ops (and, for more than one thread, their threads) to st, counts st's mallocs and
+ * frees, and adds c's counters to tot. */
+static void conv_result(conv_t *c, tr_stream_t *st, totals_t *tot)
 {
     st->trace.ops = c->ops;
+    if (st->threads > 1u) {
+        st->thread = c->thr;
+    } else {
+        free(c->thr);
+    }
+    c->thr = NULL;
     st->trace.nops = c->nops;
     st->trace.slots = c->nslots;
     for (size_t i = 0; i < c->nops; i++) {
@@ -707,6 +719,7 @@ static bool convert_file(const rawfile_t *rf, tr_stream_t *st, totals_t *tot)
     conv_finish(&c);
     if (c.oom) {
         free(c.ops);
+        free(c.thr);
         fprintf(stderr, "rtbench: out of memory converting %s\n", rf->path);
         return false;
     }

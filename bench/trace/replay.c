@@ -252,6 +252,13 @@ static size_t align_up(size_t v, size_t a)
     return (v + a - 1u) / a * a;
 }
 
+/* One replay of the bisection: opts->fits, or the single-threaded rp_fits. */
+static bool size_fits(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t,
+                      const rp_size_opts_t *opts)
+{
+    return opts->fits != NULL ? opts->fits(a, buffer, size, opts->fits_context) : rp_fits(a, buffer, size, t, NULL);
+}
+
 void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const rp_size_opts_t *opts,
              rp_size_t *out)
 {
@@ -270,7 +277,7 @@ void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const r
             s = opts->cap;
         }
         out->replays++;
-        if (rp_fits(a, buffer, s, t, NULL)) {
+        if (size_fits(a, buffer, s, t, opts)) {
             hi = s;
             break;
         }
@@ -296,7 +303,7 @@ void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const r
         }
         size_t mid = lo + (hi - lo) / 2u;
         out->replays++;
-        if (rp_fits(a, buffer, mid, t, NULL)) {
+        if (size_fits(a, buffer, mid, t, opts)) {
             hi = mid;
         } else {
             lo = mid;
@@ -306,7 +313,7 @@ void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const r
     out->below = lo;
     out->resolution = hi - lo;
     out->replays++;
-    out->verified = rp_fits(a, buffer, hi, t, NULL);
+    out->verified = size_fits(a, buffer, hi, t, opts);
     size_t step = hi / 100u > out->resolution ? hi / 100u : out->resolution;
     step = step != 0u ? step : 1u;
     for (unsigned k = 1; k <= opts->checks && !drv_stop; k++) {
@@ -315,7 +322,7 @@ void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const r
             break;
         }
         out->replays++;
-        if (!rp_fits(a, buffer, above, t, NULL)) {
+        if (!size_fits(a, buffer, above, t, opts)) {
             if (out->nonmono++ == 0u) {
                 out->nonmono_at = above;
             }
@@ -1060,7 +1067,7 @@ static void replay_job(size_t k, void *result, volatile double *progress, void *
         return;
     }
     if (a->create != NULL) {
-        rp_size_opts_t so = {4096u, 0.005, c->heap, 0};
+        rp_size_opts_t so = {4096u, 0.005, c->heap, 0, NULL, NULL};
         rp_size(a, buf, t, &so, &out->sz);
     }
     *progress = 0.2;
@@ -1364,7 +1371,7 @@ int trace_size(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    rp_size_opts_t opts = {4096u, 0.005, 0, 3};
+    rp_size_opts_t opts = {4096u, 0.005, 0, 3, NULL, NULL};
     printf("heap needed: the smallest size passed to create on which every call that got memory in the recording "
            "gets it again; bisection to max(4 KiB, 0.5 %%), verified by one more replay, 3 sizes above checked\n"
            "ratio: heap needed / the live peak (the most bytes the program held at once); F %%: (ratio - 1) x 100, "
@@ -1440,7 +1447,7 @@ static void advise_job(size_t k, void *result, volatile double *progress, void *
         return;
     }
     if (a->create != NULL) {
-        rp_size_opts_t so = {4096u, 0.005, c->heap * 4u, 0};
+        rp_size_opts_t so = {4096u, 0.005, c->heap * 4u, 0, NULL, NULL};
         rp_size(a, buf, c->t, &so, &out->sz);
         if (!out->sz.found && !drv_stop) {
             (void)rp_fits(a, buf, c->heap * 4u, c->t, &out->fail_op);

@@ -46,6 +46,10 @@ typedef struct rp_size_opts {
     double res_rel;
     size_t cap;       /* the largest size tried (the buffer's size) */
     unsigned checks;  /* sizes above the found one checked for monotonicity */
+    /* whether the stream fits a fresh instance over buffer[0..size); NULL: rp_fits (the
+     * single-threaded replay). A threaded replay passes its own (threads.h) */
+    bool (*fits)(const rt_allocator_t *a, void *buffer, size_t size, const void *context);
+    const void *fits_context;
 } rp_size_opts_t;
 
 typedef struct rp_size {

@@ -1,10 +1,10 @@
 /*
  * bench/trace/trace.c -- the trace file: save, load and check (issue 14).
  *
- * Format, version 1 (all integers are unsigned LEB128 varints unless said otherwise):
+ * Format, version 2 (all integers are unsigned LEB128 varints unless said otherwise):
  *
  *   magic      8 bytes "RTTRACE\0"
- *   version    4 bytes, little endian: 1
+ *   version    4 bytes, little endian: 2 (version 1 is still read: its ops have no thread)
  *   nstreams   varint
  *   command    string (varint length, then the bytes; no terminator)
  *   nstreams times, a stream:
@@ -16,6 +16,10 @@
  *                WL_MEMALIGN, WL_OP_FAILED above)
  *       slot     varint: zigzag(slot - previous op's slot), the first op relative to 0
  *       size     varint, absent for WL_FREE (its size is 0)
+ *       thread   varint (version 2 only): the thread that made the call, below the stream's
+ *                `threads` (0 when threads is 0); the ops stay in one valid single-threaded
+ *                order, the order the calls completed in the recording, so that a replay with
+ *                one thread per recorded thread can follow it (replay.c, rp_threaded)
  *   checksum   8 bytes, little endian: FNV-1a 64 of every byte before it
  *
  * A typical op takes 3 to 5 bytes (the wl_op_t in memory 12). tr_load checks everything it
@@ -28,7 +32,8 @@
  *
  * The loader's memory limit (tr_load_max, tr_parse): every allocation the loader makes -- the
  * file's bytes, the streams (about 600 bytes each in memory), their ops (12 bytes each) and the
- * check's per-slot tables (5 bytes a slot, released after each stream) -- is counted before it is
+ * check's per-slot tables (5 bytes a slot, released after each stream), and for a stream of more
+ * than one thread its ops' threads (4 bytes an op) -- is counted before it is
  * made, and a file that would take more than the limit is refused ("... more than the memory
  * limit ..."): the file is never read past the limit (a pipe or /dev/zero included), and a small
  * file cannot make the loader take more than about 50 times its size. tr_load uses
@@ -52,7 +57,7 @@
 
 #include "trace.h"
 
-enum { TR_VERSION = 1 };
+enum { TR_VERSION = 2, TR_VERSION_MIN = 1 };
 static const char tr_magic[8] = {'R', 'T', 'T', 'R', 'A', 'C', 'E', '\0'};
 
 /* ---- writing ------------------------------------------------------------------------------ */
@@ -136,8 +141,9 @@ static int64_t unzigzag(uint64_t v)
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1u);
 }
 
-static void encode_ops(tr_buf_t *b, const wl_trace_t *t)
+static void encode_ops(tr_buf_t *b, const tr_stream_t *st)
 {
+    const wl_trace_t *t = &st->trace;
     uint32_t prev = 0;
     for (size_t i = 0; i < t->nops; i++) {
         const wl_op_t *op = &t->ops[i];
@@ -147,6 +153,7 @@ static void encode_ops(tr_buf_t *b, const wl_trace_t *t)
         if (WL_OP_KIND(op) != WL_FREE) {
             buf_varint(b, op->size);
         }
+        buf_varint(b, st->thread != NULL ? st->thread[i] : 0u);
     }
 }
 
@@ -167,7 +174,7 @@ static void encode_stream(tr_buf_t *b, const tr_stream_t *st)
     buf_string(b, t->name, sizeof t->name);
     buf_string(b, t->params, sizeof t->params);
     tr_buf_t ops = {0};
-    encode_ops(&ops, t);
+    encode_ops(&ops, st);
     if (ops.oom) {
         b->oom = true;
     }
@@ -252,6 +259,7 @@ bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
 typedef struct tr_reader {
     const unsigned char *p, *end;
     const char *what; /* the first problem met; NULL while all is well */
+    uint32_t version; /* of the file */
 } tr_reader_t;
 
 static uint64_t rd_varint(tr_reader_t *r)
@@ -310,19 +318,25 @@ typedef struct dec_state {
     uint32_t *size; /* per slot: the block's size */
     uint32_t prev;  /* the previous op's slot (slots are delta-coded) */
     uint32_t slots;
+    uint32_t threads; /* the stream's */
     uint64_t live, peak;
     size_t nmalloc, nfree;
 } dec_state_t;
 
 /* Reads one op into op and checks its kind and slot. Returns the problem, or NULL (also when the
  * reader failed: r->what says so). */
-static const char *read_op(tr_reader_t *r, dec_state_t *d, wl_op_t *op)
+static const char *read_op(tr_reader_t *r, dec_state_t *d, wl_op_t *op, uint32_t *thread)
 {
     uint64_t kind = rd_bounded(r, UINT32_MAX, "corrupt (an op's kind word overflows)");
     int64_t slot = (int64_t)d->prev + unzigzag(rd_varint(r));
     op->kind = (uint32_t)kind;
     wl_kind_t k = WL_OP_KIND(op);
     uint64_t sz = k == WL_FREE ? 0 : rd_bounded(r, UINT32_MAX, "corrupt (a size above 32 bits)");
+    *thread = 0;
+    if (r->version >= 2u) {
+        *thread = (uint32_t)rd_bounded(r, d->threads > 0u ? d->threads - 1u : 0u,
+                                       "corrupt (an op's thread beyond the stream's threads)");
+    }
     if (r->what != NULL) {
         return NULL;
     }
@@ -402,8 +416,11 @@ static bool decode_ops(tr_reader_t *r, tr_stream_t *st, tr_mem_t *mem, char *err
     wl_trace_t *t = &st->trace;
     dec_state_t d = {0};
     d.slots = t->slots;
-    /* the ops stay with the file; the per-slot tables go when the stream is checked */
-    uint64_t ops_bytes = (uint64_t)(t->nops ? t->nops : 1u) * sizeof *t->ops;
+    d.threads = st->threads;
+    /* the ops (and their threads) stay with the file; the per-slot tables go when the stream is
+     * checked */
+    bool threaded = r->version >= 2u && st->threads > 1u;
+    uint64_t ops_bytes = (uint64_t)(t->nops ? t->nops : 1u) * (sizeof *t->ops + (threaded ? sizeof *st->thread : 0u));
     uint64_t tables = (uint64_t)(t->slots ? t->slots : 1u) * (1u + sizeof *d.size);
     if (!mem_take(mem, ops_bytes)) {
         snprintf(err, errlen, "stream %zu: its %zu ops need more than the memory limit of %llu bytes", sidx,
@@ -419,17 +436,24 @@ static bool decode_ops(tr_reader_t *r, tr_stream_t *st, tr_mem_t *mem, char *err
     d.full = calloc(t->slots ? t->slots : 1u, 1);
     d.size = calloc(t->slots ? t->slots : 1u, sizeof *d.size);
     t->ops = malloc((t->nops ? t->nops : 1u) * sizeof *t->ops);
-    if (d.full == NULL || d.size == NULL || t->ops == NULL) {
+    if (threaded) {
+        st->thread = malloc((t->nops ? t->nops : 1u) * sizeof *st->thread);
+    }
+    if (d.full == NULL || d.size == NULL || t->ops == NULL || (threaded && st->thread == NULL)) {
         free(d.full);
         free(d.size);
         mem_give(mem, tables);
         snprintf(err, errlen, "out of memory loading stream %zu (%zu ops)", sidx, t->nops);
-        return false; /* t->ops (if any) goes with the file: tr_release */
+        return false; /* t->ops and st->thread (if any) go with the file: tr_release */
     }
     const char *bad = NULL;
     size_t i = 0;
     for (; i < t->nops && r->what == NULL && bad == NULL; i++) {
-        bad = read_op(r, &d, &t->ops[i]);
+        uint32_t thread;
+        bad = read_op(r, &d, &t->ops[i], &thread);
+        if (st->thread != NULL) {
+            st->thread[i] = thread;
+        }
         if (r->what != NULL || bad != NULL) {
             break;
         }
@@ -460,6 +484,7 @@ void tr_release(tr_file_t *f)
     if (f->streams != NULL) {
         for (size_t i = 0; i < f->nstreams; i++) {
             free(f->streams[i].trace.ops);
+            free(f->streams[i].thread);
         }
     }
     free(f->streams);
@@ -469,7 +494,7 @@ void tr_release(tr_file_t *f)
 
 /* Checks the magic, the version and the checksum of the len bytes at data. False (with a message)
  * when one is wrong. */
-static bool check_file(const unsigned char *data, size_t len, char *err, size_t errlen)
+static bool check_file(const unsigned char *data, size_t len, uint32_t *version_out, char *err, size_t errlen)
 {
     if (len < sizeof tr_magic + 4 + 8 || memcmp(data, tr_magic, sizeof tr_magic) != 0) {
         snprintf(err, errlen, len < sizeof tr_magic ? "not a trace file (too short)"
@@ -480,11 +505,12 @@ static bool check_file(const unsigned char *data, size_t len, char *err, size_t 
     }
     uint32_t version = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 |
                        (uint32_t)data[11] << 24;
-    if (version != TR_VERSION) {
-        snprintf(err, errlen, "trace format version %u, this rtbench reads version %d", (unsigned)version,
-                 TR_VERSION);
+    if (version < TR_VERSION_MIN || version > TR_VERSION) {
+        snprintf(err, errlen, "trace format version %u, this rtbench reads versions %d to %d", (unsigned)version,
+                 TR_VERSION_MIN, TR_VERSION);
         return false;
     }
+    *version_out = version;
     uint64_t sum = 0;
     for (size_t i = 0; i < 8; i++) {
         sum |= (uint64_t)data[len - 8 + i] << (8 * i);
@@ -529,10 +555,11 @@ static uint64_t read_stream_header(tr_reader_t *r, tr_stream_t *st)
 
 static bool parse(const unsigned char *data, size_t len, tr_mem_t *mem, tr_file_t *f, char *err, size_t errlen)
 {
-    if (!check_file(data, len, err, errlen)) {
+    uint32_t version = 0;
+    if (!check_file(data, len, &version, err, errlen)) {
         return false;
     }
-    tr_reader_t r = {data + 12, data + len - 8, NULL};
+    tr_reader_t r = {data + 12, data + len - 8, NULL, version};
     size_t left = (size_t)(r.end - r.p);
     /* Each stream takes at least 13 bytes: nine counters, three strings, ops_bytes. */
     uint64_t n = rd_bounded(&r, left / 13u, "corrupt (more streams than the file can hold)");
@@ -560,7 +587,7 @@ static bool parse(const unsigned char *data, size_t len, tr_mem_t *mem, tr_file_
             tr_release(f);
             return false;
         }
-        tr_reader_t ops = {r.p, r.p + ops_bytes, NULL};
+        tr_reader_t ops = {r.p, r.p + ops_bytes, NULL, version};
         if (!decode_ops(&ops, st, mem, err, errlen, s)) {
             tr_release(f);
             return false;

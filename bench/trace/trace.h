@@ -25,6 +25,9 @@ typedef struct tr_stream {
                               trace.peak_live: the most requested bytes live at once */
     uint32_t pid;          /* of the recorded process */
     uint32_t threads;      /* threads that made calls */
+    uint32_t *thread;      /* per op, the thread that made it (0 .. threads - 1, numbered in the
+                              order threads first called); NULL when threads <= 1 or the file is
+                              of format version 1. malloc'ed; tr_release frees it */
     uint64_t failed;       /* calls that returned NULL in the recorded run (WL_OP_FAILED) */
     uint64_t foreign;      /* frees/reallocs of pointers the stream never allocated (dropped) */
     char command[256];     /* argv of the process image, space-separated, truncated */

@@ -197,7 +197,7 @@ static void replay_on(const rt_allocator_t *a, const wl_trace_t *t, size_t si)
     bool fits = rp_fits(a, fz_heap, FZ_HEAP, t, &fail_op);
     FZ_CHECK(fits || fail_op == SIZE_MAX || fail_op < t->nops, "stream %zu %s: failing op %zu of %zu", si, a->name,
              fail_op, t->nops);
-    rp_size_opts_t opts = {4096u, 0.01, FZ_HEAP, 1u};
+    rp_size_opts_t opts = {4096u, 0.01, FZ_HEAP, 1u, NULL, NULL};
     rp_size_t sz;
     rp_size(a, fz_heap, t, &opts, &sz);
     FZ_CHECK(!sz.found || (sz.heap <= FZ_HEAP && sz.below < sz.heap), "stream %zu %s: size %zu, below %zu", si, a->name,
