@@ -23,17 +23,18 @@
 #   gcc-m32       gcc, Release, -m32 (benchmark off; tests under qemu-i386 where the kernel
 #                 cannot run 32-bit x86 programs)
 #   gcc-align8    gcc, Release, 64-bit, RTALLOC_HEAP_ALIGN=8 (blocks 8-byte aligned, below
-#                 max_align_t: README, "RT_HEAP_ALIGN=8 on 64-bit"; benchmark off): 195 s from an
-#                 empty build directory on the 2-core machine shared with two other builds
-#                 (2026-11-26), not in the total above
+#                 max_align_t: doc/allocators.md, "RT_HEAP_ALIGN=8 on 64-bit"; benchmark off):
+#                 195 s from an empty build directory on the 2-core machine shared with two other
+#                 builds (2026-11-26), not in the total above
 #   cross         tools/cross-check.sh: freestanding Cortex-M4F / RISC-V / host builds, footprint
 #   target        the core, the port (ports/) and the contract, model and port tests built for
 #                 Cortex-M4F and RV32IMAC (presets target-m4, target-rv32) and run under QEMU
 #                 (mps2-an386, virt): each twice, output compared byte for byte; and the firmware
 #                 example (examples/firmware: newlib-nano and picolibc allocating from rtalloc
 #                 while a timer interrupt does), whose figures are printed after each port's ctest
-#                 then tools/footprint.sh --check-readme and tools/wcet_readme.py --check: README's
-#                 flash and static-bound tables must be those tools' output for this build;
+#                 then tools/footprint.sh --check-readme and tools/wcet_readme.py --check: the
+#                 flash and static-bound tables of doc/embedded.md must be those tools' output for
+#                 this build;
 #                 and TLSF's static worst case (tools/wcet.py, the core again at -Os and -O2)
 #                 checked against every call of the WCET scenarios and the study (ctest wcet_m4,
 #                 wcet_rv32; about 27 s of build and 25 s of ctest per port). 431 s in all from
@@ -219,8 +220,8 @@ run_config() {
                 cmake_config "$preset" || status=1
                 firmware_figures "$preset"
             done
-            # README's flash table is tools/footprint.sh's output for this build, and its static
-            # bounds (and ports/README.md's measured-against-bound table) the WCET tools'
+            # doc/embedded.md's flash table is tools/footprint.sh's output for this build, and its
+            # static bounds (and ports/README.md's measured-against-bound table) the WCET tools'
             tools/footprint.sh --check-readme || status=1
             python3 tools/wcet_readme.py --check || status=1
             return "$status"

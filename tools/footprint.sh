@@ -24,11 +24,12 @@
 # objects with the cross nm.
 #
 # Usage: tools/footprint.sh [--markdown] [--quick] [--linked-only] [--readme] [--csv DIR]
-#   --markdown   the tables as markdown (for README.md)
+#   --markdown   the tables as markdown
 #   --linked-only  step 0 alone
-#   --readme     step 0 alone, written into README.md between the lines "<!-- footprint:begin -->"
-#                and "<!-- footprint:end -->" (the README's size table is this output, not typed)
-#   --check-readme  step 0 alone, compared with README.md's section: exit 1 when they differ; when
+#   --readme     step 0 alone, written into doc/embedded.md between the lines
+#                "<!-- footprint:begin -->" and "<!-- footprint:end -->" (its flash table, section
+#                "Flash and RAM on a microcontroller", is this output, not typed)
+#   --check-readme  step 0 alone, compared with doc/embedded.md's section: exit 1 when they differ; when
 #                the section names other compilers than this machine's (its "Compilers:" line), it
 #                says so and exits 0: the figures are those of one toolchain
 #   --quick      steps 1-3 only, step 3 for 2^16, 2^20 and 2^24 (bench.sh's quick scale; no
@@ -48,6 +49,7 @@ csv=
 quick=
 linked_only=
 readme=
+doc=doc/embedded.md # the document whose footprint section --readme writes and --check-readme reads
 while [ $# -gt 0 ]; do
   case "$1" in
     --markdown) md=--markdown ;;
@@ -216,9 +218,9 @@ fi
 if [ "$readme" = check ]; then
   # the figures are those of one toolchain: a machine with other compilers (a Debian point
   # release) cannot reproduce them, and says so instead of failing
-  written=$(sed -n '/^<!-- footprint:begin -->$/,/^<!-- footprint:end -->$/s/^Compilers: \(.*\)\.$/\1/p' README.md)
+  written=$(sed -n '/^<!-- footprint:begin -->$/,/^<!-- footprint:end -->$/s/^Compilers: \(.*\)\.$/\1/p' "$doc")
   if [ "$written" != "$(compilers)" ]; then
-    echo "footprint.sh: README.md's flash table was written with other compilers ($written;" \
+    echo "footprint.sh: $doc's flash table was written with other compilers ($written;" \
          "here: $(compilers)): not compared" >&2
     exit 0
   fi
@@ -229,16 +231,16 @@ if [ -n "$readme" ]; then
     /^<!-- footprint:begin -->$/ { print; print sec; skip = 1; found++; next }
     /^<!-- footprint:end -->$/ { skip = 0 }
     !skip { print }
-    END { if (found != 1) exit 3 }' README.md) || { echo "footprint.sh: README.md has no footprint:begin/end section" >&2; exit 1; }
+    END { if (found != 1) exit 3 }' "$doc") || { echo "footprint.sh: $doc has no footprint:begin/end section" >&2; exit 1; }
   if [ "$readme" = write ]; then
-    printf '%s\n' "$new" >README.md
-    echo "footprint.sh: README.md's footprint section written"
-  elif [ "$new" != "$(cat README.md)" ]; then
-    diff <(printf '%s\n' "$new") README.md >&2 || true
-    echo "footprint.sh: README.md's footprint section differs from this build's figures (tools/footprint.sh --readme)" >&2
+    printf '%s\n' "$new" >"$doc"
+    echo "footprint.sh: $doc's footprint section written"
+  elif [ "$new" != "$(cat "$doc")" ]; then
+    diff <(printf '%s\n' "$new") "$doc" >&2 || true
+    echo "footprint.sh: $doc's footprint section differs from this build's figures (tools/footprint.sh --readme)" >&2
     exit 1
   else
-    echo "footprint.sh: README.md's footprint section matches"
+    echo "footprint.sh: $doc's footprint section matches"
   fi
   exit 0
 fi

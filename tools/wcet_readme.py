@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""wcet_readme.py -- writes (or checks) the static worst-case tables of README.md and
+"""wcet_readme.py -- writes (or checks) the static worst-case tables of doc/embedded.md and
 ports/README.md from the tools' own output, so that no bound there is typed:
 
-  README.md, between "<!-- wcet:begin -->" and "<!-- wcet:end -->": tools/wcet.py --markdown over
-      the WCET scenario ELFs of both ports at -Os and -O2 (the bounds, normal and damage paths);
+  doc/embedded.md, between "<!-- wcet:begin -->" and "<!-- wcet:end -->": tools/wcet.py --markdown
+      over the WCET scenario ELFs of both ports at -Os and -O2 (the bounds, normal and damage paths);
   ports/README.md, between "<!-- wcet-check:begin -->" and "<!-- wcet-check:end -->": the largest
       measured call against its bound, from the JSON files ctest's wcet_m4 / wcet_rv32 wrote
       (tools/wcet_check.py --json), rendered as tools/wcet_check.py --markdown does.
@@ -56,7 +56,7 @@ def replace(text, name, body):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="README's WCET tables from the tools' output")
+    ap = argparse.ArgumentParser(description="doc/embedded.md's and ports/README.md's WCET tables from the tools' output")
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
@@ -81,7 +81,7 @@ def main():
     here = compilers()
     stamp = "<!-- written with: %s -->\n" % here
     changed = []
-    for path, name, body in (("README.md", "wcet", bounds), ("ports/README.md", "wcet-check", buf.getvalue())):
+    for path, name, body in (("doc/embedded.md", "wcet", bounds), ("ports/README.md", "wcet-check", buf.getvalue())):
         full = os.path.join(ROOT, path)
         with open(full) as f:
             old = f.read()
