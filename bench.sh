@@ -192,7 +192,7 @@ step rtbench "$RTBENCH" run all --scale "$scale" --csv "$OUT" "${rt[@]}" "${args
     missing+=("rtbench stopped")
 }
 
-# Exact means over every call (issue 15's targets): quick, tlsf and tlsfq (TLSF behind quick lists)
+# Exact means over every call (the report's instruction targets): quick, tlsf and tlsfq (TLSF behind quick lists)
 # on churn and small (about 25 s); otherwise every allocator on both.
 cg=(tlsf tlsfq); [ "$scale" != quick ] && cg=()
 if have valgrind; then

@@ -1,6 +1,6 @@
 /*
  * drivers/malloc.c -- librtalloc-malloc.so: the C library's malloc family over one allocator of
- * the registry, for LD_PRELOAD or for linking (-lrtalloc-malloc). Issue 14, part 1.
+ * the registry, for LD_PRELOAD or for linking (-lrtalloc-malloc). Documented in doc/malloc.md.
  *
  * Design, in the order a call meets it:
  *

@@ -1,5 +1,6 @@
 /*
- * badinput.c -- SPEC section 3 for every allocator of the registry, and the exact boundaries.
+ * badinput.c -- doc/design.md, "Bad input and the handler", for every allocator of the registry,
+ * and the exact boundaries.
  *
  * Each case installs a recording handler and asserts: the handler was called exactly once with
  * the expected kind, the operation was refused (NULL / 0 returned, nothing changed: used bytes and

@@ -1,6 +1,6 @@
 /*
- * contract.c -- one suite, run unchanged against every allocator of the registry (DESIGN.md,
- * "Tests"; SPEC 1.1: "the same test suite must pass, unchanged, against every backend").
+ * contract.c -- one suite, run unchanged against every allocator of the registry (doc/design.md,
+ * "Tests": the same suite must pass, unchanged, against every backend).
  *
  * Every case gets a fresh instance over a fresh malloc'd buffer (some deliberately misaligned by
  * 1..15 bytes), installs a recording error handler (any report the case did not provoke is a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/dropin_programs.sh -- real programs under the drop-in malloc (issue 14, part 3).
+# tests/dropin_programs.sh -- real programs under the drop-in malloc (doc/malloc.md, "Real programs").
 #
 #   dropin_programs.sh <librtalloc-malloc.so> <registry_names> <workloads/programs dir> \
 #                      <sqlite3> <lua5.4> <python3>

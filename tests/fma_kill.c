@@ -1,6 +1,6 @@
 /*
  * fma_kill.c -- a process-shared FMA region survives the death of a process at any point of any
- * call (issue 12, class 5; rtalloc/fma_region.h "Crash while holding the lock"). The FMA core and
+ * call (doc/hardening.md; rtalloc/fma_region.h "Crash while holding the lock"). The FMA core and
  * the region driver are rebuilt with RT_CONFIG_HEADER = fma_step_config.h: a step hook before
  * every store to region metadata, between an undo record and its count, and before each commit.
  *

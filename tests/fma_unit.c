@@ -778,7 +778,7 @@ static void test_misc(void)
     tl_buffer_free(&r.buf); /* the original was overwritten: no check */
 }
 
-/* --- overflows into the metadata of free blocks (issue 12; RT_HARDENING >= 1) ------------------
+/* --- overflows into the metadata of free blocks (doc/hardening.md; RT_HARDENING >= 1) ---------
  *
  * Layout of each case, 4 KiB pages: page 0 a live whole page, page 1 cut for `size` (half its
  * first blocks live, every other one freed: live blocks next to the entry block, to chained free

@@ -1,6 +1,6 @@
 /*
  * heap_hardening.c -- the boundary-tag heap against an application that writes into its
- * metadata (issue 12, classes 1 and 2; SPEC 3), for all six indexes, white-box: the test knows
+ * metadata (doc/design.md, "Hardening model"), for all six indexes, white-box: the test knows
  * the layout (rtalloc/heap.h: the word before a payload is its header; a free block's next and
  * pprev follow its header, its size ends it) and attacks it the way a hostile or buggy program
  * would.

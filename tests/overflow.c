@@ -1,5 +1,5 @@
 /*
- * overflow.c -- the exhaustive overflow suite (issue 12 item 3; SPEC section 3, second paragraph):
+ * overflow.c -- the exhaustive overflow suite (doc/hardening.md, "How it is tested"):
  * an application writes past the end, or before the start, of its own block, into whatever lies
  * there -- its neighbour's data or the allocator's metadata -- and then calls the allocator.
  * Every allocator of the registry, through its descriptor only (never by name). Two classes of

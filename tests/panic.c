@@ -1,8 +1,8 @@
 /*
- * panic.c -- SPEC section 3's debug default, for every allocator of the registry: with RT_DEBUG >= 1
- * and no error handler installed, misuse (a foreign pointer, a double free) goes to
- * RT_PANIC(message) with the error's message, and the operation is still refused; refused
- * requests (calloc overflow, bad alignment) are only counted, never a panic.
+ * panic.c -- the debug default of doc/design.md, "Bad input and the handler", for every allocator
+ * of the registry: with RT_DEBUG >= 1 and no error handler installed, misuse (a foreign pointer,
+ * a double free) goes to RT_PANIC(message) with the error's message, and the operation is still
+ * refused; refused requests (calloc overflow, bad alignment) are only counted, never a panic.
  *
  * Built against a copy of the core compiled with RT_DEBUG=1 and RT_PANIC(m)=rt_test_panic(m),
  * a recorder that returns (a real platform's panic prints and stops).

@@ -1,6 +1,6 @@
 /*
- * tlsf_math.c -- white-box checks of the arithmetic issue 15 made the TLSF hot paths rest on
- * (src/index/tlsf.h, src/block/block.h), against the plain formulas they replace:
+ * tlsf_math.c -- white-box checks of the arithmetic the TLSF hot paths rest on (doc/performance.md:
+ * src/index/tlsf.h, src/block/block.h), against the plain formulas they replace:
  *   - tlsf_list (branch-free insert mapping) equals the two-branch mapping of Masmano's TLSF for
  *     every block size up to 2^20 and for sampled sizes up to the largest block;
  *   - the search list, tlsf_list(need - 1) + 1, is the list of need rounded up to its slot's
@@ -29,7 +29,7 @@ RT_HOT size_t idx_key(const rt_heap_t *owner)
     return 0;
 }
 
-/* Masmano's mapping, as tlsf.h wrote it before issue 15. */
+/* Masmano's mapping, as tlsf.h wrote it before the work of doc/performance.md. */
 static unsigned ref_list(size_t size)
 {
     if (size < TLSF_SMALL) {

@@ -1,7 +1,7 @@
 /*
  * wf_unit.c -- white-box tests of the wait-free buddy tree (rtalloc/waitfree.h), one thread.
  *
- *   fig1         SPEC 1.3 / paper Fig. 1: a depth-5 tree starts with counters 16, 8, 4, 2, 1
+ *   fig1         paper Fig. 1: a depth-5 tree starts with counters 16, 8, 4, 2, 1
  *   fig2         paper Fig. 2: after chunks of 1, 1, 1, 3, 7, 7 nodes every counter outside the
  *                chunks is the free leaves below it, the chunks lie where the depth-first search
  *                puts them, and the root's right child reads 0 though it is not itself allocated
@@ -14,7 +14,7 @@
  *   same-places  the paper, read-only descent, lazy re-initialisation and hints (and their
  *                combinations) place every chunk of a sequential workload at the same address:
  *                they differ in work, not in policy
- *   bad input    each path of SPEC 3 through the handler, the call refused and every counter of
+ *   bad input    each path of bad input through the handler, the call refused and every counter of
  *                the tree unchanged: foreign pointers, pointers not at a chunk's data start,
  *                double free (at once, and of a stale pointer into reused memory), the length
  *                word overwritten, the canary overrun (CORRUPTED, the chunk stays allocated until
@@ -595,7 +595,7 @@ static const wf_variant_t variants[] = {
 };
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
-/* --- a block is the pointer the allocator returned (issue 12, class 4) ------------------------------ */
+/* --- a block is the pointer the allocator returned ---------------------------------------------------- */
 
 /* The call just made was refused: exactly one report, the counters and the counts unchanged. */
 static bool refused_any(rt_wf_t *w, tl_recorder_t *rec, const snapshot_t *before, const char *what, const void *q)
@@ -729,7 +729,7 @@ static void test_interior(void)
     }
 }
 
-/* --- an overflow into the metadata (issue 12; SPEC 3) -----------------------------------------------
+/* --- an overflow into the metadata (doc/hardening.md) -----------------------------------------------
  *
  * For every variant, chunk heights 0..2 (the request fills the chunk's usable bytes), victims at
  * three positions (so that the nodes before and after are a live neighbour's root, an internal

@@ -1,6 +1,6 @@
 /*
  * tests/workload.c -- the benchmark's Masmano workload generator (bench/workload.c) and the
- * fragmentation factor (bench/frag.c), compiled in directly (issue 3, Tests):
+ * fragmentation factor (bench/frag.c), compiled in directly:
  *   - same seed, same task set and same trace; another seed, another trace;
  *   - task-set parameters in the paper's ranges for Tests 1-3 (task count, periods, g, requests
  *     per period, holding bounds), request sizes near g / n, holding times in [30 .. h_i];
@@ -10,7 +10,7 @@
  *     deallocation period, and all of them at the first such multiple;
  *   - F = 50 % on a constructed trace (peak live 1000 bytes) against a fake allocator whose
  *     watermark is 1500, and the system-peer approximation on a fake heap;
- *   - wl_paths (issue 15): each scenario's measured ops lie at odd indices and only there carry
+ *   - wl_paths (doc/performance.md): each scenario's measured ops lie at odd indices and only there carry
  *     an expected path, slots are used consistently, and replayed plainly on every boundary-tag
  *     heap of the registry each measured free takes its path (bench/harness/paths.c); each
  *     measured malloc too on tlsf with the 64-bit layout the sizes were chosen for (A = 16).

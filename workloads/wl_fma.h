@@ -1,6 +1,6 @@
 /*
  * workloads/wl_fma.h -- the test program of the FMA article (Dr. Dobb's 1998, "Performance and Memory
- * Utilization"; SPEC section 2, FMA 1998), as a seeded trace generator (workload.h's wl_trace_t).
+ * Utilization"; its study: bench/README.md), as a seeded trace generator (workload.h's wl_trace_t).
  *
  * The article: "randomly requests and releases previously allocated blocks"; sizes drawn within
  * the limits of its Table 1 -- 16 B 10 %, 32 B 30 %, 64 B 20 %, 128 B 15 %, 256 B 10 %, 512 B 7 %,

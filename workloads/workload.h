@@ -6,7 +6,7 @@
  * generator's own cost is outside every timed region). Slots are the live-set: a malloc always
  * targets an empty slot and a free an occupied one.
  *
- * Generators (issue 2, "Targets"; the VaiOS blog section 10):
+ * Generators (the benchmark's targets; the VaiOS blog section 10):
  *   uniform   L slots, n operations; each op draws s = rand() % L; if slot s is occupied it is
  *             freed, else malloc(min + rand() % (max - min + 1)) -- churn: L = 1000, sizes
  *             16..4096; small: L = 10000, sizes 8..256; 2,000,000 operations, seed 42.
@@ -93,7 +93,7 @@ bool wl_uniform(wl_trace_t *t, const wl_uniform_spec_t *spec, size_t nops, uint6
 /* mem_frag with n holes (n >= 1): 3n + 1 operations, the last one measured. */
 bool wl_memfrag(wl_trace_t *t, uint32_t n);
 
-/* --- Masmano 2006, section 3 (SPEC section 2): the periodic task model ---------------------------
+/* --- Masmano 2006, section 3: the periodic task model ---------------------------------------------
  *
  * A task set is 3..10 tasks T_i = (p_i, g_i, n_i, h_i), each drawn uniformly: period p_i in
  * [10..150] time units, g_i (bytes per period) in the test's range, n_i requests per period in
@@ -188,7 +188,7 @@ typedef enum wl_worst {
 
 bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n);
 
-/* --- Per-path scenarios of the boundary-tag heap (issue 15, "Per-path worst case") ---------------
+/* --- Per-path scenarios of the boundary-tag heap (doc/performance.md) ----------------------------
  *
  * Each scenario is a trace whose measured calls each take one known path of malloc or free of a
  * boundary-tag heap (rtalloc/heap.h), laid out for stride 2 like wl_worst. A scenario repeats one

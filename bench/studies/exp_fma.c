@@ -1,6 +1,6 @@
 /*
  * bench/studies/exp_fma.c -- experiment "fma": the study of the FMA article (Dr. Dobb's 1998, "Performance
- * and Memory Utilization"; issue 5 item 7; SPEC section 2, FMA 1998).
+ * and Memory Utilization"; bench/README.md, "What is measured, and how far to trust it").
  *
  * Workload: the article's test program (wl_fma.h: random requests and releases, Table 1's size
  * distribution, a table of 5000 blocks all freed when it overflows), runs of 1,000, 5,000, 10,000,
@@ -100,7 +100,7 @@ static const char *const fma_default[] = {"noop", "fma", "bsd44", "tlsf", "glibc
 #define FMA_PAPER_SLOWER 40.0   /* % slower than BSD 4.4, on average */
 #define FMA_PAPER_UB_FMA 4300.0 /* ns, upper bound of an allocation */
 #define FMA_PAPER_UB_BSD 3400.0
-/* Issue 5's targets. */
+/* The FMA targets (the report judges them, never asserted). */
 #define FMA_TARGET_SAVING 45.0 /* % fewer pages than bsd44 at 60,000 allocations */
 #define FMA_TARGET_WORST 2.0   /* worst-case cycles per call <= 2 x bsd44's */
 /* A reading of "memory" reproduces the article's saving when within this many points of it (the

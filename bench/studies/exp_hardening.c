@@ -1,6 +1,6 @@
 /*
  * bench/studies/exp_hardening.c -- experiment "hardening": what each RT_HARDENING level costs, in exact
- * instructions per malloc and free (issue 12, item 4).
+ * instructions per malloc and free (doc/hardening.md, "What it costs").
  *
  * RT_HARDENING is a compile-time knob (rtalloc/config.h), so one binary holds one level. The
  * build makes rtbench at the configured level (default 1) and, beside it, rtbench-hardening<N>

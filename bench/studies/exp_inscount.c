@@ -40,7 +40,7 @@ static void on_progress(void *context, double done)
     bench_progress("inscount", p->allocator, p->workload, done);
 }
 
-/* Reference of issue 2 ("Targets"): the most used public C TLSF on these workloads. */
+/* The TLSF targets' reference: the most used public C TLSF on these workloads. */
 typedef struct ic_reference {
     const char *workload;
     double malloc_mean, malloc_max, free_mean, free_max; /* 0: not given */
@@ -253,7 +253,7 @@ static void count_memfrag(bench_ctx_t *ctx, FILE *csv)
     bench_csv_close(mcsv, mpath);
 }
 
-/* tlsf's means and sampled maxima against issue 2's targets. */
+/* tlsf's means and sampled maxima against the TLSF targets. */
 static void print_targets(const ic_tlsf_t tl[2])
 {
     for (int w = 0; w < 2; w++) {

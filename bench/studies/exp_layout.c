@@ -1,6 +1,6 @@
 /*
  * bench/studies/exp_layout.c -- experiment "layout": fragmentation of the boundary-tag heaps per
- * block layout (issue 15, "Alignment as a knob": report fragmentation both ways).
+ * block layout (doc/performance.md, "What changed": alignment as a knob, fragmentation both ways).
  *
  * The layout is fixed at compile time (the word size; RT_HEAP_ALIGN, rtalloc/config.h), so one
  * binary holds one. The build makes siblings of rtbench beside it (bench/CMakeLists.txt):
@@ -21,12 +21,12 @@
  * Each child prints its layout on its header ("layout: N-bit words, RT_HEAP_ALIGN=A"), which
  * labels its rows. The heaps: the library's boundary-tag heaps among those selected (--alloc).
  * The trace experiment does not measure glibc's footprint (replay.c, rp_frag: its sampled bytes in
- * use gave figures below the live peak), so issue 15's "A=16 at most glibc's footprint" has no
+ * use gave figures below the live peak), so the target "A=16 at most glibc's footprint" has no
  * figure here to be compared with: the table says so rather than guess.
  *
- * Output: a table per measure (layouts side by side), issue 15's verdicts for tlsf (shown, never
- * asserted) and layout.csv (measure, allocator, layout, word_bits, heap_align, workload, value,
- * n, heap_needed, live_peak). Scale: that of masmano's fragmentation runs (quick: 3 seeds of
+ * Output: a table per measure (layouts side by side), the layout targets' verdicts for tlsf
+ * (shown, never asserted) and layout.csv (measure, allocator, layout, word_bits, heap_align,
+ * workload, value, n, heap_needed, live_peak). Scale: that of masmano's fragmentation runs (quick: 3 seeds of
  * 100,000 mallocs per test; standard: 10 of 300,000); the traces are whole at every scale. At
  * quick scale without --alloc only the heaps with an O(1) malloc (tlsf, tlsf32, halffit), so the
  * experiment is part of `run all` there (about 15 s; every boundary-tag heap: about 2.5 min).
@@ -48,8 +48,8 @@ static const char *const ly_exe[LY_LAYOUTS] = {NULL, "rtbench-align8", "rtbench-
 
 /* Masmano 2006, Table 7: TLSF's F, avg, on 32-bit x86 (exp_masmano.c's paper row). */
 static const double ly_paper_tlsf[LY_TESTS] = {10.49, 14.86, 11.15};
-/* Issue 15: the common C TLSF's heap needed over live peak with 8-byte alignment, 1.12-1.24 over
- * the three programs (no per-program figures given: the upper end is the target). */
+/* The layout target: the common C TLSF's heap needed over live peak with 8-byte alignment,
+ * 1.12-1.24 over the three programs (no per-program figures given: the upper end is the target). */
 static const double ly_target_a8 = 1.24;
 
 typedef struct ly_cell {
@@ -377,14 +377,14 @@ static void print_traces(const ly_table_t *tb, FILE *csv)
            "sampled bytes in use gave figures below the live peak), so no figure to hold A=16 against.\n");
 }
 
-/* Issue 15's targets for tlsf, as verdicts (never asserted). */
+/* The layout targets for tlsf, as verdicts (never asserted). */
 static void print_verdicts(const ly_table_t *tb)
 {
     int k = find_alloc(tb, "tlsf");
     if (k < 0) {
         return;
     }
-    printf("\nissue 15 targets (tlsf; shown, not asserted):\n");
+    printf("\nlayout targets (tlsf; shown, not asserted):\n");
     for (int l = 0; l < LY_LAYOUTS; l++) {
         if (!tb->measured[l]) {
             continue;
@@ -417,7 +417,7 @@ static void print_verdicts(const ly_table_t *tb)
 
 int exp_layout(bench_ctx_t *ctx)
 {
-    printf("\n== layout -- fragmentation per block layout: Masmano's F and the real programs' heap (issue 15) ==\n");
+    printf("\n== layout -- fragmentation per block layout: Masmano's F and the real programs' heap ==\n");
     static ly_table_t tb;
     memset(&tb, 0, sizeof tb);
     select_heaps(ctx, &tb);

@@ -1,5 +1,5 @@
 /*
- * bench/studies/exp_masmano.c -- experiment "masmano": Masmano et al. 2006, sections 3-4 (SPEC section 2).
+ * bench/studies/exp_masmano.c -- experiment "masmano": Masmano et al. 2006, sections 3-4.
  *
  * The periodic task model of workload.h (wl_mm_taskset, wl_masmano), 10 seeds per test:
  *   - time runs, Tests 1-3: cycles per malloc and per free, each trace replayed twice on fresh

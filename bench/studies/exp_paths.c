@@ -1,6 +1,6 @@
 /*
  * bench/studies/exp_paths.c -- experiment "paths": the exact instructions of each path of a
- * boundary-tag heap's malloc and free (issue 15, "Per-path worst case"), and the worst over them.
+ * boundary-tag heap's malloc and free (doc/performance.md), and the worst over them.
  *
  * Scenarios (workload.h, wl_paths): for each path -- malloc exact fit, exact fit after climbing a
  * first-level row, split, split after a climb; free with no merge, merging the predecessor, the

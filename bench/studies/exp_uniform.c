@@ -1,5 +1,5 @@
 /*
- * bench/studies/exp_uniform.c -- experiments "churn" and "small" (issue 2, item 6 and "Targets").
+ * bench/studies/exp_uniform.c -- experiments "churn" and "small" (and the TLSF targets on them).
  *
  * Per allocator: a fresh instance over the touched 64 MiB arena (system peers: the process
  * heap); the trace replayed twice with per-op timing (the instance re-created in between), the

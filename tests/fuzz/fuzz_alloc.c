@@ -2,9 +2,10 @@
  * fuzz_alloc.c -- libFuzzer harness: a byte-coded sequence of operations, hostile ones included,
  * against ONE allocator of the registry, checked against a shadow model after every operation.
  *
- * SPEC section 3 as a fuzz target: an application that overflows its blocks, frees pointers the
- * heap never returned, or frees twice must never make the allocator write outside its buffer,
- * hand out memory that overlaps a live block, change a live block's contents, or fault.
+ * doc/design.md, "Bad input and the handler", as a fuzz target: an application that overflows its
+ * blocks, frees pointers the heap never returned, or frees twice must never make the allocator
+ * write outside its buffer, hand out memory that overlaps a live block, change a live block's
+ * contents, or fault.
  *
  * Input (every field one byte unless said; a read past the end yields 0 and ends the run):
  *   [0] allocator = byte % registry count          [1] heap: bits 0-1 base size (2, 8, 16, 40 KiB,
@@ -60,7 +61,8 @@
  * input chose 4 or more bytes of the 16 before it, with CORRUPT's input or xor values or with a
  * COPY of such bytes from elsewhere (a map of the chosen bytes follows them) (a header forged
  * with a tag the fuzzer solved from the comparisons it traces -- what an application that reads
- * its headers can do: the tags are a check against accident, not a MAC, see README "Hardening");
+ * its headers can do: the tags are a check against accident, not a MAC, see doc/hardening.md,
+ * "What it does not do");
  * a forged pointer within 64 bytes of a block
  * whose bytes the input chose -- a header forged consistent inside the application's own data
  * is not something an O(1) check can tell from a real one.

@@ -1,5 +1,5 @@
 -- workloads/programs/workload.lua -- a deterministic Lua workload for the real-program tests and
--- the trace recorder (issue 14).
+-- the trace recorder (doc/traces.md).
 --
 -- Run from the repository root:
 --     lua5.4 workloads/programs/workload.lua

@@ -1,5 +1,5 @@
 # workloads/programs/workload.py -- a deterministic CPython workload for the real-program tests
-# and the trace recorder (issue 14).
+# and the trace recorder (doc/traces.md).
 #
 # Run from the repository root:
 #     PYTHONHASHSEED=0 /usr/bin/python3 workloads/programs/workload.py

@@ -1,5 +1,5 @@
 -- workloads/programs/workload.sql -- a deterministic SQLite workload for the real-program tests
--- and the trace recorder (issue 14).
+-- and the trace recorder (doc/traces.md).
 --
 -- Run from the repository root:
 --     sqlite3 :memory: ".read workloads/programs/workload.sql"
