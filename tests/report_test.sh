@@ -5,7 +5,7 @@
 #   - REPORT.md starts with the summary (status and scale per experiment, the Targets, the
 #     headline tables), then every section's heading with its scale, and in every section the
 #     fixture's rows with a figure from the CSV (clock, churn, small, mem_frag, mem_stress,
-#     instructions per call, hardening, Masmano, worst cases, per-path instructions and issue 15's
+#     instructions per call, hardening, Masmano, worst cases, per-path instructions and the speed
 #     targets, Stellwag, FMA, real programs, block layouts, on target, footprint);
 #   - unmeasured cells show an em dash: no "n/a", no empty cell, no 0.0 in the fixture's report;
 #   - a run with plan.csv / experiments.csv: a planned experiment that did not complete says
@@ -135,9 +135,9 @@ check "paths: worst single call row, the last of 4 pools" \
     grep -q '^| \*\*worst single call, malloc / free\*\* | \*\*221 / 325\*\* | \*\*151 / 305\*\* |' <<<"$(sec '## Per-path')"
 check "paths: scenario row" grep -q '^| free merge both, lone | 4/4: 222 / 225.8 / 227 | 4/4: 186 / 186.0 / 186 |' <<<"$(sec '## Per-path')"
 check "paths: churn sample by path" grep -q '^| churn | tlsf | free merge both | 18 | 210.9 | 203 | 217 |' <<<"$(sec '## Per-path')"
-check "issue 15: churn free mean from callgrind" grep -q '^| issue 15: churn, tlsf instructions per free, exact mean | <= 60 | 108.0 (callgrind, every call) | \*\*not met\*\* |' "$REPORT"
-check "issue 15: worst single free over paths (both pool counts) and worst" \
-    grep -q '^| issue 15: tlsf worst single free | <= 150 | 325 (max of paths 227, paths, last of 4 pools 325, worst 161' "$REPORT"
+check "speed: churn free mean from callgrind" grep -q '^| speed: churn, tlsf instructions per free, exact mean | <= 60 | 108.0 (callgrind, every call) | \*\*not met\*\* |' "$REPORT"
+check "speed: worst single free over paths (both pool counts) and worst" \
+    grep -q '^| speed: tlsf worst single free | <= 150 | 325 (max of paths 227, paths, last of 4 pools 325, worst 161' "$REPORT"
 # A table under every section (a markdown table's separator row), and no Python traceback text.
 sections=$(grep -c '^## ' "$REPORT" || true)
 tables=$(grep -c '^|[-:|]*---' "$REPORT" || true)
@@ -166,10 +166,10 @@ check "stellwag: a table per test" test "$(grep -c '^#### Test' <<<"$stellwag")"
 check "stellwag: the --rt tables" grep -q '^### With --rt' <<<"$stellwag"
 check "stellwag: work counters with their bounds" grep -q '^| wf_hint | I | 16 | 30 / 27 / 23.1 | 393213 |' <<<"$stellwag"
 check "stellwag: noop calibration rows" grep -q '^| noop | 16 | 8x |' <<<"$stellwag"
-check "stellwag: issue 4's targets in the Targets table" grep -q '^| stellwag: Utilisation I >= 92.58 %' "$REPORT"
+check "stellwag: the wait-free targets in the Targets table" grep -q '^| stellwag: Utilisation I >= 92.58 %' "$REPORT"
 # The on-target section (tools/target-bench.sh: target_*.csv, cut from a real run to tlsf, seglist,
 # buddy, wf, fma and mem_frag N <= 16): mem_stress rows beside the blog's cycles, the mem_frag table,
-# the masked-stretch table (wf lock-free), TLSF's constant, and issue 6's targets computed from the CSVs.
+# the masked-stretch table (wf lock-free), TLSF's constant, and the on-target targets computed from the CSVs.
 tgt=$(sed -n '/^## On target/,/^## /p' "$REPORT")
 check "target: mem_stress tlsf row on Cortex-M4" grep -q '^| tlsf | 604 | 596 | 0 | 156 / 176 / 176 |' <<<"$tgt"
 check "target: mem_stress tlsf row beside the blog" grep -q '^| tlsf | 2 / 2 / 2 | 137 / 180 / 180 | 422/468 | 1/2/2 |' <<<"$tgt"
@@ -312,13 +312,13 @@ check "partial: on target not run at this scale (bench.sh step)" bash -c "sed -n
 check "stellwag: the wait-free variants from allocators.csv" grep -q '^| stellwag: .*met by wf' "$REPORT"
 check "without allocators.csv (tgtdiff): no variant guessed from its name" bash -c "! grep -q '^| stellwag: .*met by wf' '$TMP/tgtdiff/REPORT.md'"
 
-# --- issue 14: trace replay and size ---
+# --- trace replay and size ---
 # The real-programs section (trace.csv, trace_programs.csv: a quick run's rows cut to glibc, tlsf,
 # firstfit and buddy on sqlite3 and lua5.4; lua5.4's firstfit marked non-monotone by hand; python3
 # "not installed"): heap needed beside the live peak, the buddy's bound, dashes for what a system
 # peer has not (heap, bound, F), instructions and the ratio to glibc, the winners' line, the TLSF
 # targets computed from the CSV, and the not-run program marked in its section and the headline.
-# Issue 15: glibc's footprint (glibc_footprint* columns, from a later quick run of the same traces)
+# The layout target: glibc's footprint (glibc_footprint* columns, from a later quick run of the same traces)
 # said per program, in the headline, and the target tlsf heap needed <= glibc's footprint (A=16).
 tr=$(sed -n '/^## Real programs/,/^## /p' "$REPORT")
 check "trace: sqlite3 tlsf heap row" grep -q '^| tlsf | 1,294,409 | 1.076 | — | — | 5.8 | 0 | — |' <<<"$tr"
@@ -343,11 +343,11 @@ check "trace: headline glibc footprint column" \
 check "trace: headline marks the program not run" \
     grep -q '^| python3 | not run: /usr/bin/python3 not installed | — | — | — | — | — |' "$REPORT"
 check "no Real programs section without its CSVs" bash -c "! grep -q '^## Real programs' '$TMP/without/REPORT.md'"
-# --- end issue 14 replay ---
+# --- end trace replay ---
 
 # The block-layouts section (layout.csv, a quick `rtbench run layout --alloc tlsf,bestfit`: 64-bit
 # A=16, 64-bit A=8, 32-bit A=8, sqlite3 "no fit" on 32-bit): F and heap / live peak per heap and
-# layout, and issue 15's TLSF targets computed from the CSV.
+# layout, and the layout targets for TLSF computed from the CSV.
 ly=$(sed -n '/^## Block layouts/,/^## /p' "$REPORT")
 check "layout: tlsf 32-bit row, no fit marked" grep -q '^| tlsf | 32-bit A=8 | 6.30 | 13.48 | 7.92 | no fit | 1.143 | 1.099 |' <<<"$ly"
 check "layout: bestfit 64-bit A=16 row" grep -q '^| bestfit | 64-bit A=16 | 3.60 | 17.48 | 6.95 | 1.011 | 1.179 | 1.068 |' <<<"$ly"

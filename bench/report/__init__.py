@@ -21,8 +21,8 @@ inscount_selftest.csv, callgrind.csv, masmano_time.csv, masmano_frag.csv, masman
 masmano_fig4.csv, masmano_instr.csv, masmano_fig3.csv, worst.csv, hardening.csv (cost of each
 RT_HARDENING level), stellwag.csv, stellwag_cdf.csv (the Stellwag
 section: bench/report_stellwag.py), fma.csv, fma_instr.csv, fma_cdf.csv (the FMA 1998 section:
-bench/report_fma.py), trace.csv, trace_programs.csv (real programs recorded and replayed, issue 14:
-trace.py), layout.csv (fragmentation per block layout, issue 15: layout.py), target_runs.csv, target_alloc.csv, target_memstress.csv, target_memstress_bins.csv,
+bench/report_fma.py), trace.csv, trace_programs.csv (real programs recorded and replayed:
+trace.py), layout.csv (fragmentation per block layout: layout.py), target_runs.csv, target_alloc.csv, target_memstress.csv, target_memstress_bins.csv,
 target_memfrag.csv, target_worst.csv (the on-target section: bench/report_target.py, from
 tools/target-bench.sh), and what `tools/footprint.sh --csv` wrote:
 footprint.csv, footprint_alloc.csv, footprint_control.csv, footprint_config.csv. Missing files (without plan.csv) leave their section out (the

@@ -6,17 +6,17 @@ from . import advice
 from .common import (DASH, NOTE, Run, Styler, legend_outside, read_csv, num, fmt, save, table,  # noqa: F401
                      verdict, timed_verdict, noisy, plot_series)
 
-# Issue 2, "Targets": the most used public C TLSF measured on exactly these workloads.
+# The TLSF targets' reference: the most used public C TLSF measured on exactly these workloads.
 REFERENCE = {
     "churn": {"malloc_mean": 174, "malloc_max": 208, "free_mean": 114, "free_max": 192, "loop_x_glibc": 1.07},
     "small": {"malloc_mean": 118, "free_mean": 77, "loop_x_glibc": 1.24},
 }
 LOOP_TARGET = {"churn": 0.85, "small": 1.00}
 
-# Issue 15, "Targets": tlsf's exact mean instructions per call at the default hardening level, and
-# the worst single call of each.
-ISSUE15_MEAN = {("churn", "malloc"): 100, ("churn", "free"): 60, ("small", "malloc"): 65, ("small", "free"): 55}
-ISSUE15_WORST = 150
+# The speed targets (doc/performance.md): tlsf's exact mean instructions per call at the default
+# hardening level, and the worst single call of each.
+SPEED_MEAN = {("churn", "malloc"): 100, ("churn", "free"): 60, ("small", "malloc"): 65, ("small", "free"): 55}
+SPEED_WORST = 150
 
 # Masmano et al. 2006, Tables 5 (cycles, Pentium 4) and 7 (F %): avg, stdv, max, min for Tests 1-3,
 # keyed by the allocator of ours that stands for the paper's (glibc for DLmalloc 2.7.2).
@@ -91,13 +91,13 @@ SECTIONS = [
     ("hardening", "hardening", "hardening.csv", "Cost of hardening"),
     ("masmano", "masmano", "masmano_time.csv", "Masmano 2006 (sections 3-4): the periodic task model"),
     ("worst", "worst", "worst.csv", "Worst cases (Masmano Table 2)"),
-    ("paths", "paths", "paths.csv", "Per-path instructions of the boundary-tag heaps (issue 15)"),
+    ("paths", "paths", "paths.csv", "Per-path instructions of the boundary-tag heaps"),
     ("stellwag", "stellwag", "stellwag.csv",
      "Stellwag 2010: wait-free allocator vs TLSF under a lock, AO_malloc, system allocators"),
     ("prio", "prio", "prio.csv", "Priority inversion: a high-priority thread's malloc beside lower ones"),
     ("fma", "fma", "fma.csv", "FMA 1998: FMA vs BSD 4.4, TLSF and glibc on the article's test program"),
-    ("trace", "trace", "trace.csv", "Real programs: recorded traces replayed and sized (issue 14)"),
-    ("layout", "layout", "layout.csv", "Block layouts: fragmentation per alignment and word size (issue 15)"),
+    ("trace", "trace", "trace.csv", "Real programs: recorded traces replayed and sized"),
+    ("layout", "layout", "layout.csv", "Block layouts: fragmentation per alignment and word size"),
     ("target", "target", "target_runs.csv", "On target: Cortex-M4 and RV32 under QEMU (the VaiOS blog, sections 7-12)"),
     ("footprint", "footprint", "footprint_alloc.csv", "Footprint (Cortex-M4 and RV32IMAC, -Os)"),
 ]
@@ -755,7 +755,7 @@ class Report:
         meta, rows = read_csv(self.path("paths.csv"))
         if not rows:
             return
-        self.w("## Per-path instructions of the boundary-tag heaps (issue 15)")
+        self.w("## Per-path instructions of the boundary-tag heaps")
         self.w()
         self.w("Each path of a boundary-tag heap's malloc and free driven by its own scenario (`workloads/workload.h`, "
                "wl_paths; `bench/studies/exp_paths.c`): malloc exact fit (remainder below a smallest block), exact "
@@ -801,7 +801,7 @@ class Report:
             out.append(["**worst single call, malloc / free**"] +
                         [f"**{wd.get(a, {}).get('malloc', DASH)} / {wd.get(a, {}).get('free', DASH)}**" for a in allocs])
             if pools == configs[-1]:
-                self.headline(f"Per-path instructions, min / mean / max, {where} (issue 15)")
+                self.headline(f"Per-path instructions, min / mean / max, {where}")
             self.w(f"Per path, {where}:")
             self.w()
             self.w(table(["path"] + allocs, out, ["l"] + ["r"] * len(allocs)))
@@ -823,8 +823,8 @@ class Report:
                          ["l", "l", "l", "r", "r", "r", "r"]))
             self.w()
 
-    def issue15_targets(self):
-        """Issue 15's instruction targets, for tlsf and for tlsfq (the same TLSF behind quick lists): exact
+    def speed_targets(self):
+        """The speed targets in instructions, for tlsf and for tlsfq (the same TLSF behind quick lists): exact
         means (callgrind.csv, descriptor level; the ptrace sample of inscount.csv when callgrind did not run)
         and the worst single call over the paths experiment, the worst experiment and the sampled maxima of
         churn and small (tlsfq: its sampled maxima and the worst experiment; paths leaves it out)."""
@@ -838,8 +838,8 @@ class Report:
             sample = {(r["workload"], r["op"]): r for r in ic or [] if r["allocator"] == alloc}
             if alloc != "tlsf" and not exact and not sample:
                 continue
-            for (wl, op), lim in ISSUE15_MEAN.items():
-                what = f"issue 15: {wl}, {alloc} instructions per {op}, exact mean"
+            for (wl, op), lim in SPEED_MEAN.items():
+                what = f"speed: {wl}, {alloc} instructions per {op}, exact mean"
                 if (wl, op) in exact:
                     m = exact[(wl, op)]
                     self.targets.append([what, f"<= {lim}", f"{m:.1f} (callgrind, every call)", verdict(m <= lim)])
@@ -863,15 +863,15 @@ class Report:
                     r = sample.get((wl, op))
                     if r:
                         seen.append((int(r["max"]), f"{wl} sample"))
-                what = f"issue 15: {alloc} worst single {op}"
+                what = f"speed: {alloc} worst single {op}"
                 if not seen:
-                    self.targets.append([what, f"<= {ISSUE15_WORST}", "not measured (rtbench run paths)",
+                    self.targets.append([what, f"<= {SPEED_WORST}", "not measured (rtbench run paths)",
                                          "not measured"])
                     continue
                 mx = max(v for v, _ in seen)
                 where = ", ".join(f"{src} {v}" for v, src in seen)
-                self.targets.append([what, f"<= {ISSUE15_WORST}", f"{mx} (max of {where})",
-                                     verdict(mx <= ISSUE15_WORST)])
+                self.targets.append([what, f"<= {SPEED_WORST}", f"{mx} (max of {where})",
+                                     verdict(mx <= SPEED_WORST)])
 
     def footprint(self):
         meta, arows = read_csv(self.path("footprint_alloc.csv"))
@@ -1240,7 +1240,7 @@ class Report:
             self.w()
         if self.targets:
             met = sum(1 for t in self.targets if t[3] == "met")
-            self.w("## Targets (issues 2, 3, 4, 5, 15 and 16; shown, never asserted)")
+            self.w("## Targets (shown, never asserted)")
             self.w()
             self.w(f"{met} of {len(self.targets)} met. The bound and the measured figures of each: "
                    "\"Targets in detail\", first of the details.")
@@ -1261,7 +1261,7 @@ class Report:
         head = self.lines
         self.lines = []
         self.details()
-        self.issue15_targets()
+        self.speed_targets()
         body = self.lines
         self.lines = head
         self.summary()

@@ -2,7 +2,7 @@
 
 Reads fma.csv, fma_instr.csv and fma_cdf.csv (rtbench run fma): the FMA article's claims (Dr. Dobb's
 1998: FMA ~49.5 % less memory than BSD 4.4 at up to 60,000 allocations, ~40 % slower on average,
-upper bounds 4,300 ns vs 3,400 ns per allocation on a 166 MHz PowerPC 603e) beside ours; issue 5's
+upper bounds 4,300 ns vs 3,400 ns per allocation on a 166 MHz PowerPC 603e) beside ours; the FMA
 targets with measured verdicts (never asserted); the article's Table 2 (time with heap calls minus
 without, table overflows) and Table 3 (memory) per run length, with the noop calibration row; the
 per-call worst case (cycles of every call, exact instructions); the exact-size variant; beyond the
@@ -17,8 +17,8 @@ PAPER_SAVING = 49.5      # % less memory than BSD 4.4, up to 60,000 allocations
 PAPER_SLOWER = 40.0      # % slower on average
 PAPER_UB = {FMA: 4300.0, BSD: 3400.0}  # ns, upper bound of an allocation (Table 3)
 PAPER_MACHINE = "IBM Thinkpad 850, PowerPC 603e 166 MHz, AIX 4.1.4 single-user"
-TARGET_SAVING = 45.0     # issue 5: FMA >= 45 % fewer pages than BSD 4.4 at 60,000 allocations
-TARGET_WORST = 2.0       # issue 5: worst-case cycles per FMA call within 2x of BSD 4.4's
+TARGET_SAVING = 45.0     # target: FMA >= 45 % fewer pages than BSD 4.4 at 60,000 allocations
+TARGET_WORST = 2.0       # target: worst-case cycles per FMA call within 2x of BSD 4.4's
 METHOD = {"pages": "rt_fma_pages", "watermark": "watermark / peak live-block bytes, in pages",
           "glibc-span": "span of a fresh arena / peak live-chunk bytes, in pages", "none": "-"}
 
@@ -134,7 +134,7 @@ def section(rep, m):
       "whatever interrupted the call -- compare the ratio, not the nanoseconds.")
     w()
 
-    # --- issue 5's targets ----------------------------------------------------------------------------
+    # --- the FMA targets ------------------------------------------------------------------------------
     tg = []
     name1 = f"FMA >= {TARGET_SAVING:.0f} % fewer pages than BSD 4.4 at {last:,} allocations"
     if s_touched is not None:
@@ -167,7 +167,7 @@ def section(rep, m):
     else:
         tg.append([name2, "not measured (fma and bsd44 rows needed)", "n/a"])
         rep.targets.append([f"fma: {name2}", f"<= {TARGET_WORST:.0f}x", "not measured", "n/a"])
-    w("### Issue 5's targets (shown, never asserted)")
+    w("### The FMA targets (shown, never asserted)")
     w()
     w(m.table(["target", "measured", "verdict"], tg, ["l", "l", "l"]))
     w()
@@ -391,7 +391,7 @@ def _floor_section(rep, m, last):
         w(f"No reading of this run comes within 2.5 points of the article's {PAPER_SAVING} %.")
     w("Against BSD 4.4 as the article describes it (no header), no reading of memory as peak pages can give "
       "49.5 %: bsd44's peak is only a few per cent above the floor, which bounds what any power-of-two allocator "
-      "can save; the target of issue 5 above is judged against that baseline and stays as measured.")
+      "can save; the FMA target above is judged against that baseline and stays as measured.")
     w()
 
 
@@ -452,7 +452,7 @@ def _burst_section(rep, m, rows, by, allocs, lengths, last, unit, ghz, b_irows):
       "it (B uniform in [50, 500], sizes uniform within the class) while R of the E blocks live when the phase began "
       "are released among them (R uniform in [0, E], the blocks drawn at random among those earlier ones). The same "
       "5000-entry table bounds the live set (an overflow frees every block, as in the article), the same run lengths, "
-      "seed and measurements as above. Issue 5's targets stay judged on the article's test only.")
+      "seed and measurements as above. The FMA targets stay judged on the article's test only.")
     w()
     mem_allocs = [a for a in allocs if any(r["allocator"] == a and r["mode"] == B and r["pages_touched"] for r in rows)]
     out = []

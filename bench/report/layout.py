@@ -1,11 +1,11 @@
-"""The "block layouts" section of results/REPORT.md (issue 15, "Alignment as a knob"), called by core.py.
+"""The "block layouts" section of results/REPORT.md (doc/performance.md: alignment as a knob), called by core.py.
 
 Reads layout.csv (measure, allocator, layout, word_bits, heap_align, workload, value, n, heap_needed,
 live_peak) written by `rtbench run layout` (bench/studies/exp_layout.c), which runs rtbench and its
 siblings rtbench-align8 (64-bit words, RT_HEAP_ALIGN=8) and rtbench-m32 (32-bit words,
 RT_HEAP_ALIGN=8): per boundary-tag heap and layout, Masmano 2006 Tests 1-3 F (mean over the seeds of
 experiment masmano's fragmentation runs) and the heap each recorded program needs over its live peak
-(`trace size`, whole recordings, the stream needing the largest heap). Issue 15's targets for TLSF as
+(`trace size`, whole recordings, the stream needing the largest heap). The layout targets for TLSF as
 verdicts: F with the 32-bit layout at or below the paper's TLSF; heap needed with A=8 (64-bit) at or
 below the common C TLSF's 1.24; with A=16 at or below glibc's footprint: judged in the real-programs
 section (bench/report/trace.py), whose experiment measures glibc's footprint on each trace. The headline table: TLSF per layout.
@@ -13,7 +13,7 @@ section (bench/report/trace.py), whose experiment measures glibc's footprint on 
 
 TLSF = "tlsf"
 PAPER_TLSF = {"test1": 10.49, "test2": 14.86, "test3": 11.15}  # Masmano 2006 Table 7, TLSF avg, 32-bit x86
-TARGET_A8 = 1.24  # issue 15: the common C TLSF, 8-byte alignment: 1.12-1.24 over the programs (upper end)
+TARGET_A8 = 1.24  # target: the common C TLSF, 8-byte alignment: 1.12-1.24 over the programs (upper end)
 
 
 def _order(rows, key):
@@ -30,7 +30,7 @@ def section(rep, m):
         return
     num, fmt, table, verdict = m.num, m.fmt, m.table, m.verdict
     w = rep.w
-    w("## Block layouts: fragmentation per alignment and word size (issue 15)")
+    w("## Block layouts: fragmentation per alignment and word size")
     w()
     w("`rtbench run layout` runs rtbench (the configured layout) and its siblings `rtbench-align8` (64-bit words, "
       "`RT_HEAP_ALIGN=8`) and `rtbench-m32` (`-m32`: 32-bit words, 8-byte alignment, the layout Masmano 2006 "
@@ -67,7 +67,7 @@ def section(rep, m):
     hdr = ["allocator", "layout", "F % Test 1", "Test 2", "Test 3"] + [f"{p} heap / peak" for p in progs]
     w(table(hdr, out, ["l", "l"] + ["r"] * (len(hdr) - 2)))
     w()
-    w("The paper's TLSF (32-bit x86): F 10.49 / 14.86 / 11.15 %. Issue 15's \"A=16 at most glibc's footprint\" is "
+    w("The paper's TLSF (32-bit x86): F 10.49 / 14.86 / 11.15 %. The target \"A=16 at most glibc's footprint\" is "
       "judged in the real-programs section (experiment trace measures glibc's footprint on each trace).")
     w()
 
@@ -78,7 +78,7 @@ def section(rep, m):
         head.append([lay] + [fmt(mf[(TLSF, lay, t)]["value"], 2) if (TLSF, lay, t) in mf else None for t in tests]
                     + [ratio(tr.get((TLSF, lay, p))) for p in progs])
     if head:
-        rep.headlines.append(("Block layouts (issue 15): TLSF's fragmentation per layout", table(
+        rep.headlines.append(("Block layouts: TLSF's fragmentation per layout", table(
             ["layout", "F % Test 1", "Test 2", "Test 3"] + [f"{p} heap / peak" for p in progs], head)))
 
     for lay in layouts:

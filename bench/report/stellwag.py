@@ -3,7 +3,7 @@
 Reads stellwag.csv and stellwag_cdf.csv (rtbench run stellwag): Figure 10 of Stellwag, Krainz and
 Schroeder-Preikschat 2010 beside ours, the per-test tables (every allocator and thread count, the
 noop calibration row included), the work counters of the wait-free variants (clock-free evidence),
-issue 4's targets with measured verdicts (never asserted), and one malloc-latency CDF per test
+the wait-free targets with measured verdicts (never asserted), and one malloc-latency CDF per test
 (stellwag_cdf_I.png .. stellwag_cdf_IV.png), one panel per thread count. With --rt rows (mode rt)
 the tables are repeated for them.
 """
@@ -159,7 +159,7 @@ def _figure10(rep, m, by, tmax, threads):
 
 
 def _reference(rep, by, threads):
-    """Issue 4's reference figures (a public TLSF under a mutex on this VM) beside ours."""
+    """The wait-free targets' reference figures (a public TLSF under a mutex on this VM) beside ours."""
     w = rep.w
     parts = []
     for t in threads:
@@ -169,7 +169,7 @@ def _reference(rep, by, threads):
                          f"max {int(float(r['malloc_max'])):,}")
     noop = [f"{t}: {float(by[('normal', 'II', 'noop', t)]['malloc_cv']):.1f}" for t in threads
             if ("normal", "II", "noop", t) in by]
-    w("Issue 4 measured on this VM, for test II's shape under one global mutex: the best public TLSF and o1heap "
+    w("Measured on this VM when the wait-free targets were set, for test II's shape under one global mutex: the best public TLSF and o1heap "
       "at a median of about 1,300 / 900 ticks per malloc at 2 / 16 threads (p99 about 4,500; worst calls "
       "40-100 ms when the lock holder is preempted) against about 150 with one thread; glibc, jemalloc and "
       "mimalloc near 75-100; a no-op through the same driver at c_v about 2 (1 thread) and about 190 (16). Here, "
@@ -289,7 +289,7 @@ def _work(rep, m, rows):
 
 
 def _targets(rep, m, by, rows, threads, modes):
-    """Issue 4's targets: a matrix per wait-free variant, and one line each in the report's Targets."""
+    """The wait-free targets: a matrix per wait-free variant, and one line each in the report's Targets."""
     variants = []
     for r in rows:
         if r["mode"] == "normal" and is_waitfree(m, r["allocator"]) and r["allocator"] not in variants:
@@ -402,7 +402,7 @@ def _targets(rep, m, by, rows, threads, modes):
     def mark(ok):
         return "" if ok is None else (" -- yes" if ok else " -- **no**")
 
-    w("### Issue 4's targets, per wait-free variant (shown, never asserted)")
+    w("### The wait-free targets, per variant (shown, never asserted)")
     w()
     keys = [k for k in names if k in results]
     # One table per target, one row per variant: the targets' texts are long, side by side they
@@ -437,7 +437,7 @@ def _targets(rep, m, by, rows, threads, modes):
 
 
 def _targets_cached(rep, m, by, rows, threads):
-    """Issue 16's targets for the tree behind per-thread caches (family tree-cached), measured in the
+    """The targets of the tree behind per-thread caches (family tree-cached), measured in the
     same run as TLSF under a mutex, AO_malloc and the paper's variant (wf); shown, never asserted."""
     cached = []
     for r in rows:
@@ -510,8 +510,8 @@ def _targets_cached(rep, m, by, rows, threads):
         rows_t.append((f"II node visits per call (mean) >= 5x below {BASELINE}'s", ok, "; ".join(cells) or "n/a"))
         for name, ok, text in rows_t:
             out.append([a, name, text, "" if ok is None else ("yes" if ok else "**no**")])
-            lines.append((f"stellwag (issue 16, {a}): {name}", ok, text))
-    w("### Issue 16's targets: the wait-free tree behind per-thread caches (shown, never asserted)")
+            lines.append((f"stellwag ({a}): {name}", ok, text))
+    w("### Targets of the wait-free tree behind per-thread caches (shown, never asserted)")
     w()
     w(f"Measured in the same run as {TLSF}, {AO} and the paper's variant ({BASELINE}); what the caches hold at the "
       "end of I and III is not live, so it counts as unused. Thread counts above the CPUs are oversubscribed (see "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The on-target section of results/REPORT.md (issue 6, items 3 and 4), and the parser of the target
+"""The on-target section of results/REPORT.md (ports/README.md, "The on-target study"), and the parser of the target
 program's output.
 
     python3 bench/report_target.py --parse DIR     DIR/target/<port>.out -> DIR/target_*.csv
@@ -23,7 +23,7 @@ checked against the disassembly: hook_masked_disasm) are added by the section, w
 
 The section: the runs and their verdicts, mem_stress beside the blog's hardware cycles (its section
 9), the mechanism (mean instructions by probe count), the mem_frag ramp, the interrupts-masked
-stretch per allocator and port with TLSF's stated constant, and issue 6's targets with verdicts
+stretch per allocator and port with TLSF's stated constant, and the on-target targets with verdicts
 computed from the data. Plots: target_memstress_bins.png, target_memfrag.png.
 """
 import csv
@@ -43,7 +43,7 @@ BLOG_MS = {"seglist": {"probes": (1, 6, 8), "cycles": (415, 490)},
 BLOG_BINS = {"seglist": {1: 356, 2: 416, 3: 439, 4: 457, 5: 471, 8: 530}, "tlsf": {1: 350, 2: 449}}
 BLOG_FRAG = "segregated fit: probes = N + 3, ~12 cycles per block (3,483 cycles, 255 probes at depth 252); " \
             "TLSF: 2 probes, 455 cycles, flat"
-FLAT_BOUND = 1.05   # issue 6: TLSF's worst malloc and free flat across N = 1..256, max/min <= 1.05
+FLAT_BOUND = 1.05   # target: TLSF's worst malloc and free flat across N = 1..256, max/min <= 1.05
 SHOW_N = (1, 2, 16, 64, 128, 256)
 TLSF_CONSTANT_SCENARIO = "splitmerge"
 

@@ -1,4 +1,4 @@
-"""The "real programs" section of results/REPORT.md (issue 14), called by bench/report.py.
+"""The "real programs" section of results/REPORT.md (doc/traces.md), called by bench/report.py.
 
 Reads trace.csv (one row per program, stream and allocator) and trace_programs.csv (program, status,
 streams, ops, live_peak, command) written by `rtbench run trace` (bench/studies/exp_trace.c): per
@@ -7,8 +7,8 @@ F at the peak, instructions per call (mean / p99 / max of a ptrace sample), ns p
 to glibc's in the same run, the worst counted call; glibc's footprint over the live peak (columns
 glibc_footprint, glibc_footprint_ratio, glibc_fresh: the peak of mallinfo2 arena + hblkhd over a
 replay in a process of its own, on a new arena); a line naming the allocator that fits the trace
-in the smallest heap and the one with the lowest worst case; issue 14's targets for TLSF and issue
-15's (tlsf's heap needed <= glibc's footprint, with this binary's alignment); plots
+in the smallest heap and the one with the lowest worst case; the real-program targets for TLSF and the
+layout target (tlsf's heap needed <= glibc's footprint, with this binary's alignment); plots
 trace_heap.png (heap needed / live peak per allocator per program) and trace_instructions.png
 (instructions per call: mean and max). A program that was not run shows its reason.
 A program with several streams: each stream sized and replayed on its own; the tables show, per
@@ -16,9 +16,9 @@ allocator, the stream with the largest heap needed (the others are in the CSV).
 """
 
 TLSF = "tlsf"
-TARGET_NS = 1.00     # issue 14: TLSF's ns per call <= glibc's in the same run
-TARGET_HEAP = 1.25   # issue 14: TLSF's heap needed <= 1.25 x the live peak
-# issue 15: TLSF's heap needed <= glibc's footprint on the same stream (16-byte alignment)
+TARGET_NS = 1.00     # target: TLSF's ns per call <= glibc's in the same run
+TARGET_HEAP = 1.25   # target: TLSF's heap needed <= 1.25 x the live peak
+# target: TLSF's heap needed <= glibc's footprint on the same stream (16-byte alignment)
 
 
 def _align(meta):
@@ -30,7 +30,7 @@ def _align(meta):
 
 
 def _glibc_target(rep, m, prog, tl, where, align):
-    """Issue 15: tlsf's heap needed / live peak <= glibc's footprint / live peak, same stream. The
+    """The layout target: tlsf's heap needed / live peak <= glibc's footprint / live peak, same stream. The
     heap needed is the upper end of the bisection's last step: when it is above the footprint but
     its lower end is not, the verdict says so."""
     num = m.num
@@ -69,7 +69,7 @@ def section(rep, m):
     progs = progs or []
     num, fmt, table, cell = m.num, m.fmt, m.table, m.cell
     w = rep.w
-    w("## Real programs: recorded traces replayed and sized (issue 14)")
+    w("## Real programs: recorded traces replayed and sized")
     w()
     w("`rtbench run trace` records three programs with `rtbench trace record` (sqlite3 on "
       "`workloads/programs/workload.sql`, lua5.4 on `workload.lua`, python3 on `workload.py`) and replays "
@@ -212,7 +212,7 @@ def section(rep, m):
         else:
             headline.append([prog, "complete", f"{peak:,.0f}", None, fmt(gratio, 3), None,
                              min(sized)[1] if sized else None])
-    rep.headlines.append(("Real programs (issue 14): TLSF on recorded traces", table(
+    rep.headlines.append(("Real programs: TLSF on recorded traces", table(
         ["program", "status", "live peak (B)", "tlsf heap / live peak", "glibc footprint / live peak", "tlsf x glibc",
          "smallest heap"], headline)))
     if plot_data and rep.want("trace_heap.png"):
