@@ -1,5 +1,5 @@
 /*
- * bench/studies/exp_trace.c -- experiment "trace" (issue 14): three real programs, recorded with
+ * bench/studies/exp_trace.c -- experiment "trace" (doc/traces.md): three real programs, recorded with
  * `rtbench trace record`, then replayed and sized against every selected allocator.
  *
  *   sqlite3 :memory: ".read workloads/programs/workload.sql"
@@ -15,7 +15,7 @@
  * replay of the stream, of the bytes glibc holds from the system (mallinfo2 arena + hblkhd: arena
  * bytes obtained, free chunks and top included, plus mmapped chunks), the replay in a forked
  * child of its own, on a new arena (harness/glibcmem.h), so that rtbench's own allocations do
- * not count; over the live peak, it stands beside the heap-needed ratios (issue 15's target:
+ * not count; over the live peak, it stands beside the heap-needed ratios (the layout target:
  * tlsf's heap needed <= glibc's footprint). A program that is not installed, or
  * whose recording fails, is "not run" with the reason, in the table and in trace_programs.csv.
  *
@@ -327,7 +327,7 @@ static tp_params_t trace_params(const bench_ctx_t *ctx)
 /* The experiment's heading: what each column means, with this scale's figures. */
 static void print_intro(const tp_params_t *pp)
 {
-    printf("\n== trace -- real programs recorded and replayed (issue 14) ==\n");
+    printf("\n== trace -- real programs recorded and replayed ==\n");
     printf("heap needed: smallest size passed to create on which every call that got memory when recorded gets it "
            "again\n(bisection to max(%zu B, %.1f %%), verified, %u size(s) above checked); bound: buddy and trees "
            "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: %zu calls spread evenly over the stream, the same for every "
