@@ -342,6 +342,13 @@ check "trace: headline glibc footprint column" \
     grep -q '^| sqlite3 | complete (prefix) | 1,203,337 | 1.076 | 1.025 | 0.92 | firstfit |' "$REPORT"
 check "trace: headline marks the program not run" \
     grep -q '^| python3 | not run: /usr/bin/python3 not installed | — | — | — | — | — |' "$REPORT"
+# The threaded program (trace_threads.csv of that quick run, one thread per recorded thread): its
+# own table, not a row of the single-threaded ones; heap needed and ns per call over glibc's.
+check "trace: threaded program's section" grep -q '^### python3-threads: one thread per recorded thread' <<<"$tr"
+check "trace: threaded program's tlsfmc heap row" grep -q '^| tlsfmc | 5,821,509 | 1.755 | — |' <<<"$tr"
+check "trace: threaded program's tlsfmc time row, x glibc from the CSV" \
+    grep -q '^| tlsfmc | 57.9 | 0.69 | 378 | 787185 | 0 |' <<<"$tr"
+check "trace: threaded program not in the single-threaded headline" bash -c "! grep -q '^| python3-threads | ' '$REPORT'"
 check "no Real programs section without its CSVs" bash -c "! grep -q '^## Real programs' '$TMP/without/REPORT.md'"
 # --- end trace replay ---
 

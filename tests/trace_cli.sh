@@ -83,9 +83,9 @@ if [ -n "$THREADS_WRITER" ]; then
     check "trace threads exits 0" "$RTBENCH" trace threads "$TMP/t.rtt" --alloc tlsfmc,glibc --reps 1 \
         --csv "$TMP" >"$TMP/threads.out"
     check "trace_threads.csv: tlsfmc's heap verified, a time, no failure" \
-        grep -Eq '^0,tlsfmc,[0-9]+,[0-9]+,[0-9.]+,1,[0-9.]+,[0-9]+,[0-9]+,[0-9.]+,0$' <(body "$TMP/trace_threads.csv")
+        grep -Eq '^-,0,tlsfmc,5,[0-9]+,[1-9][0-9]*,[0-9]+,[0-9]+,[0-9.]+,1,[0-9.]+,[0-9]+,[0-9]+,[0-9.]+,0$' <(body "$TMP/trace_threads.csv")
     check "trace_threads.csv: glibc, no heap of its own, a time, no failure" \
-        grep -Eq '^0,glibc,[0-9]+,,,,[0-9.]+,[0-9]+,[0-9]+,[0-9.]+,0$' <(body "$TMP/trace_threads.csv")
+        grep -Eq '^-,0,glibc,5,[0-9]+,[1-9][0-9]*,[0-9]+,,,,[0-9.]+,[0-9]+,[0-9]+,[0-9.]+,0$' <(body "$TMP/trace_threads.csv")
     check "trace threads: the stream's threads and cross-thread frees printed" \
         grep -Eq '^stream 0: .*: 5 threads, [0-9]+ ops, [1-9][0-9]* cross-thread' "$TMP/threads.out"
     check "trace threads: a single-threaded trace has nothing to replay" bash -c \

@@ -13,9 +13,16 @@ trace_heap.png (heap needed / live peak per allocator per program) and trace_ins
 (instructions per call: mean and max). A program that was not run shows its reason.
 A program with several streams: each stream sized and replayed on its own; the tables show, per
 allocator, the stream with the largest heap needed (the others are in the CSV).
+
+The threaded program (python3-threads: workload_threads.py, 4 producers and a consumer) is
+replayed with one thread per recorded thread (bench/trace/threads.h) and has a table of its own,
+from trace_threads.csv: per thread-safe allocator the heap needed (the calls in recorded order),
+ns per call with the threads running at once (and its ratio to glibc's in the same run), p99 and
+max per call, failures.
 """
 
 TLSF = "tlsf"
+THREADED = ("python3-threads",)  # replayed with one thread per recorded thread: _threads_section
 TARGET_NS = 1.00     # target: TLSF's ns per call <= glibc's in the same run
 TARGET_HEAP = 1.25   # target: TLSF's heap needed <= 1.25 x the live peak
 # target: TLSF's heap needed <= glibc's footprint on the same stream (16-byte alignment)
@@ -96,6 +103,7 @@ def section(rep, m):
     for p in by_prog:
         if p not in order:
             order.append(p)
+    order = [p for p in order if p not in THREADED]
     pinfo = {p["program"]: p for p in progs}
     headline = []
     plot_data = {}
@@ -215,12 +223,62 @@ def section(rep, m):
     rep.headlines.append(("Real programs: TLSF on recorded traces", table(
         ["program", "status", "live peak (B)", "tlsf heap / live peak", "glibc footprint / live peak", "tlsf x glibc",
          "smallest heap"], headline)))
+    _threads_section(rep, m, progs)
     if plot_data and rep.want("trace_heap.png"):
         _bars(rep, m, plot_data, "ratio", "heap needed / live peak", "trace_heap.png",
               "Heap needed per allocator over the live peak (1 = no overhead at all)", log=False, ref=1.0)
     if plot_data and rep.want("trace_instructions.png"):
         _bars(rep, m, plot_data, "ins_mean", "instructions per call (bar: mean; dot: max counted; log)",
               "trace_instructions.png", "Instructions per call on the recorded traces", log=True, top="ins_max")
+
+
+def _threads_section(rep, m, progs):
+    """The threaded program's table (trace_threads.csv), or why it was not run."""
+    _, rows = m.read_csv(rep.path("trace_threads.csv"))
+    pinfo = {p["program"]: p for p in progs}
+    num, fmt, table, cell = m.num, m.fmt, m.table, m.cell
+    w = rep.w
+    for prog in THREADED:
+        prs = [r for r in rows or [] if r.get("program") == prog]
+        status = (pinfo.get(prog) or {}).get("status") or ""
+        if not prs and not status:
+            continue
+        w(f"### {prog}: one thread per recorded thread")
+        w()
+        if not prs:
+            w(f"**{status if status.startswith('not run') else 'not run: no rows'}**")
+            w()
+            continue
+        r0 = prs[0]
+        ops_total = int(num((pinfo.get(prog) or {}).get("ops")) or 0)
+        ops = int(num(r0.get("ops")) or 0)
+        w(f"`{(pinfo.get(prog) or {}).get('command', prog)}`, stream {r0.get('stream')}: {cell(r0.get('threads'))} "
+          f"threads, {ops:,} ops" + (f" (the first of {ops_total:,}: quick scale)" if ops_total > ops else "")
+          + f", {int(num(r0.get('cross_frees')) or 0):,} frees and reallocs of another thread's block, live peak "
+          f"{num(r0.get('live_peak')) or 0:,.0f} bytes. Each recorded thread is a thread of the replay "
+          "(`rtbench trace threads`, bench/trace/threads.h). **Heap needed**: the smallest buffer on which every "
+          "call that got memory in the recording gets it again, the calls in their recorded order, each made by its "
+          "own thread (a baton passed between them); **ns/call**: the threads run at once, a call waiting only for "
+          "the earlier calls on its block; every call timed with the benchmark's clock, the mean, median of the "
+          "runs; **x glibc**: over glibc's in the same run; p99 and max per call in "
+          f"{'cycles' if any('p99_cycles' in r for r in prs) else 'ns'} (the max includes preemption when the "
+          "threads outnumber the CPUs).")
+        w()
+        glibc = next((num(r.get("ns_per_call")) for r in prs if r.get("allocator") == "glibc"), None)
+        unit = "cycles" if any("p99_cycles" in r for r in prs) else "ns"
+        t1, t2 = [], []
+        for r in prs:
+            hn = num(r.get("heap_needed"))
+            ns = num(r.get("ns_per_call"))
+            t1.append([r.get("allocator"), m.DASH if hn is None else f"{hn:,.0f}", fmt(r.get("ratio"), 3),
+                       "not verified" if r.get("verified") == "0" else m.DASH])
+            t2.append([r.get("allocator"), fmt(ns, 1), fmt(ns / glibc, 2) if ns is not None and glibc else m.DASH,
+                       fmt(r.get(f"p99_{unit}")), fmt(r.get(f"max_{unit}")), cell(r.get("failures"))])
+        w(table(["allocator", "heap needed (B)", "/ live peak", "notes"], t1, ["l", "r", "r", "l"]))
+        w()
+        w(table(["allocator", "ns/call", "x glibc", f"p99 ({unit})", f"max ({unit})", "failures"], t2,
+                ["l", "r", "r", "r", "r", "r"]))
+        w()
 
 
 def _bars(rep, m, data, key, ylabel, fname, title, log, ref=None, top=None):

@@ -26,6 +26,14 @@
  * every 100th op within 200,000 steps, 7 repetitions, max(4 KiB, 0.5 %), three sizes above,
  * with wf and wf_hint (the other tree variants only when named with --alloc).
  *
+ * Then the threaded program, PYTHONMALLOC=malloc /usr/bin/python3 workloads/programs/
+ * workload_threads.py (4 producer threads, one consumer: most frees are another thread's), is
+ * recorded and each of its streams of more than one thread replayed with one thread per recorded
+ * thread (bench/trace/threads.h) against the thread-safe allocators (glibc, tlsf+mutex, tlsf+pi,
+ * aomalloc, wfc, tlsfmc; within --alloc when given): heap needed (ordered replay, bisection) and
+ * ns per call (concurrent replay, every call timed). Quick: the first 300,000 ops, 3 timed runs;
+ * standard: the whole stream, 5 runs. Output trace_threads.csv.
+ *
  * Outputs: trace.csv (one row per program, stream and allocator; glibc_footprint,
  * glibc_footprint_ratio and glibc_fresh -- the arena was new -- are the stream's, on every row of
  * it), trace_programs.csv (program,
@@ -46,7 +54,9 @@
 #include "driver.h"
 #include "glibcmem.h"
 #include "peers.h"
+#include "clock.h"
 #include "replay.h"
+#include "threads.h"
 #include "trace.h"
 
 #ifndef RTBENCH_SOURCE_DIR
@@ -58,14 +68,23 @@ typedef struct tp_program {
     const char *exe;
     const char *args[3];
     const char *script; /* relative to the source tree; must exist */
+    const char *env;    /* NAME=VALUE set for the recording, or NULL */
 } tp_program_t;
 
 static const tp_program_t programs[] = {
     {"sqlite3", "sqlite3", {":memory:", ".read workloads/programs/workload.sql", NULL},
-     "workloads/programs/workload.sql"},
-    {"lua5.4", "lua5.4", {"workloads/programs/workload.lua", NULL, NULL}, "workloads/programs/workload.lua"},
-    {"python3", "/usr/bin/python3", {"workloads/programs/workload.py", NULL, NULL}, "workloads/programs/workload.py"},
+     "workloads/programs/workload.sql", NULL},
+    {"lua5.4", "lua5.4", {"workloads/programs/workload.lua", NULL, NULL}, "workloads/programs/workload.lua", NULL},
+    {"python3", "/usr/bin/python3", {"workloads/programs/workload.py", NULL, NULL}, "workloads/programs/workload.py",
+     NULL},
 };
+
+/* The threaded program: 4 producer threads hand objects to a consumer thread, so most frees are
+ * another thread's; PYTHONMALLOC=malloc makes every object a malloc. Replayed with one thread per
+ * recorded thread (bench/trace/threads.h). */
+static const tp_program_t threaded_program = {"python3-threads", "/usr/bin/python3",
+                                              {"workloads/programs/workload_threads.py", NULL, NULL},
+                                              "workloads/programs/workload_threads.py", "PYTHONMALLOC=malloc"};
 enum { TP_NPROGRAMS = sizeof programs / sizeof programs[0] };
 
 typedef struct tp_params {
@@ -74,6 +93,8 @@ typedef struct tp_params {
     size_t sample;    /* calls counted per allocator (rp_count) */
     unsigned reps;
     rp_size_opts_t size;
+    size_t thr_max_ops; /* the threaded program: the first ops of its stream replayed (0: all) */
+    unsigned thr_reps;  /* its timed concurrent runs */
 } tp_params_t;
 
 static bool on_path(const char *exe)
@@ -121,6 +142,14 @@ static bool record(const tp_program_t *p, const char *out, char *why, size_t len
             dup2(devnull, STDOUT_FILENO);
         }
         setenv("PYTHONHASHSEED", "0", 1);
+        if (p->env != NULL) {
+            char name[64];
+            const char *eq = strchr(p->env, '=');
+            if (eq != NULL && (size_t)(eq - p->env) < sizeof name) {
+                snprintf(name, sizeof name, "%.*s", (int)(eq - p->env), p->env);
+                setenv(name, eq + 1, 1);
+            }
+        }
         char *argv[12];
         int k = 0;
         argv[k++] = self;
@@ -316,9 +345,9 @@ static tp_params_t trace_params(const bench_ctx_t *ctx)
 {
     tp_params_t pp;
     if (ctx->scale == BENCH_QUICK) {
-        pp = (tp_params_t){100000, false, 1000, 9, {4096u, 0.005, 0, 1, NULL, NULL}};
+        pp = (tp_params_t){100000, false, 1000, 9, {4096u, 0.005, 0, 1, NULL, NULL}, 300000, 3};
     } else {
-        pp = (tp_params_t){0, true, 1000, 7, {4096u, 0.005, 0, 3, NULL, NULL}};
+        pp = (tp_params_t){0, true, 1000, 7, {4096u, 0.005, 0, 3, NULL, NULL}, 0, 5};
     }
     pp.trees = pp.trees || ctx->allocs_explicit;
     return pp;
@@ -461,6 +490,69 @@ static int run_program(bench_ctx_t *ctx, const tp_params_t *pp, const tp_program
     return rc;
 }
 
+/* The threaded program: recorded, then each stream of more than one thread replayed with one
+ * thread per recorded thread against the thread-safe allocators (trace_threads.csv). */
+static int run_threaded(bench_ctx_t *ctx, const tp_params_t *pp, FILE *pcsv)
+{
+    const tp_program_t *prog = &threaded_program;
+    printf("\n== trace, threaded: %s replayed with one thread per recorded thread ==\n"
+           "heap needed: bisection to max(4 KiB, 0.5 %%), the calls in recorded order, each by its own thread; "
+           "ns/call: every thread at once,\neach call waiting only for the earlier calls on its block, each call "
+           "timed; the median of %u runs; p99, max per call in %s\n",
+           prog->name, pp->thr_reps, CLK_UNIT);
+    /* the thread-safe allocators a user compares, within --alloc when given */
+    const rt_allocator_t *all[BENCH_MAX_SELECTED], *allocs[BENCH_MAX_SELECTED];
+    size_t n = rp_threads_pick(rp_threads_default, all, BENCH_MAX_SELECTED), na = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!ctx->allocs_explicit || bench_selected(ctx, all[k]->name)) {
+            allocs[na++] = all[k];
+        }
+    }
+    if (na == 0u) {
+        printf("no thread-safe allocator selected\n");
+        return 0;
+    }
+    char file[1200];
+    trace_file_name(ctx, prog, file, sizeof file);
+    tr_file_t f;
+    char why[512];
+    record_and_load(prog, file, &f, why, sizeof why);
+    if (why[0] != '\0') {
+        printf("%s: %s\n", prog->name, why);
+        if (pcsv != NULL) {
+            fprintf(pcsv, "%s,", prog->name);
+            bench_csv_field(pcsv, why);
+            fprintf(pcsv, ",,,,\n");
+        }
+        return 0;
+    }
+    char path[1200];
+    FILE *csv = bench_csv_open(ctx, "trace_threads.csv", false, path, sizeof path);
+    if (csv != NULL) {
+        fprintf(csv, "%s\n", rp_threads_csv_header);
+    }
+    rp_thr_opts_t o = {pp->thr_reps, pp->thr_max_ops, tr_default_max_memory(), prog->name};
+    size_t threaded = 0;
+    for (size_t si = 0; si < f.nstreams && !drv_stop; si++) {
+        if (f.streams[si].threads > 1u && f.streams[si].thread != NULL) {
+            threaded++;
+            (void)rp_threads_stream(&f.streams[si], si, &o, allocs, na, csv);
+        }
+    }
+    if (threaded == 0u) {
+        printf("%s: no stream was recorded with more than one thread\n", prog->name);
+    }
+    bench_csv_close(csv, path);
+    if (pcsv != NULL) {
+        program_row(pcsv, prog->name, &f);
+    }
+    tr_release(&f);
+    if (ctx->csv_dir == NULL) {
+        unlink(file);
+    }
+    return 0;
+}
+
 int exp_trace(bench_ctx_t *ctx)
 {
     tp_params_t pp = trace_params(ctx);
@@ -471,6 +563,9 @@ int exp_trace(bench_ctx_t *ctx)
     int rc = 0;
     for (size_t p = 0; p < TP_NPROGRAMS && rc == 0 && !drv_stop; p++) {
         rc = run_program(ctx, &pp, &programs[p], csv, pcsv);
+    }
+    if (rc == 0 && !drv_stop) {
+        rc = run_threaded(ctx, &pp, pcsv);
     }
     bench_csv_close(csv, path);
     bench_csv_close(pcsv, ppath);

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rtalloc/registry.h"
 #include "trace.h"
@@ -68,6 +69,28 @@ bool rp_threaded(const rt_allocator_t *a, void *buffer, size_t size, const rp_pl
 
 /* rp_size's fits callback: an ordered replay of the plan (context) with no failure. */
 bool rp_threaded_fits(const rt_allocator_t *a, void *buffer, size_t size, const void *context);
+
+/* The allocators `trace threads` measures by default (thread-safe ones a user would compare). */
+extern const char rp_threads_default[];
+/* The names of a comma-separated list, looked up (the registry, the peers, the multi-thread
+ * peers); an unavailable peer is left out with a line, as is one that is not thread-safe. 0 when
+ * a name is unknown. (threads_cli.c) */
+size_t rp_threads_pick(const char *names, const rt_allocator_t **out, size_t cap);
+
+typedef struct rp_thr_opts {
+    unsigned reps;       /* timed concurrent runs; their median */
+    size_t max_ops;      /* only the first max_ops ops of the stream (0: all) */
+    uint64_t max_memory; /* the heap mapped may not be larger */
+    const char *program; /* the CSV's first column ("-" for a file) */
+} rp_thr_opts_t;
+
+/* trace_threads.csv's header, without the newline. */
+extern const char rp_threads_csv_header[];
+
+/* Stream si (threaded) against the allocators: a table on stdout, a CSV row per allocator (csv
+ * may be NULL). False when the heap cannot be mapped or memory is lacking. (threads_cli.c) */
+bool rp_threads_stream(const tr_stream_t *st, size_t si, const rp_thr_opts_t *o, const rt_allocator_t *const *allocs,
+                       size_t na, FILE *csv);
 
 /* `rtbench trace threads FILE [--alloc LIST] [--csv DIR] [--reps N] [--max-memory SIZE]` */
 int trace_threads(int argc, char **argv);

@@ -21,8 +21,10 @@
 
 /* ---- rtbench trace threads ------------------------------------------------------------------- */
 
-/* The allocators measured when --alloc is not given: the thread-safe ones a user would compare. */
-static const char default_allocs[] = "glibc,tlsf+mutex,tlsf+pi,aomalloc,wfc,tlsfmc";
+/* threads.h */
+const char rp_threads_default[] = "glibc,tlsf+mutex,tlsf+pi,aomalloc,wfc,tlsfmc";
+const char rp_threads_csv_header[] = "program,stream,allocator,threads,ops,cross_frees,live_peak,heap_needed,ratio,"
+                                     "verified,ns_per_call,p99_" CLK_UNIT ",max_" CLK_UNIT ",wall_ns,failures";
 
 typedef struct thr_cli {
     const char *file, *allocs, *csv_dir;
@@ -42,13 +44,13 @@ static void thr_usage(FILE *out)
             "  ns/call      the threads run at once, each call waiting only for the earlier calls on its\n"
             "               block; each call timed with the benchmark's clock; median of --reps runs (3)\n"
             "  --max-memory SIZE: a stream whose buffers would take more is refused (default half of RAM)\n",
-            default_allocs);
+            rp_threads_default);
 }
 
 static int thr_parse(int argc, char **argv, thr_cli_t *c)
 {
     memset(c, 0, sizeof *c);
-    c->allocs = default_allocs;
+    c->allocs = rp_threads_default;
     c->reps = 3;
     c->max_memory = tr_default_max_memory();
     for (int i = 0; i < argc; i++) {
@@ -80,8 +82,8 @@ static int thr_parse(int argc, char **argv, thr_cli_t *c)
     return -1;
 }
 
-/* The allocators of the list; 0 (with a message) when one is unknown or not thread-safe. */
-static size_t thr_pick(const char *names, const rt_allocator_t **out, size_t cap)
+/* threads.h */
+size_t rp_threads_pick(const char *names, const rt_allocator_t **out, size_t cap)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", names);
@@ -160,8 +162,10 @@ static void thr_measure(const rt_allocator_t *a, const rp_plan_t *p, size_t heap
     free(runs);
 }
 
-static void thr_print(const char *name, const thr_row_t *row, uint64_t peak, FILE *csv, size_t si)
+static void thr_print(const char *name, const thr_row_t *row, const rp_plan_t *p, const rp_thr_opts_t *o, FILE *csv,
+                      size_t si)
 {
+    uint64_t peak = p->peak;
     char hv[32] = "-", rv[16] = "-", nv[16] = "-", p99[16] = "-", mx[16] = "-";
     if (row->size.found) {
         snprintf(hv, sizeof hv, "%zu", row->size.heap);
@@ -175,7 +179,9 @@ static void thr_print(const char *name, const thr_row_t *row, uint64_t peak, FIL
     printf("  %-11s %12s %7s %9s %10s %12s %8zu%s\n", name, hv, rv, nv, p99, mx, row->failures,
            row->size.found && !row->size.verified ? "  (heap NOT verified)" : "");
     if (csv != NULL) {
-        fprintf(csv, "%zu,%s,%llu,", si, name, (unsigned long long)peak);
+        bench_csv_field(csv, o->program);
+        fprintf(csv, ",%zu,%s,%u,%zu,%llu,%llu,", si, name, (unsigned)p->nthreads, p->trace.nops,
+                (unsigned long long)p->cross, (unsigned long long)peak);
         if (row->size.found) {
             fprintf(csv, "%zu,%.4f,%d,", row->size.heap, peak ? (double)row->size.heap / (double)peak : 0.0,
                     row->size.verified ? 1 : 0);
@@ -197,33 +203,40 @@ static void *thr_map(size_t size)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* One stream against every allocator. False when its buffer cannot be mapped. */
-static bool thr_stream(const thr_cli_t *c, const tr_stream_t *st, size_t si, const rt_allocator_t *const *allocs,
+/* threads.h */
+bool rp_threads_stream(const tr_stream_t *st, size_t si, const rp_thr_opts_t *o, const rt_allocator_t *const *allocs,
                        size_t na, FILE *csv)
 {
+    tr_stream_t view = *st; /* the ops and threads are shared, not copied */
+    if (o->max_ops != 0u && view.trace.nops > o->max_ops) {
+        view.trace.nops = o->max_ops; /* a prefix of a valid order is one */
+        rp_finish_trace(&view.trace);
+    }
     rp_plan_t p;
-    if (!rp_plan_make(st, &p)) {
+    if (!rp_plan_make(&view, &p)) {
         fprintf(stderr, "rtbench trace threads: out of memory preparing stream %zu\n", si);
         return false;
     }
-    size_t heap = rp_replay_heap(&st->trace);
-    void *buf = heap <= c->max_memory ? thr_map(heap) : NULL;
+    size_t heap = rp_replay_heap(&view.trace);
+    void *buf = heap <= o->max_memory ? thr_map(heap) : NULL;
     if (buf == NULL) {
         fprintf(stderr, "rtbench trace threads: stream %zu: cannot map a %zu-byte heap (--max-memory)\n", si, heap);
         rp_plan_free(&p);
         return false;
     }
-    printf("\nstream %zu: %s: %u threads, %zu ops, %llu cross-thread frees and reallocs, live peak %llu bytes\n", si,
-           st->command, (unsigned)st->threads, st->trace.nops, (unsigned long long)p.cross,
+    printf("\nstream %zu: %s: %u threads, %zu ops%s, %llu cross-thread frees and reallocs, live peak %llu bytes\n",
+           si, st->command, (unsigned)st->threads, view.trace.nops,
+           view.trace.nops < st->trace.nops ? " (the first of the stream's)" : "", (unsigned long long)p.cross,
            (unsigned long long)p.peak);
     printf("  %-11s %12s %7s %9s %10s %12s %8s\n", "allocator", "heap needed", "ratio", "ns/call", "p99 " CLK_UNIT,
            "max " CLK_UNIT, "failures");
     for (size_t k = 0; k < na && !drv_stop; k++) {
-        bench_progress("trace threads", allocs[k]->name, "replay", (double)k / (double)na);
+        bench_progress("trace threads", allocs[k]->name, o->program, (double)k / (double)na);
         thr_row_t row;
-        thr_measure(allocs[k], &p, heap, buf, c->reps, &row);
-        thr_print(allocs[k]->name, &row, p.peak, csv, si);
+        thr_measure(allocs[k], &p, heap, buf, o->reps, &row);
+        thr_print(allocs[k]->name, &row, &p, o, csv, si);
     }
+    bench_progress_clear();
     munmap(buf, heap);
     rp_plan_free(&p);
     return true;
@@ -244,7 +257,7 @@ int trace_threads(int argc, char **argv)
     }
     tr_zero_as_one(&f);
     const rt_allocator_t *allocs[BENCH_MAX_SELECTED];
-    size_t na = thr_pick(c.allocs, allocs, BENCH_MAX_SELECTED);
+    size_t na = rp_threads_pick(c.allocs, allocs, BENCH_MAX_SELECTED);
     if (na == 0) {
         tr_release(&f);
         return 2;
@@ -257,8 +270,7 @@ int trace_threads(int argc, char **argv)
     char path[1200];
     FILE *csv = bench_csv_open(&ctx, "trace_threads.csv", false, path, sizeof path);
     if (csv != NULL) {
-        fprintf(csv, "stream,allocator,live_peak,heap_needed,ratio,verified,ns_per_call,p99_" CLK_UNIT
-                     ",max_" CLK_UNIT ",wall_ns,failures\n");
+        fprintf(csv, "%s\n", rp_threads_csv_header);
     }
     printf("trace threads %s: %s (%zu stream%s)\n"
            "heap needed: bisection to max(4 KiB, 0.5 %%), the calls in recorded order, each by its own thread; "
@@ -274,7 +286,8 @@ int trace_threads(int argc, char **argv)
             continue;
         }
         threaded++;
-        failed = !thr_stream(&c, st, si, allocs, na, csv);
+        rp_thr_opts_t o = {c.reps, 0, c.max_memory, "-"};
+        failed = !rp_threads_stream(st, si, &o, allocs, na, csv);
     }
     if (threaded == 0u) {
         printf("no stream of this trace was recorded with more than one thread%s\n",
