@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trace_cli.sh -- `rtbench trace size` and `rtbench trace replay` on a trace file (issue 14): the
+# trace_cli.sh -- `rtbench trace size` and `rtbench trace replay` on a trace file: the
 # synthetic realloc-heavy trace of tests/trace_replay.c written by `trace_replay --write`, sized
 # and replayed through the command line, their CSVs checked: a row per allocator asked for, the
 # buddy's bound of this trace (2,588,672 bytes of blocks: b = 32, B = 32,768, r = 10, M =

@@ -1,5 +1,5 @@
 /*
- * bench/trace/trace.h -- allocation traces of real programs: record, store, load (issue 14).
+ * bench/trace/trace.h -- allocation traces of real programs: record, store, load (doc/traces.md).
  *
  * `rtbench trace record -- CMD ARGS` runs CMD with the recorder (librtalloc-trace.so, bench/trace/
  * recorder.c) preloaded. The recorder forwards every malloc-family call to glibc and logs it; when
