@@ -89,6 +89,7 @@
 #include <stdint.h>
 
 #include "base/bits.h"
+#include "base/invariant.h"
 #include "rtalloc/heap.h"
 
 typedef struct rt_blk {
@@ -205,6 +206,18 @@ static inline size_t blk_decode(size_t key, const void *at, size_t head) { retur
 #define RT_HOT static inline __attribute__((always_inline))
 #endif
 
+/* The two shape invariants of the top of this file, for RT_INVARIANT: a block's size is a
+ * multiple of A and at least the smallest block (which holds head, links and footer), and fits
+ * the header's data field; a header stands one word before an A-aligned payload. */
+static inline bool blk_size_ok(size_t size)
+{
+    return size >= BLK_MIN && (size & (BLK_A - 1u)) == 0u && size <= (BLK_DATA_MASK & ~BLK_FLAGS);
+}
+static inline bool blk_placed_ok(const rt_blk *b)
+{
+    return (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) == 0u;
+}
+
 static inline rt_blk *blk_at(void *address) { return (rt_blk *)address; }
 static inline rt_blk *blk_offset(rt_blk *b, size_t bytes) { return blk_at((char *)b + bytes); }
 /* Size and flags of a header word (its tag stripped). */
@@ -221,13 +234,20 @@ static inline rt_blk *blk_from_payload(void *p) { return blk_at((char *)p - BLK_
 static inline size_t blk_prev_size(const rt_blk *b) { return ((const size_t *)(const void *)b)[-1]; }
 static inline rt_blk *blk_prev(rt_blk *b) { return blk_at((char *)b - blk_prev_size(b)); }
 
+/* Only a free block has a footer: its size is a block's. */
 static inline void blk_set_footer(rt_blk *b, size_t size)
 {
+    RT_INVARIANT(blk_size_ok(size), "block: a footer written for a size no free block has");
     ((size_t *)(void *)((char *)b + size))[-1] = size;
 }
 
-/* Writes b's header: size | flags, tagged. */
-static inline void blk_set_head(size_t key, rt_blk *b, size_t data) { b->head = blk_enc(key, b, data); }
+/* Writes b's header: size | flags, tagged. The data must fit its field (BLK_DATA_MASK): a wider
+ * one would run into the tag, and decode as another. */
+static inline void blk_set_head(size_t key, rt_blk *b, size_t data)
+{
+    RT_INVARIANT(data <= BLK_DATA_MASK, "block: header data wider than its field would run into the tag");
+    b->head = blk_enc(key, b, data);
+}
 
 /* Sets / clears a flag known to be clear / set in b's header. The change is linear in the word,
  * so it keeps a valid header valid and a damaged one damaged (a flag update never launders a
@@ -260,26 +280,30 @@ static inline void blk_clear_flag(size_t key, rt_blk *b, size_t flag)
 #endif
 }
 
-/* Turns [b, b + size) into one free block: header and footer; and, when set_next is true, sets
- * the successor's PREV_FREE (false: the successor's PREV_FREE is set already, because a free
- * block preceded it and was merged into b). The predecessor must be used. */
-static inline void blk_make_free(size_t key, rt_blk *b, size_t size, bool set_next)
-{
-    if (set_next) {
-        blk_set_flag(key, blk_offset(b, size), BLK_PREV_FREE);
-    }
-    blk_set_footer(b, size);
-    blk_set_head(key, b, size | BLK_FREE); /* last, so the index's read of the size is forwarded */
-}
-
-/* Marks a header swallowed by a merge, so that a second free of it is caught. */
-static inline void blk_make_stale(size_t key, rt_blk *b) { blk_set_head(key, b, BLK_STALE); }
-
 /* The header a free block of `size` bytes must have exactly (tag, no PREV_FREE, no MARK). */
 static inline bool blk_is_free_header(size_t key, const rt_blk *b, size_t size)
 {
     return b->head == blk_enc(key, b, size | BLK_FREE);
 }
+
+/* Turns [b, b + size) into one free block: header and footer; and, when set_next is true, sets
+ * the successor's PREV_FREE (false: the successor's PREV_FREE is set already, because a free
+ * block preceded it and was merged into b). The predecessor must be used. */
+static inline void blk_make_free(size_t key, rt_blk *b, size_t size, bool set_next)
+{
+    RT_INVARIANT(blk_size_ok(size), "block: a free block is a multiple of A, at least the smallest block");
+    RT_INVARIANT(blk_placed_ok(b), "block: a free block's header off the block grid (payload not A-aligned)");
+    if (set_next) {
+        blk_set_flag(key, blk_offset(b, size), BLK_PREV_FREE);
+    }
+    blk_set_footer(b, size);
+    blk_set_head(key, b, size | BLK_FREE); /* last, so the index's read of the size is forwarded */
+    RT_INVARIANT(blk_is_free_header(key, b, size) && blk_prev_size(blk_offset(b, size)) == size,
+                 "block: a block made free must read back as free, its footer its size");
+}
+
+/* Marks a header swallowed by a merge, so that a second free of it is caught. */
+static inline void blk_make_stale(size_t key, rt_blk *b) { blk_set_head(key, b, BLK_STALE); }
 
 /* The index contract's visitor, used by the integrity check: returns false if b is not a
  * plausible free block of the heap (the index then stops and reports failure). */

@@ -126,6 +126,8 @@ RT_HOT size_t idx_key(const rt_heap_t *owner) { return owner->key; }
  *     [b free ...][S]             =>  [b used ...][S]            (S's PREV_FREE cleared) */
 RT_HOT void heap_carve(rt_heap_t *h, rt_blk *b, size_t size, size_t need)
 {
+    RT_INVARIANT(blk_size_ok(need), "heap: carving to a size that is no block size");
+    RT_INVARIANT(size >= need, "heap: carving a block smaller than the request");
     size_t key = h->key;
     size_t rest = size - need;
     if (rest >= BLK_MIN) {
@@ -133,12 +135,16 @@ RT_HOT void heap_carve(rt_heap_t *h, rt_blk *b, size_t size, size_t need)
         blk_set_head(key, b, need); /* used; a free block's predecessor is used: no PREV_FREE */
         blk_set_head(key, tail, rest | BLK_FREE);
         blk_set_footer(tail, rest);
+        RT_INVARIANT(blk_placed_ok(tail) && blk_is_free_header(key, tail, rest),
+                     "heap: a split's remainder goes to the index as a free block on the block grid");
         idx_insert(heap_idx(h), tail, rest);
         size = need;
     } else {
         blk_set_head(key, b, size);
         blk_clear_flag(key, blk_offset(b, size), BLK_PREV_FREE); /* it was set: b was free */
     }
+    RT_INVARIANT(blk_decode(key, b, b->head) == size && ((uintptr_t)blk_payload(b) & (BLK_A - 1u)) == 0u,
+                 "heap: a block handed out must be used (no flag), of the size booked, its payload A-aligned");
     heap_account_alloc(h, b, size);
 }
 
@@ -149,6 +155,7 @@ RT_HOT size_t heap_trim(rt_heap_t *h, rt_blk *b, size_t need, size_t nd)
 {
     size_t key = h->key;
     size_t size = blk_size(b);
+    RT_INVARIANT(blk_size_ok(need) && need <= size, "heap: trimming a block to more than it holds");
     size_t rest = size - need;
     rt_blk *next = blk_offset(b, size);
     bool next_free = blk_data_free(nd);
@@ -159,6 +166,7 @@ RT_HOT size_t heap_trim(rt_heap_t *h, rt_blk *b, size_t need, size_t nd)
     } else if (rest < BLK_MIN) {
         return 0;
     }
+    RT_INVARIANT(rest >= BLK_MIN, "heap: a trimmed block's tail below the smallest block");
     blk_set_head(key, b, need | (b->head & BLK_PREV_FREE));
     rt_blk *tail = blk_offset(b, need);
     blk_make_free(key, tail, rest, !next_free); /* a merged next: its successor's PREV_FREE is set */
@@ -175,15 +183,21 @@ RT_HOT void heap_release(rt_heap_t *h, const blk_view *v)
     rt_blk *b = v->b;
     size_t used = blk_head_size(v->data);
     size_t size = used;
+    RT_INVARIANT(blk_size_ok(used) && v->next == blk_offset(b, used),
+                 "heap: releasing a block the checker did not size (stage 1b)");
     if ((v->data & BLK_PREV_FREE) != 0u) {
         size_t psize = blk_prev_size(b);
         rt_blk *prev = blk_at((char *)b - psize);
+        RT_INVARIANT(blk_is_free_header(key, prev, psize),
+                     "heap: merging backward into a predecessor that is not a free block of its footer's size");
         idx_remove(heap_idx(h), prev);
         size += psize;
         blk_make_stale(key, b);
         b = prev;
     }
     if (blk_data_free(v->next_data)) {
+        RT_INVARIANT(blk_decode(key, v->next, v->next->head) == v->next_data,
+                     "heap: the successor changed between the checker and the merge (the lock is held)");
         idx_remove(heap_idx(h), v->next);
         size += blk_head_size(v->next_data);
         blk_make_stale(key, v->next); /* its successor's PREV_FREE is set already */
@@ -192,6 +206,8 @@ RT_HOT void heap_release(rt_heap_t *h, const blk_view *v)
     }
     blk_set_footer(b, size);
     blk_set_head(key, b, size | BLK_FREE);
+    RT_INVARIANT(blk_size_ok(size) && (char *)b + size <= (char *)v->pool->end,
+                 "heap: a merged block must be a block size that ends at or before its pool's sentinel");
     idx_insert(heap_idx(h), b, size);
     h->used -= used;
     h->frees++;
@@ -236,6 +252,8 @@ RT_HOT bool heap_found_ok(const rt_heap_t *h, const rt_blk *b, rt_blk **slot, si
     if (RT_HARDENING >= 2 && ok) { /* level 2: the boundary tags too (heap_free_proven) */
         ok = heap_free_proven(h, b, e);
     }
+    RT_INVARIANT(!ok || (*size >= need && *slot == b),
+                 "heap: the found-block check passed a block too small, or not its slot's");
     return ok;
 }
 
@@ -412,6 +430,8 @@ RT_HOT void heap_free_index(rt_heap_t *h, blk_view *v)
     /* [P used][* ][N used]  =>  [P][---free---][N] */
     size_t key = h->key;
     size_t size = blk_head_size(v->data);
+    RT_INVARIANT(blk_size_ok(size) && v->next == blk_offset(v->b, size),
+                 "heap: freeing a block the checker did not size (stage 1b)");
     blk_set_flag(key, v->next, BLK_PREV_FREE);
     blk_set_footer(v->b, size);
     blk_set_head(key, v->b, size | BLK_FREE);
@@ -486,6 +506,8 @@ static void *__attribute__((noinline)) heap_slide(rt_heap_t *h, uintptr_t token,
     size_t old = blk_head_size(v->data);
     rt_blk *prev = blk_prev(b);
     size_t total = blk_prev_size(b) + old;
+    RT_INVARIANT(blk_is_free_header(key, prev, blk_prev_size(b)),
+                 "heap: sliding into a predecessor that is not a free block of its footer's size");
     idx_remove(heap_idx(h), prev);
     if (blk_data_free(v->next_data)) {
         idx_remove(heap_idx(h), v->next);
@@ -493,6 +515,8 @@ static void *__attribute__((noinline)) heap_slide(rt_heap_t *h, uintptr_t token,
         blk_make_stale(key, v->next);
         blk_clear_flag(key, blk_offset(prev, total), BLK_PREV_FREE); /* next was free */
     }
+    RT_INVARIANT(total >= need && blk_size_ok(total),
+                 "heap: realloc's slide into a span smaller than the request");
     blk_make_stale(key, b);
     blk_set_head(key, prev, total); /* used; a free block's predecessor is used */
     h->used += total - old;
@@ -555,6 +579,8 @@ static inline void *facade_realloc(rt_heap_t *h, void *ptr, size_t size)
         /* [b used][next free] => [b grown][tail free]: absorb next whole, then trim. Its
          * successor is not free (two free blocks are never adjacent). */
         size_t total = old + nsize;
+        RT_INVARIANT(total >= need && blk_size_ok(total),
+                     "heap: realloc absorbs a successor too small for the request");
         idx_remove(heap_idx(h), next);
         blk_make_stale(h->key, next);
         blk_set_head(h->key, b, total | (v.data & BLK_PREV_FREE));
@@ -654,6 +680,8 @@ static inline void *facade_memalign(rt_heap_t *h, size_t alignment, size_t size)
         /* [b free .........] => [gap free][b2 .....]: b's predecessor is used. */
         size_t size2 = found - gap;
         rt_blk *b2 = blk_offset(b, gap);
+        RT_INVARIANT(blk_size_ok(gap) && gap < alignment + BLK_MIN && size2 >= need,
+                     "memalign: the gap before the aligned block must be a free block, and leave room");
         blk_set_head(h->key, b, gap | BLK_FREE);
         blk_set_footer(b, gap);
         idx_insert(heap_idx(h), b, gap);
@@ -663,13 +691,20 @@ static inline void *facade_memalign(rt_heap_t *h, size_t alignment, size_t size)
     } else {
         heap_carve(h, b, found, need);
     }
+    RT_INVARIANT(((uintptr_t)blk_payload(b) & (alignment - 1u)) == 0u,
+                 "memalign: the block handed out is not aligned as asked");
     heap_unlock(h, token);
     HEAP_DELIVER(h);
     HEAP_DEBUG_CHECK(h);
     return blk_payload(b);
 }
 
-static void ops_insert(rt_heap_t *h, rt_blk *b) { idx_insert(heap_idx(h), b, blk_size(b)); }
+static void ops_insert(rt_heap_t *h, rt_blk *b)
+{
+    RT_INVARIANT(blk_is_free_header(h->key, b, blk_size(b)),
+                 "heap: the index gets a block whose header is not free");
+    idx_insert(heap_idx(h), b, blk_size(b));
+}
 static void ops_reset(rt_heap_t *h) { idx_reset(heap_idx(h)); }
 static size_t ops_fit_limit(size_t size) { return idx_fit_limit(size); }
 

@@ -161,16 +161,21 @@ bool heap_fenced_holds(const rt_heap_t *h, const rt_blk *b);
 static inline uintptr_t heap_lock(rt_heap_t *h) { return rt_hooks_lock(&h->hooks); }
 static inline void heap_unlock(rt_heap_t *h, uintptr_t token) { rt_hooks_unlock(&h->hooks, token); }
 
-/* Block size for a payload request; size must be <= RT_HEAP_MAX_REQUEST. */
+/* Block size for a payload request; size must be <= RT_HEAP_MAX_REQUEST (the callers refuse a
+ * larger one first: rt_front_realloc_edge, rt_front_memalign_args, facade_malloc). */
 static inline size_t heap_block_size(size_t size)
 {
+    RT_INVARIANT(size <= RT_HEAP_MAX_REQUEST, "heap: a request above RT_HEAP_MAX_REQUEST wraps its block size");
     size_t need = (size + BLK_W + BLK_A - 1u) & ~(BLK_A - 1u);
+    RT_INVARIANT(need - BLK_W >= size && blk_size_ok(need < BLK_MIN ? BLK_MIN : need),
+                 "heap: a request's block must be a block size that holds the payload after its header");
     return need < BLK_MIN ? BLK_MIN : need;
 }
 
 /* Books a block handed out. */
 static inline void heap_account_alloc(rt_heap_t *h, rt_blk *b, size_t size)
 {
+    RT_INVARIANT(blk_size_ok(size), "heap: a block handed out is a multiple of A, at least the smallest block");
     uintptr_t end = (uintptr_t)b + size;
     h->used += size;
     h->mallocs++;

@@ -25,7 +25,11 @@ typedef struct idx_t {
 } idx_t;
 
 static inline void idx_reset(idx_t *x) { x->head = NULL; }
-static inline void idx_insert(idx_t *x, rt_blk *b, size_t size) { (void)size, list_push(&x->head, b); }
+static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
+{
+    RT_INVARIANT(blk_size_ok(size), "fitlist: inserting a size that is no block size");
+    (void)size, list_push(&x->head, b);
+}
 static inline void idx_remove(idx_t *x, rt_blk *b)
 {
     (void)x;
@@ -64,6 +68,8 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
         }
     }
     *probes = n;
+    RT_INVARIANT(best == NULL || (best_size >= need && best_size == blk_size(*best)),
+                 "fitlist: the block found is smaller than the request");
     return best;
 }
 

@@ -31,7 +31,9 @@ static inline void idx_reset(idx_t *x)
 
 static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
 {
+    RT_INVARIANT(blk_size_ok(size), "halffit: inserting a size that is no block size");
     unsigned i = rt_log2(size);
+    RT_INVARIANT(i < HALF_LISTS, "halffit: a block size beyond the last list");
     list_push(&x->heads[i], b);
     x->map |= (size_t)1u << i;
 }
@@ -50,11 +52,15 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
 static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsigned *probes)
 {
     (void)h; /* the facade checks the head it returns (heap_found_ok) */
+    RT_INVARIANT(blk_size_ok(*size), "halffit: searching for a size that is no block size");
     unsigned i = rt_log2(*size - 1u) + 1u; /* sizes are >= the smallest block, so r > 1 */
     size_t map = x->map & rt_bits_from(i);
     RT_IDX_COUNT(IDX_EV_FIND);
     RT_IDX_COUNT(IDX_EV_MAP);
     *probes = 1;
+    RT_INVARIANT(map == 0u || (RT_CTZ(map) < HALF_LISTS && x->heads[RT_CTZ(map)] != NULL &&
+                               ((size_t)1 << RT_CTZ(map)) >= *size),
+                 "halffit: the list found is empty, or may hold blocks smaller than the request");
     return map != 0u ? &x->heads[RT_CTZ(map)] : NULL;
 }
 

@@ -50,6 +50,7 @@ RT_HOT size_t idx_key(const rt_heap_t *owner);
 static inline rt_blk *list_push(rt_blk **head, rt_blk *b)
 {
     RT_IDX_COUNT(IDX_EV_INSERT);
+    RT_INVARIANT(b != NULL && blk_placed_ok(b), "list: pushing a block off the block grid");
     rt_blk *first = *head;
     b->pprev = head;
     *head = b;
@@ -57,6 +58,8 @@ static inline rt_blk *list_push(rt_blk **head, rt_blk *b)
     if (first != NULL) {
         first->pprev = &b->next;
     }
+    RT_INVARIANT(*head == b && b->pprev == head && (first == NULL || first->pprev == &b->next),
+                 "list: a list's first block must be its head's, its pprev the head (no NULL back link)");
     return first;
 }
 
@@ -67,6 +70,10 @@ static inline rt_blk **list_unlink(rt_blk *b)
     RT_IDX_COUNT(IDX_EV_REMOVE);
     rt_blk *next = b->next;
     rt_blk **pprev = b->pprev;
+    /* The owner unlinks only a block it proved linked (heap_found_ok, heap_linked: safe
+     * unlinking); at RT_HARDENING 0 nothing is proved, and nothing is stated. */
+    RT_INVARIANT(RT_HARDENING < 1 || (*pprev == b && (next == NULL || next->pprev == &b->next)),
+                 "list: unlinking a block its neighbours do not point at");
     *pprev = next;
     if (next != NULL) {
         next->pprev = pprev;

@@ -46,7 +46,9 @@ static inline void idx_reset(idx_t *x)
 
 static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
 {
+    RT_INVARIANT(blk_size_ok(size), "seglist: inserting a size that is no block size");
     unsigned c = seg_class(size - BLK_W);
+    RT_INVARIANT(c < SEG_CLASSES, "seglist: a class beyond the last");
     list_push(&x->heads[c], b);
     x->map = (uint8_t)(x->map | (1u << c));
 }
@@ -92,6 +94,10 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     unsigned above = x->map & ~((2u << c) - 1u);
     RT_IDX_COUNT(IDX_EV_MAP);
     *probes = n + 1u;
+    RT_INVARIANT(above == 0u || ((unsigned)__builtin_ctz(above) > c &&
+                                 (unsigned)__builtin_ctz(above) < SEG_CLASSES &&
+                                 x->heads[__builtin_ctz(above)] != NULL),
+                 "seglist: the class found above is empty, or not above the request's");
     return above != 0u ? &x->heads[__builtin_ctz(above)] : NULL;
 }
 

@@ -107,12 +107,19 @@ static inline void idx_reset(idx_t *x)
 /* The bitmaps change only when the list was empty: a push onto a non-empty list is four stores. */
 static inline void idx_insert(idx_t *x, rt_blk *b, size_t size)
 {
+    RT_INVARIANT(blk_size_ok(size), "tlsf: inserting a size that is no block size");
     unsigned i = tlsf_list(size);
+    RT_INVARIANT(i < TLSF_FL_COUNT * TLSF_SL_COUNT && tlsf_list_start(i) <= size &&
+                     (i + 1u == TLSF_FL_COUNT * TLSF_SL_COUNT || size < tlsf_list_start(i + 1u)),
+                 "tlsf: mapping (fl, sl) out of range, or a block outside its list's size range");
     if (list_push(&x->heads[i], b) == NULL) {
         unsigned fl = i >> TLSF_SL_LOG2;
         x->fl_map |= (size_t)1u << fl;
         x->sl_map[fl] |= (uint32_t)1u << (i & (TLSF_SL_COUNT - 1u));
     }
+    RT_INVARIANT(((x->fl_map >> (i >> TLSF_SL_LOG2)) & 1u) != 0u &&
+                     ((x->sl_map[i >> TLSF_SL_LOG2] >> (i & (TLSF_SL_COUNT - 1u))) & 1u) != 0u,
+                 "tlsf: a list that holds a block must have its bits set in both levels");
 }
 
 static inline void idx_remove(idx_t *x, rt_blk *b)
@@ -126,6 +133,8 @@ static inline void idx_remove(idx_t *x, rt_blk *b)
             if (x->sl_map[fl] == 0) {
                 x->fl_map &= ~((size_t)1u << fl);
             }
+            RT_INVARIANT(x->heads[i] == NULL && (((x->fl_map >> fl) & 1u) != 0u) == (x->sl_map[fl] != 0u),
+                         "tlsf: a row's first-level bit must say whether any of its lists holds a block");
         }
     }
 }
@@ -187,6 +196,10 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     } else {
         *probes = 1;
     }
+    RT_INVARIANT(fl < TLSF_FL_COUNT && sl_map != 0u, "tlsf: the search ended outside the table");
+    RT_INVARIANT(x->heads[fl * TLSF_SL_COUNT + (unsigned)__builtin_ctz(sl_map)] != NULL &&
+                     tlsf_list_start(fl * TLSF_SL_COUNT + (unsigned)__builtin_ctz(sl_map)) >= need,
+                 "tlsf: the list found is empty, or may hold blocks smaller than the request");
     return &x->heads[fl * TLSF_SL_COUNT + (unsigned)__builtin_ctz(sl_map)];
 }
 
