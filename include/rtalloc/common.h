@@ -1,6 +1,7 @@
 /*
  * rtalloc/common.h -- types shared by every allocator of the library: statistics, the error
- * handler for bad input (SPEC section 3), lock hooks, and the block walk.
+ * handler for bad input (doc/design.md, "Bad input and the handler"), lock hooks, and the block
+ * walk.
  *
  * Freestanding C11: needs nothing but <stddef.h>, <stdint.h> and <stdbool.h>.
  */

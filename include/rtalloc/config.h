@@ -24,10 +24,10 @@
 #endif
 
 /* What a debug build (RT_DEBUG >= 1) does with misuse (a bad pointer, a double free, corruption)
- * when the allocator has no error handler: SPEC 3's "clear message and abort". The core cannot
- * print, so the default only traps; a platform defines RT_PANIC(message) to print the message (a
- * static string) on its console first, e.g. -DRT_PANIC(m)=my_panic(m). Release builds count the
- * error and refuse the operation instead. */
+ * when the allocator has no error handler: "a clear message and abort" (doc/design.md, "Bad input
+ * and the handler"). The core cannot print, so the default only traps; a platform defines
+ * RT_PANIC(message) to print the message (a static string) on its console first, e.g.
+ * -DRT_PANIC(m)=my_panic(m). Release builds count the error and refuse the operation instead. */
 #ifndef RT_PANIC
 #define RT_PANIC(message) ((void)(message), __builtin_trap())
 #endif
@@ -39,8 +39,8 @@
 
 /* Hardening level: how much redundancy the allocators keep in their metadata so that an
  * application's write past (or before) its block, into the allocator's metadata, is detected
- * before the allocator acts on it (SPEC 3). Every level still detects bad pointers and double
- * frees in O(1); the levels differ in what an overflow into metadata can do.
+ * before the allocator acts on it (doc/design.md, "Hardening model"). Every level still detects bad
+ * pointers and double frees in O(1); the levels differ in what an overflow into metadata can do.
  *   0: the checks of the original designs only. An overflow into metadata may go undetected
  *      and corrupt the heap (the allocators of the papers as written). Smallest and fastest.
  *   1: (default) metadata integrity in O(1): every header, footer and link the allocator reads
@@ -91,12 +91,12 @@
  * max_align_t where long double is 16-byte aligned (i386 System V with GCC, RV32 ILP32); it
  * equals it on Arm EABI (Cortex-M).
  * What it saves: block sizes round to 8 instead of 16 bytes, 4 bytes a block on average where
- * request sizes are spread evenly. Measured on TLSF (issue 15; `rtbench run layout --scale
- * standard`: rtbench beside rtbench-align8 and rtbench-m32, 2026-11-26, gcc 12 -O3): Masmano
- * 2006 Tests 1-3 (10 seeds of 300,000 mallocs), F 10.37 / 16.30 / 9.63 % at 16 and 10.37 /
- * 14.86 / 9.77 % at 8 (32-bit words: 9.40 / 11.88 / 9.21 %); the heap the recorded programs need
- * over their live peak, 16 -> 8: sqlite3 1.059 -> 1.059, lua5.4 1.201 -> 1.143, python3 1.103 ->
- * 1.103. */
+ * request sizes are spread evenly. Measured on TLSF (doc/allocators.md, "TLSF placement"; `rtbench
+ * run layout --scale standard`: rtbench beside rtbench-align8 and rtbench-m32, 2026-11-26, gcc 12
+ * -O3): Masmano 2006 Tests 1-3 (10 seeds of 300,000 mallocs), F 10.37 / 16.30 / 9.63 % at 16 and
+ * 10.37 / 14.86 / 9.77 % at 8 (32-bit words: 9.40 / 11.88 / 9.21 %); the heap the recorded programs
+ * need over their live peak, 16 -> 8: sqlite3 1.059 -> 1.059, lua5.4 1.201 -> 1.143, python3 1.103
+ * -> 1.103. */
 #ifndef RT_HEAP_ALIGN
 #define RT_HEAP_ALIGN (2u * sizeof(void *))
 #endif
@@ -128,7 +128,7 @@
 #define RT_TLSF_SL_LOG2 4
 #endif
 
-/* TLSF placement (issue 15, "better fit"; both measured by experiments masmano and trace).
+/* TLSF placement (doc/allocators.md, "TLSF placement"; measured by experiments masmano, trace).
  * RT_TLSF_GOOD_FIT 1 (default): before rounding a request up to the next slot, the search
  * takes the first block of the request's own slot when it is large enough (one load and one
  * header check more per malloc above row 0; Masmano F 4.5 -> 4.1 % (Test 1), 7.1 -> 6.4 %

@@ -1,7 +1,7 @@
 /*
  * rtalloc/fma.h -- the Fast Memory Allocator, a power-of-two page allocator (Thomas, "Fast Memory
- * Allocation", Dr. Dobb's Journal 1998; SPEC 1.4), and its comparison point, the BSD 4.4
- * (McKusick-Karels) allocator, over one caller-supplied region.
+ * Allocation", Dr. Dobb's Journal 1998; doc/allocators.md, "FMA"), and its comparison point, the
+ * BSD 4.4 (McKusick-Karels) allocator, over one caller-supplied region.
  *
  * Size classes. A request of n <= page/2 bytes takes a block of the smallest power of two
  * 2^k >= max(n, 16): class index k - 4 (0 .. page_log2 - 5; 0..7 for 4 KiB pages). A request of
@@ -100,8 +100,9 @@
  * size indices). So after free(everything) a BSD region is not as fresh: a request of another
  * size may fail although every byte is free.
  *
- * Bad input (SPEC 3; reported through the handler, the call refused, the region unchanged) is
- * detected EXACTLY, in O(1), by the allocated-block map (one bit per 16 bytes of each cut page)
+ * Bad input (doc/design.md, "Bad input and the handler"; reported through the handler, the call
+ * refused, the region unchanged) is detected EXACTLY, in O(1), by the allocated-block map (one bit
+ * per 16 bytes of each cut page)
  * and the page table: a pointer outside the pages is RT_ERR_FOREIGN_POINTER; one not on a block
  * boundary of its page's size, or inside a multi-page block, RT_ERR_BAD_POINTER; a free block of
  * a cut page RT_ERR_DOUBLE_FREE. A pointer into a free page is refused exactly too; it is
@@ -111,9 +112,10 @@
  * RT_ERR_BAD_ALIGNMENT; a request above max_request: RT_ERR_TOO_LARGE. Out of memory returns NULL
  * without a report.
  *
- * Overflows into the allocator's in-band metadata (SPEC 3; RT_HARDENING >= 1, the default): the
- * links an FMA entry block or a BSD free block keeps (count, virgin, chain, prev, next) sit next
- * to live blocks. Every such value is checked against the out-of-band
+ * Overflows into the allocator's in-band metadata (doc/design.md, "Hardening model";
+ * RT_HARDENING >= 1, the default): the links an FMA entry block or a BSD free block keeps (count,
+ * virgin, chain, prev, next) sit next to live blocks. Every such value is checked against the
+ * out-of-band
  * page table, allocated-block map and list heads before it is followed, written through or acted
  * on (fma.c, "validation of the links"): a link must name a free block of the right class (and
  * page), an unlinked entry's neighbours must link back to it, a page is united only when the map

@@ -5,7 +5,7 @@
  * the block header and boundary tag, alignment, splitting, coalescing in both directions,
  * statistics, the watermark, probe accounting, the integrity check, the lock hooks and the error
  * handler. An index owns only the set of free blocks, behind five functions (reset, insert,
- * remove, find, name); see src/index/README.md.
+ * remove, find, name); see doc/design.md, "The index contract".
  *
  * Indexes (Masmano 2006 section 2; the VaiOS blog):
  *   index      malloc                        free    probes per malloc

@@ -1,7 +1,8 @@
 /*
  * rtalloc/waitfree.h -- the wait-free buddy tree of Stellwag, Krainz and Schroeder-Preikschat
- * (2010, "A wait-free dynamic storage allocator by adopting the helping queue pattern"; SPEC 1.3),
- * the improvements its section 5 proposes, and one of our own.
+ * (2010, "A wait-free dynamic storage allocator by adopting the helping queue pattern";
+ * doc/allocators.md, "Wait-free buddy tree"), the improvements its section 5 proposes, and one of
+ * our own.
  *
  * The memory is a complete binary tree of N = 2^(H+1) - 1 nodes of B bytes (B = 64 by default)
  * stored in post-order (left subtree, right subtree, root), so every subtree is one contiguous
@@ -116,8 +117,9 @@
  * tag or a canary a previous instance left in the buffer does not verify in the new one
  * (BAD_POINTER; up to the check bits of each word).
  *
- * Bad input (SPEC 3) through the error handler, the operation refused and the tree untouched:
- * a pointer outside the tree (FOREIGN_POINTER); a pointer that is not the one malloc or memalign
+ * Bad input (doc/design.md, "Bad input and the handler") through the error handler, the operation
+ * refused and the tree untouched: a pointer outside the tree (FOREIGN_POINTER); a pointer that is
+ * not the one malloc or memalign
  * returned for a live chunk -- not at a chunk's data start, a length word whose check bits do not
  * match, the data start of a memalign chunk, a memalign pointer whose offset word and the
  * chunk's record of it disagree (BAD_POINTER); a chunk whose length word says freed
@@ -126,8 +128,9 @@
  * later chunk reuses is caught by the check bits and the record unless the caller's data forges
  * them. So each block is identified by the pointer it was handed out at, in O(1).
  *
- * Overflows into the metadata (RT_HARDENING >= 1, the default; SPEC 3). Within 16 bytes of a
- * block lie its length word, its root's canary and counter, the previous node's counter and
+ * Overflows into the metadata (RT_HARDENING >= 1, the default; doc/design.md, "Hardening model").
+ * Within 16 bytes of a block lie its length word, its root's canary and counter, the previous
+ * node's counter and
  * padding, and the next node's length word. Every counter word holds an arithmetic code of its
  * value and of its node's place, and every free node's padding a keyed copy of its payload,
  * checked by every call that acts on them: any one-byte change of such a word, of any value, is

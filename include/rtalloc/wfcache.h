@@ -64,8 +64,9 @@
  * word that changes only when a context first arrives); a free's one compare-and-swap on the freed
  * chunk's length word (a line the freeing context has usually just written).
  *
- * Bad input (SPEC 3): as rtalloc/waitfree.h -- every free is checked as the tree checks it
- * (length tag, canary and counter of the chunk), then claims the chunk (one compare-and-swap of
+ * Bad input (doc/design.md, "Bad input and the handler"): as rtalloc/waitfree.h -- every free is
+ * checked as the tree checks it (length tag, canary and counter of the chunk), then claims the
+ * chunk (one compare-and-swap of
  * its length word from the live tag to "cached") before the chunk enters a cache, is flushed or
  * released: of two frees of one chunk, on any two contexts and however they interleave, exactly
  * one wins; the other reports DOUBLE_FREE and changes nothing (rtalloc/waitfree.h, "Racing

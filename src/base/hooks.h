@@ -1,7 +1,7 @@
 /*
  * hooks.h -- what every allocator of the core shares around its algorithm: the caller's lock
- * hooks, the error handler, and the reporting of bad input (SPEC section 3). An allocator embeds
- * one rt_hooks_t in its control structure.
+ * hooks, the error handler, and the reporting of bad input (doc/design.md, "Bad input and the
+ * handler"). An allocator embeds one rt_hooks_t in its control structure.
  */
 #ifndef RT_BASE_HOOKS_H
 #define RT_BASE_HOOKS_H

@@ -9,7 +9,7 @@
  * indirect call into a direct one; malloc and free do not go through the front at all (their
  * only front call, a refusal, is cold and out of line).
  *
- * The policy (SPEC section 3; every public header states it):
+ * The policy (doc/design.md, "Bad input and the handler"; every public header states it):
  *   refusal         the report names the operation the caller called ("calloc", "memalign",
  *                   "realloc"), is counted as an error and a failure, and the call returns NULL
  *   calloc(c, n)    c * n overflowing size_t: RT_ERR_OVERFLOW; c * n above the largest request:

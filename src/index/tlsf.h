@@ -12,7 +12,8 @@
  *   insert: a block goes to the slot containing its size (rounds down);
  *   search: a request is rounded UP to the next slot boundary first, so every block in that
  *           slot or above fits and the head is taken without looking at its size (no walk).
- * Two placement refinements (issue 15; rtalloc/config.h, both measured by the benchmark):
+ * Two placement refinements (doc/allocators.md, "TLSF placement"; rtalloc/config.h, both measured
+ * by the benchmark):
  *   good fit (RT_TLSF_GOOD_FIT, default on): before rounding up, the first block of the
  *           request's own slot is taken when it is large enough -- one more look, no walk;
  *   the cut: Masmano's TLSF cuts the block at the rounded size; by default the facade cuts it at

@@ -1,6 +1,6 @@
 /*
  * waitfree.c -- the wait-free buddy tree (rtalloc/waitfree.h; Stellwag, Krainz and
- * Schroeder-Preikschat 2010; SPEC 1.3).
+ * Schroeder-Preikschat 2010; doc/allocators.md, "Wait-free buddy tree").
  *
  * Algorithm (paper 3.1-3.2). A complete binary tree of N = 2^(H+1) - 1 nodes of B bytes in
  * post-order: node (h, k) -- height h, k-th from the left at that height -- has its leftmost leaf
@@ -53,8 +53,9 @@
  * chunk's holder. No retry: the claim is one attempt, and a check that saw the chunk change under
  * it is repeated once at most (wf_validate).
  *
- * Hardening (RT_HARDENING >= 1; SPEC 3: the application's overflow is bad input). The in-band
- * metadata within 16 bytes of a block's data are: before it, its own length word and the previous
+ * Hardening (RT_HARDENING >= 1; doc/design.md, "Hardening model": the application's overflow is bad
+ * input). The in-band metadata within 16 bytes of a block's data are: before it, its own length
+ * word and the previous
  * node's counter and padding (the root of the subtree just left of the chunk: free, internal or a
  * live neighbour's root); after it, its root's canary and counter and the next node's length word.
  * Length words and canaries are checked by every free (tags, keyed). A counter is read and
