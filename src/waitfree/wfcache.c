@@ -582,8 +582,9 @@ static void wfc_free_cached(rt_wfc_t *c, wfc_rec_t *r, size_t first, unsigned h,
     unsigned counts = atomic_load_explicit(&r->counts, memory_order_relaxed);
     if (wfc_count(counts, h) >= c->capacity && !wfc_flush_list(c, r, h, c->capacity - c->capacity / 2u, tr)) {
         /* the flush met damage in other cached chunks and reported it: this free is refused too, so
-         * that a free that reports has changed nothing of its block (README.md, "Guarantees"; on a damaged heap the
-         * block stays allocated): live again, as it was */
+         * that a free that reports has changed nothing of its block (doc/design.md, "Bad input and the
+         * handler": refused, never corrupting; on a damaged heap the block stays allocated): live again,
+         * as it was */
         wf_len_live(c->w, first, len);
         tr->nodes--;
         return;
