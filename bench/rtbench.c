@@ -83,7 +83,7 @@ static void usage(FILE *f)
             "                         valgrind; see bench/callgrind_check.sh)\n"
             "  trace record [-o FILE] -- CMD ARGS...\n"
             "                         run CMD under the recorder: every malloc-family call of it and\n"
-            "                         its children into one trace file (bench/trace/trace.h)\n"
+            "                         its children into one trace file (trace/trace.h)\n"
             "  trace replay FILE      replay a recorded trace against the allocators ([--alloc L] [--csv DIR])\n"
             "  trace size FILE        the heap each allocator needs for a recorded trace\n"
             "                         both: --max-memory SIZE (K, M, G, T suffixes) refuses, before\n"
@@ -423,7 +423,7 @@ static int run_command(bench_ctx_t *ctx, const bool *run_one)
     return rc;
 }
 
-/* `trace record|replay|size|advise|threads ...` (bench/trace/). Returns -1 when argv is not a trace command. */
+/* `trace record|replay|size|advise|threads ...` (trace/). Returns -1 when argv is not a trace command. */
 static int trace_command(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "trace") != 0) {

@@ -1029,7 +1029,7 @@ static void check_unlisted(rt_index_t index)
 }
 
 /* Lock hooks that act once, at a given call: another thread's doing, between realloc's slide
- * letting the lock go for its copy and taking it again (facade.inc, heap_slide). */
+ * letting the lock go for its copy and taking it again (src/heap/facade.h, heap_slide). */
 typedef struct hc_lock {
     unsigned calls, at; /* lock calls so far; the call that acts (0: none) */
     rt_heap_t *h;
@@ -1060,7 +1060,7 @@ static void hc_unlock(void *context, uintptr_t token)
 }
 
 /* [p free][b used][s used][t used]: realloc(b) larger than b and s's room but within p's, so b
- * slides down into p (facade.inc, heap_slide), copying with the lock released. Meanwhile another
+ * slides down into p (src/heap/facade.h, heap_slide), copying with the lock released. Meanwhile another
  * thread damages s's header (variant 0), or frees s and damages its pprev (1). When realloc takes
  * the lock again it checks s before it gives the tail back next to it: the slide stands (the
  * moved block, its contents), the damage is reported (CORRUPTED) and contained. */

@@ -1,5 +1,5 @@
 /*
- * heap_quick.c -- the quick lists of rt_tlsfq (rtalloc/heap.h, "Quick lists"; src/heap/facade.inc),
+ * heap_quick.c -- the quick lists of rt_tlsfq (rtalloc/heap.h, "Quick lists"; src/heap/facade.h),
  * white-box: the test reads the heap's rt_quick_t and decodes block headers through the core's
  * private headers (tests/CMakeLists.txt adds src/ for this test), and attacks the cached blocks
  * the way a buggy program would.

@@ -12,11 +12,15 @@
 # has no heap of its own), a time per call, no failure; a single-threaded trace says it has no
 # threaded stream.
 #
-#   tests/trace_cli.sh RTBENCH TRACE_REPLAY [TRACE_THREADS]
+# rttrace (the trace tool's own program, when given): its size rows equal rtbench's, and it
+# records a program (bash) on its own.
+#
+#   tests/trace_cli.sh RTBENCH TRACE_REPLAY [TRACE_THREADS [RTTRACE]]
 set -euo pipefail
 RTBENCH=$1
 WRITER=$2
 THREADS_WRITER=${3:-}
+RTTRACE=${4:-}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rt_trace_cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail=0
@@ -92,6 +96,17 @@ if [ -n "$THREADS_WRITER" ]; then
         "'$RTBENCH' trace threads '$TMP/s.rtt' --alloc glibc | grep -q 'no stream of this trace was recorded with more than one thread'"
     check "trace threads: a lock-needing allocator is left out" bash -c \
         "'$RTBENCH' trace threads '$TMP/t.rtt' --alloc tlsf,glibc --reps 1 2>&1 >/dev/null | grep -q \"'tlsf' is not thread-safe\""
+fi
+if [ -n "$RTTRACE" ]; then
+    mkdir -p "$TMP/rt"
+    check "rttrace size exits 0" "$RTTRACE" size "$TMP/s.rtt" --alloc tlsf,buddy --csv "$TMP/rt" >"$TMP/rt/size.out"
+    check "rttrace size: the same heaps and bounds as rtbench trace size" \
+        cmp -s <(body "$TMP/trace_size.csv") <(body "$TMP/rt/trace_size.csv")
+    check "rttrace record: a program recorded, its trace loads" bash -c \
+        "'$RTTRACE' record -o '$TMP/rt/bash.rtt' -- bash -c 'x=\$(seq 2000); echo \${#x}' >'$TMP/rt/rec.out' &&
+         grep -Eq '^  stream 0: .*: [1-9][0-9]* ops' '$TMP/rt/rec.out' &&
+         '$RTTRACE' size '$TMP/rt/bash.rtt' --alloc tlsf --csv - >/dev/null"
+    check "rttrace: an unknown command, status 2" bash -c "'$RTTRACE' frobnicate 2>/dev/null; test \$? -eq 2"
 fi
 if [ "$fail" -ne 0 ] && [ -f "$TMP/advise.out" ]; then
     echo "--- trace advise printed:"

@@ -1,9 +1,9 @@
 /*
- * tests/trace_convert.c -- the conversion of raw logs into a trace (bench/trace/record.c).
+ * tests/trace_convert.c -- the conversion of raw logs into a trace (trace/record.c).
  *
  *   trace_convert RTBENCH DIR
  *
- * Writes hand-made raw logs (bench/trace/rawlog.h) into DIR/trace_convert.raw/ -- the cases a
+ * Writes hand-made raw logs (trace/rawlog.h) into DIR/trace_convert.raw/ -- the cases a
  * recorded run rarely produces: an address returned while still live (an ordering error), frees
  * and reallocs of foreign pointers, a block above 4 GiB reallocated down, an END without its
  * BEGIN and a BEGIN without its END, a slot never written, a failed realloc, calloc overflow,

@@ -1,5 +1,5 @@
 /*
- * tests/trace_format.c -- the trace file format of bench/trace/trace.c (doc/traces.md).
+ * tests/trace_format.c -- the trace file format of trace/trace.c (doc/traces.md).
  *
  * A hand-made two-stream trace (every op kind, alignments, a failed op, a realloc from an empty
  * slot) is saved and loaded back field for field; then the file is damaged in every way that is

@@ -1,5 +1,5 @@
 /*
- * trace_replay.c -- the replay and sizing of recorded traces (bench/trace/replay.c),
+ * trace_replay.c -- the replay and sizing of recorded traces (trace/replay.c),
  * on traces whose answers are known:
  *   - a hand-written trace of every op kind (malloc, realloc, calloc, memalign, free, and a
  *     malloc flagged WL_OP_FAILED): live peak 550 bytes; the buddy's bound (r+1)M+2B = 5120

@@ -1,5 +1,5 @@
 /*
- * trace_threads.c -- the threaded replay of recorded traces (bench/trace/threads.c): one thread
+ * trace_threads.c -- the threaded replay of recorded traces (trace/threads.c): one thread
  * per recorded thread on one shared instance, on streams whose answers are known:
  *   - a hand-written stream of three threads: the plan counts exactly its cross-thread frees and
  *     reallocs (4) and its objects (8: a slot reused by another thread is a new object, no

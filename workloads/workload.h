@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 /* The generators above emit WL_MALLOC and WL_FREE only. Traces recorded from real programs
- * (bench/trace/trace.h) use the rest of the family too:
+ * (trace/trace.h) use the rest of the family too:
  *   WL_REALLOC   realloc(slot's block, size): the slot keeps the (moved) block; an empty slot
  *                means realloc(NULL, size); size 0 is never recorded as realloc (it is a free);
  *   WL_CALLOC    calloc(1, size) into an empty slot (the product, checked when recorded);

@@ -1,6 +1,6 @@
 """The report's opening answer: which allocator for which need, from this run's programs.
 
-Built as `rtbench trace advise` decides (bench/trace/replay.c, doc/traces.md), from the run's own
+Built as `rtbench trace advise` decides (trace/replay.c, doc/traces.md), from the run's own
 CSVs: trace.csv (the recorded programs sqlite3, lua5.4, python3: heap needed, instructions of a
 fixed sample, the same calls for every allocator), allocators.csv (each allocator's stated bounds
 and thread safety) and, where the footprint step ran, footprint_alloc.csv (Cortex-M4 code bytes).

@@ -569,7 +569,7 @@ def section(rep, m):
         w()
         w("A boundary-tag heap's realloc that grows a block into its free predecessor moves the payload down. "
           "The move is made with the lock released: the span becomes one used block first, the tail is given "
-          "back after (`src/heap/facade.inc`, `heap_slide`). `[free S][b: S bytes][used]`, `realloc(b, S + S/2)` "
+          "back after (`src/heap/facade.h`, `heap_slide`). `[free S][b: S bytes][used]`, `realloc(b, S + S/2)` "
           "on a fresh heap with the counting hooks: the call's instructions grow with S (the copy), the longest "
           "masked stretch must not (hooks included).")
         w()

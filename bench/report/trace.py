@@ -15,7 +15,7 @@ A program with several streams: each stream sized and replayed on its own; the t
 allocator, the stream with the largest heap needed (the others are in the CSV).
 
 The threaded program (python3-threads: workload_threads.py, 4 producers and a consumer) is
-replayed with one thread per recorded thread (bench/trace/threads.h) and has a table of its own,
+replayed with one thread per recorded thread (trace/threads.h) and has a table of its own,
 from trace_threads.csv: per thread-safe allocator the heap needed (the calls in recorded order),
 ns per call with the threads running at once (and its ratio to glibc's in the same run), p99 and
 max per call, failures.
@@ -80,7 +80,7 @@ def section(rep, m):
     w()
     w("`rtbench run trace` records three programs with `rtbench trace record` (sqlite3 on "
       "`workloads/programs/workload.sql`, lua5.4 on `workload.lua`, python3 on `workload.py`) and replays "
-      "each stream single-threaded on every allocator (bench/trace/replay.c). **Heap needed**: the smallest "
+      "each stream single-threaded on every allocator (trace/replay.c). **Heap needed**: the smallest "
       "size passed to create on which every call that got memory in the recording gets it again, by "
       "bisection (verified by one more replay; sizes above it replayed too: a failure there is reported as "
       "non-monotone); **/ live peak**: that over the most requested bytes live at once. **Bound**: the "
@@ -256,7 +256,7 @@ def _threads_section(rep, m, progs):
           f"threads, {ops:,} ops" + (f" (the first of {ops_total:,}: quick scale)" if ops_total > ops else "")
           + f", {int(num(r0.get('cross_frees')) or 0):,} frees and reallocs of another thread's block, live peak "
           f"{num(r0.get('live_peak')) or 0:,.0f} bytes. Each recorded thread is a thread of the replay "
-          "(`rtbench trace threads`, bench/trace/threads.h). **Heap needed**: the smallest buffer on which every "
+          "(`rtbench trace threads`, trace/threads.h). **Heap needed**: the smallest buffer on which every "
           "call that got memory in the recording gets it again, the calls in their recorded order, each made by its "
           "own thread (a baton passed between them); **ns/call**: the threads run at once, a call waiting only for "
           "the earlier calls on its block; every call timed with the benchmark's clock, the mean, median of the "

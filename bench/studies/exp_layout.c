@@ -14,7 +14,7 @@
  *     32-bit x86);
  *   - `trace size FILE` on each program of experiment "trace" (sqlite3, lua5.4, python3),
  *     recorded once here (`trace record`, exp_trace.c) and sized by every layout: the smallest
- *     heap on which the whole recording runs, over its live peak (bench/trace/replay.c), for the
+ *     heap on which the whole recording runs, over its live peak (trace/replay.c), for the
  *     stream that needs the largest heap, from trace_size.csv. The recording is of the 64-bit
  *     program: the 32-bit layout replays the same request sizes (a 32-bit build of the program
  *     would ask for smaller ones).

@@ -8,7 +8,7 @@
  *
  * Each program is recorded once (rtbench re-executes itself: `trace record -o FILE -- CMD`, from
  * the source tree's root, the program's stdout discarded), and every stream of the trace file is
- * replayed (bench/trace/replay.h): heap needed by bisection (library allocators), the bound
+ * replayed (trace/replay.h): heap needed by bisection (library allocators), the bound
  * where one is defended, instructions per call (a ptrace sample), ns per call (median of untimed
  * replays, allocators interleaved, glibc always among them so that the ratio to glibc is of
  * the same run), F at the peak, the worst counted call, and glibc's footprint: the peak, over a
@@ -29,7 +29,7 @@
  * Then the threaded program, PYTHONMALLOC=malloc /usr/bin/python3 workloads/programs/
  * workload_threads.py (4 producer threads, one consumer: most frees are another thread's), is
  * recorded and each of its streams of more than one thread replayed with one thread per recorded
- * thread (bench/trace/threads.h) against the thread-safe allocators (glibc, tlsf+mutex, tlsf+pi,
+ * thread (trace/threads.h) against the thread-safe allocators (glibc, tlsf+mutex, tlsf+pi,
  * aomalloc, wfc, tlsfmc; within --alloc when given): heap needed (ordered replay, bisection) and
  * ns per call (concurrent replay, every call timed). Quick: the first 300,000 ops, 3 timed runs;
  * standard: the whole stream, 5 runs. Output trace_threads.csv.
@@ -81,7 +81,7 @@ static const tp_program_t programs[] = {
 
 /* The threaded program: 4 producer threads hand objects to a consumer thread, so most frees are
  * another thread's; PYTHONMALLOC=malloc makes every object a malloc. Replayed with one thread per
- * recorded thread (bench/trace/threads.h). */
+ * recorded thread (trace/threads.h). */
 static const tp_program_t threaded_program = {"python3-threads", "/usr/bin/python3",
                                               {"workloads/programs/workload_threads.py", NULL, NULL},
                                               "workloads/programs/workload_threads.py", "PYTHONMALLOC=malloc"};

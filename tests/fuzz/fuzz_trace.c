@@ -1,10 +1,10 @@
 /*
- * fuzz_trace.c -- libFuzzer harness of the trace loader and the replayer (bench/trace/trace.c,
- * bench/trace/replay.c): arbitrary bytes as a trace file, and every trace that loads replayed.
+ * fuzz_trace.c -- libFuzzer harness of the trace loader and the replayer (trace/trace.c,
+ * trace/replay.c): arbitrary bytes as a trace file, and every trace that loads replayed.
  *
  * Input, two kinds:
  *   - a trace file (it starts with the magic "RTTRACE"; the format at the top of
- *     bench/trace/trace.c). Its last 8 bytes are replaced by the checksum of the bytes before
+ *     trace/trace.c). Its last 8 bytes are replaced by the checksum of the bytes before
  *     them, so that a mutation reaches the structural checks rather than stopping at the checksum
  *     (tests/trace_format.c covers the checksum itself). This drives the loader's refusals: a
  *     mutated op rarely keeps the stream's counters right, so few such inputs load.

@@ -1,5 +1,5 @@
 /*
- * bench/trace/replay.c -- `rtbench trace replay` and `rtbench trace size` (trace.h), over the
+ * trace/replay.c -- `rtbench trace replay` and `rtbench trace size` (trace.h), over the
  * shared parts of replay.h.
  *
  * Definitions (doc/traces.md says the same for a reader):

@@ -1,5 +1,5 @@
 /*
- * bench/trace/record.c -- `rtbench trace record [-o FILE] [--keep-raw] [--baseline] -- CMD ARGS...`
+ * trace/record.c -- `rtbench trace record [-o FILE] [--keep-raw] [--baseline] -- CMD ARGS...`
  *
  * Runs CMD with librtalloc-trace.so preloaded (recorder.c) and RTALLOC_TRACE_DIR pointing at a
  * fresh directory of raw logs (rawlog.h), waits for it, converts every raw log -- one per process
@@ -783,7 +783,8 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The recorder: $RTALLOC_TRACE_LIB, else librtalloc-trace.so beside this executable. */
+/* The recorder: $RTALLOC_TRACE_LIB, else librtalloc-trace.so beside this executable (rttrace,
+ * and an installed rtbench), else in ../trace/ (rtbench in its build directory). */
 static bool find_recorder(char *path, size_t cap)
 {
     const char *env = getenv(RAW_ENV_LIB);
@@ -801,6 +802,9 @@ static bool find_recorder(char *path, size_t cap)
             *slash = '\0';
         }
         if (snprintf(path, cap, "%s/librtalloc-trace.so", exe) >= (int)cap) {
+            return false;
+        }
+        if (access(path, R_OK) != 0 && snprintf(path, cap, "%s/../trace/librtalloc-trace.so", exe) >= (int)cap) {
             return false;
         }
     }

@@ -1,5 +1,5 @@
 /*
- * bench/trace/trace.c -- the trace file: save, load and check (doc/traces.md).
+ * trace/trace.c -- the trace file: save, load and check (doc/traces.md).
  *
  * Format, version 2 (all integers are unsigned LEB128 varints unless said otherwise):
  *

@@ -1,14 +1,14 @@
 /*
- * bench/trace/trace.h -- allocation traces of real programs: record, store, load (doc/traces.md).
+ * trace/trace.h -- allocation traces of real programs: record, store, load (doc/traces.md).
  *
- * `rtbench trace record -- CMD ARGS` runs CMD with the recorder (librtalloc-trace.so, bench/trace/
+ * `rtbench trace record -- CMD ARGS` runs CMD with the recorder (librtalloc-trace.so, trace/
  * recorder.c) preloaded. The recorder forwards every malloc-family call to glibc and logs it; when
  * the program ends, rtbench turns the logs into one compact trace file. One file holds one stream
  * per process image (the program, its forked children, what they exec'd), each a wl_trace_t whose
  * ops are in a valid single-threaded order (an object is freed after it was allocated, and an
  * address is reused only after it was freed), with slots standing for objects.
  *
- * `rtbench trace replay FILE` and `rtbench trace size FILE` (bench/trace/replay.c) load the file
+ * `rtbench trace replay FILE` and `rtbench trace size FILE` (trace/replay.c) load the file
  * and replay every stream, each on a fresh instance, against every allocator.
  */
 #ifndef RTBENCH_TRACE_H
@@ -74,7 +74,7 @@ void tr_zero_as_one(tr_file_t *f);
 
 /* The subcommands, each given argv after "trace <name>" (argc counts only those). Return the
  * process exit status. */
-int trace_record(int argc, char **argv);  /* [-o FILE] -- CMD ARGS... (bench/trace/record.c) */
+int trace_record(int argc, char **argv);  /* [-o FILE] -- CMD ARGS... (trace/record.c) */
 int trace_replay(int argc, char **argv);  /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
 int trace_advise(int argc, char **argv);  /* FILE... : which allocator for the recorded program (replay.c) */
 int trace_size(int argc, char **argv);    /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */

@@ -1,5 +1,5 @@
 /*
- * bench/trace/threads.c -- a recorded threaded program replayed with one thread per recorded
+ * trace/threads.c -- a recorded threaded program replayed with one thread per recorded
  * thread: the plan and the two replay modes (threads.h; the command: threads_cli.c).
  */
 #if !defined(_GNU_SOURCE)
@@ -23,7 +23,7 @@
 
 /* ---- the plan -------------------------------------------------------------------------------- */
 
-enum { NO_OBJECT = UINT32_MAX };
+#define NO_OBJECT UINT32_MAX /* a slot that holds no object */
 
 void rp_plan_free(rp_plan_t *p)
 {

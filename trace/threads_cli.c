@@ -1,5 +1,5 @@
 /*
- * bench/trace/threads_cli.c -- `rtbench trace threads FILE`: each stream recorded with more than
+ * trace/threads_cli.c -- `rtbench trace threads FILE`: each stream recorded with more than
  * one thread replayed with one thread per recorded thread against the thread-safe allocators,
  * heap needed and ns per call (threads.h).
  */

@@ -1,5 +1,5 @@
 /*
- * bench/trace/recorder.c -- librtalloc-trace.so, the LD_PRELOAD recorder of `rtbench trace record`.
+ * trace/recorder.c -- librtalloc-trace.so, the LD_PRELOAD recorder of `rtbench trace record`.
  *
  * Interposes malloc, free, calloc, realloc, reallocarray, posix_memalign, aligned_alloc, memalign,
  * valloc and pvalloc, forwards each to glibc's own entry points (__libc_malloc & co., exported by

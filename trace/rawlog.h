@@ -1,5 +1,5 @@
 /*
- * bench/trace/rawlog.h -- the raw log the recorder (recorder.c) writes and record.c reads.
+ * trace/rawlog.h -- the raw log the recorder (recorder.c) writes and record.c reads.
  *
  * One file per process image, "<dir>/raw-<pid>-<n>.log" (n makes the name unique: exec keeps the
  * pid), created with O_EXCL. A header page, then fixed-size records at offset RAW_HDR_SIZE +

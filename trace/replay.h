@@ -1,5 +1,5 @@
 /*
- * bench/trace/replay.h -- replaying and sizing recorded traces, the parts that
+ * trace/replay.h -- replaying and sizing recorded traces, the parts that
  * `rtbench trace replay|size` (replay.c) and the experiment `trace` (studies/exp_trace.c) share.
  *
  * Every stream of a trace file is replayed on its own, single-threaded and deterministic, on a

@@ -1,5 +1,5 @@
 /*
- * bench/trace/threads.h -- a recorded threaded program replayed with one thread per recorded
+ * trace/threads.h -- a recorded threaded program replayed with one thread per recorded
  * thread (`rtbench trace threads FILE`, threads.c).
  *
  * A stream of a trace file of format version 2 holds, per op, the thread that made it, and its
