@@ -62,7 +62,8 @@
  * (2 * RT_HEAP_POOL_GUARD bytes: 64 with RT_HARDENING >= 1, else 0), and blocks. n live requests of
  * payload s_i fit in the worst case of fragmentation only if the heap is larger than their sum;
  * a practical rule: B >= control + 2 * sum(round_up(s_i + W, A)) for the O(1) indexes
- * (Masmano 2006 measured TLSF's fragmentation factor at 10-15%).
+ * (Masmano 2006, Table 7: TLSF's fragmentation factor F 10-15 % on average over its three task
+ * sets, 18.6 % at most; doc/allocators.md, "Sizing rule").
  *
  * Thread and interrupt safety: every function that reads or writes a heap runs between the
  * heap's lock hooks (rt_heap_set_lock); without hooks a heap must be used by one thread, and not
