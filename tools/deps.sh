@@ -17,7 +17,7 @@ set -euo pipefail
 # test: every package here is used by a test configuration (none "just in case"):
 #   cmake make                      configure and build (make: CMake's default generator; cmake
 #                                   only recommends it, and recommends are not installed)
-#   gcc g++ clang                   the host compilers (C++: the adapters' tests, tests/*.cpp)
+#   gcc g++ clang                   the host compilers (C++: the adapters' tests, tests/unit/*.cpp)
 #   libclang-rt-14-dev              clang 14's ASan/UBSan/TSan and libFuzzer runtimes (clang-asan,
 #                                   clang-tsan; only recommended by clang-14)
 #   gcc-multilib g++-multilib       gcc-m32 (and, for bench.sh, rtbench-m32 of the layout experiment)

@@ -1,7 +1,7 @@
 /*
  * ports/common/port_libc.h -- the few C library functions the tests use, for the bare-metal
  * targets (no libc there: riscv64-unknown-elf ships none, and newlib would be one more moving
- * part on ARM). tests/testlib.h includes this instead of <stdio.h>, <stdlib.h>, <string.h> and
+ * part on ARM). tests/common/testlib.h includes this instead of <stdio.h>, <stdlib.h>, <string.h> and
  * <inttypes.h> when built with TL_TARGET, so the same test sources build for host and target.
  *
  * Implemented in ports/common/libc.c under the standard names (the compiler may also call

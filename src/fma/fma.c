@@ -112,7 +112,7 @@ static void fm_log_slow(rt_fma_t *f, const void *p, size_t len)
 }
 
 /* Before a store of metadata. Without a journal: one predictable branch. Records per step
- * (largest steps, counted from the code below; tests/fma_kill.c measures j->high):
+ * (largest steps, counted from the code below; tests/stress/fma_kill.c measures j->high):
  *   FMA malloc from a fresh page  page get 5 (anchor unlink 3 + map 1, or lastused 1) + counters
  *                                 2 + entry 3 + list push 2 + table 1 + free_small 1 + bit 1 +
  *                                 used 2 = 17

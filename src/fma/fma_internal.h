@@ -1,6 +1,6 @@
 /*
  * fma_internal.h -- the FMA / BSD 4.4 region's layout (rtalloc/fma.h), shared by fma.c and the
- * white-box test tests/fma_unit.c. Not a public header: nothing here is stable.
+ * white-box test tests/unit/fma_unit.c. Not a public header: nothing here is stable.
  */
 #ifndef RT_FMA_INTERNAL_H
 #define RT_FMA_INTERNAL_H
@@ -21,7 +21,7 @@
 /* Step hook (tests only): called before every store the core makes to region metadata, between
  * an undo record and the count that makes it valid, and before every commit -- i.e. at every
  * point where the death of the calling process leaves a different state. Empty by default; a
- * test rebuilds the core with RT_CONFIG_HEADER defining it (tests/fma_step_config.h). */
+ * test rebuilds the core with RT_CONFIG_HEADER defining it (tests/common/fma_step_config.h). */
 #ifndef RT_FMA_STEP
 #define RT_FMA_STEP(f) ((void)(f))
 #endif
@@ -33,7 +33,7 @@
  * stores grow with the run) are made of steps that each leave the region consistent, under an
  * intent record that recovery completes: a run being taken is given back (rolled back), a run
  * being freed is freed to its end (rolled forward). FMA_JOURNAL_CAP bounds the records of one
- * step (the largest step is counted in fma.c, at fm_log, and measured by tests/fma_kill.c). */
+ * step (the largest step is counted in fma.c, at fm_log, and measured by tests/stress/fma_kill.c). */
 #define FMA_JOURNAL_CAP 40u
 #define FMA_INTENT_NONE 0u
 #define FMA_INTENT_TAKE 1u /* a run of `pages` pages from `first` is being taken: roll back */

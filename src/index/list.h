@@ -21,7 +21,7 @@
  * list head and each block a find reads (IDX_EV_HEAD, IDX_EV_BLOCK), each bitmap word it
  * searches (IDX_EV_MAP), each find (IDX_EV_FIND) -- and at each insert and remove (list_push,
  * list_unlink: IDX_EV_INSERT, IDX_EV_REMOVE). Empty by default; a test rebuilds the heaps with
- * RT_CONFIG_HEADER defining it (tests/idx_count_config.h), so that its bounds are checked on
+ * RT_CONFIG_HEADER defining it (tests/common/idx_count_config.h), so that its bounds are checked on
  * counts taken where the reads are, not on a figure the code under test reports. */
 #ifndef RT_IDX_COUNT
 #define RT_IDX_COUNT(event) ((void)0)

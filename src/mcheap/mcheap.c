@@ -24,7 +24,7 @@
 
 /* RT_MC_STEP(mc, step, x): called before every step on state another context may touch at once
  * (a slot's token, a claim bit, the map, an inbox and its links). Nothing by default;
- * tests/mc_interleave.c parks the calling operation there to force interleavings. */
+ * tests/stress/mc_interleave.c parks the calling operation there to force interleavings. */
 #ifndef RT_MC_STEP
 #define RT_MC_STEP(mc, step, x) ((void)(mc), (void)(x))
 #endif

@@ -100,8 +100,8 @@
  * tree state (step: 1 decrement, 2 undo of a failed decrement, 3 increment, 4 read of a counter or
  * padding word another call may change, 8 a free's read of a length word, 9 its claim, 10 the
  * store of a live tag; node: its post-order index): a test build defines it to hand control to a
- * scheduler and so force interleavings (tests/wf_interleave.c). RT_WF_TOUCH (wf_tree.h) likewise
- * lets a test count the nodes whose words a call reads or writes (tests/wf_touch.c).
+ * scheduler and so force interleavings (tests/stress/wf_interleave.c). RT_WF_TOUCH (wf_tree.h) likewise
+ * lets a test count the nodes whose words a call reads or writes (tests/unit/wf_touch.c).
  */
 #include <limits.h>
 #include <stdatomic.h>

@@ -16,7 +16,7 @@
 /* RT_WF_TOUCH(wf, node), empty by default, is called by the node access helpers below (and the
  * cache's, wfcache.c) each time a call computes the address of a word of node `node` to read or
  * write it: a test build counts the nodes the code really touches, independently of the traces
- * the code keeps itself (tests/wf_touch.c). */
+ * the code keeps itself (tests/unit/wf_touch.c). */
 #ifndef RT_WF_TOUCH
 #define RT_WF_TOUCH(wf, node) ((void)(wf), (void)(node))
 #endif

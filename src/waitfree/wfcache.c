@@ -35,7 +35,7 @@
 
 /* RT_WF_STEP (wf_tree.h) codes of the cache's own shared steps, after the tree's 1-4: a slot read
  * of the probe, the compare-and-swap claiming a slot, the fetch-and-add taking an inline record
- * (node: the slot index). Nothing by default; tests/wf_interleave.c schedules them. */
+ * (node: the slot index). Nothing by default; tests/stress/wf_interleave.c schedules them. */
 #define WFC_STEP_SLOT_READ 5
 #define WFC_STEP_SLOT_CAS 6
 #define WFC_STEP_INLINE 7

@@ -55,9 +55,9 @@
  *     a second check() passes without a report, every live block frees without a report and
  *     counts in stats.frees, and then check() passes, stats.used_blocks is 0, the walk shows no
  *     used block, free + quarantined footprints = capacity, quarantined footprints =
- *     stats.quarantined_bytes, no two free blocks adjacent (the checks tests/overflow.c makes
+ *     stats.quarantined_bytes, no two free blocks adjacent (the checks tests/contract/overflow.c makes
  *     after a reported case). Not after a run that may have forged a header (below).
- * Not issued (by design, as tests/badinput.c): free, realloc or usable_size of a block after the
+ * Not issued (by design, as tests/contract/badinput.c): free, realloc or usable_size of a block after the
  * input chose 4 or more bytes of the 16 before it, with CORRUPT's input or xor values or with a
  * COPY of such bytes from elsewhere (a map of the chosen bytes follows them) (a header forged
  * with a tag the fuzzer solved from the comparisons it traces -- what an application that reads
@@ -1080,7 +1080,7 @@ static bool walk_sum(void *context, const rt_block_info_t *b)
 }
 
 /* The containment at the end of a tainted run on a boundary-tag heap (the same checks as
- * tests/overflow.c after a reported case): a check() finds and fences whatever damage is left,
+ * tests/contract/overflow.c after a reported case): a check() finds and fences whatever damage is left,
  * and a second check() passes without a report; every live block is freed without a report, each
  * free counted in stats.frees; then check() passes, no block is used (stats and walk), the walk's
  * free and quarantined footprints sum to the capacity, its quarantined footprints equal

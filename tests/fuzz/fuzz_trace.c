@@ -6,7 +6,7 @@
  *   - a trace file (it starts with the magic "RTTRACE"; the format at the top of
  *     trace/trace.c). Its last 8 bytes are replaced by the checksum of the bytes before
  *     them, so that a mutation reaches the structural checks rather than stopping at the checksum
- *     (tests/trace_format.c covers the checksum itself). This drives the loader's refusals: a
+ *     (tests/unit/trace_format.c covers the checksum itself). This drives the loader's refusals: a
  *     mutated op rarely keeps the stream's counters right, so few such inputs load.
  *   - anything else: a program that builds a valid trace (gen_trace below: four bytes an op, up
  *     to 4 streams, every kind, flagged failures, sizes up to 4 GiB - 1, alignments up to 2^63
@@ -541,7 +541,7 @@ static bool make_seed(unsigned k, unsigned char **out, size_t *len, const char *
         *name = "trace-no-streams";
         f.nstreams = 0;
         break;
-    case 5: /* realloc-heavy: tests/trace_replay.c's synthetic trace, 150 ops */
+    case 5: /* realloc-heavy: tests/unit/trace_replay.c's synthetic trace, 150 ops */
         *name = "trace-synthetic";
         if (!rp_synth(&synth, 7, 150, 12)) {
             return false;

@@ -945,7 +945,7 @@ static void flush_counted(void)
     hc_contained(&f, &e, "flush_counted");
 }
 
-/* The folded tag only (src/block/block.h; tests/heap_checks_fold.c builds it on 64-bit): a word
+/* The folded tag only (src/block/block.h; tests/unit/heap_checks_fold.c builds it on 64-bit): a word
  * of data passes a header check by chance with more than 2^-32, so containment trusts a verified
  * header only where the blocks agree with it (heap_common.c, contain_trusted). [b][c][d][e] used:
  * b's header becomes a valid used header (a chance acceptance) whose size lands inside d's

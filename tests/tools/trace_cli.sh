@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trace_cli.sh -- `rtbench trace size` and `rtbench trace replay` on a trace file: the
-# synthetic realloc-heavy trace of tests/trace_replay.c written by `trace_replay --write`, sized
+# synthetic realloc-heavy trace of tests/unit/trace_replay.c written by `trace_replay --write`, sized
 # and replayed through the command line, their CSVs checked: a row per allocator asked for, the
 # buddy's bound of this trace (2,588,672 bytes of blocks: b = 32, B = 32,768, r = 10, M =
 # 229,376), the size verified, no replay failure beyond the one call flagged as failed in the
@@ -15,7 +15,7 @@
 # rttrace (the trace tool's own program, when given): its size rows equal rtbench's, and it
 # records a program (bash) on its own.
 #
-#   tests/trace_cli.sh RTBENCH TRACE_REPLAY [TRACE_THREADS [RTTRACE]]
+#   tests/tools/trace_cli.sh RTBENCH TRACE_REPLAY [TRACE_THREADS [RTTRACE]]
 set -euo pipefail
 RTBENCH=$1
 WRITER=$2

@@ -1,6 +1,6 @@
 /*
  * dropin_child.h -- the scenarios of the dropin test, run inside a child process whose malloc is
- * librtalloc-malloc.so (preloaded by tests/dropin.c). Each scenario returns 0 when every check
+ * librtalloc-malloc.so (preloaded by tests/stress/dropin.c). Each scenario returns 0 when every check
  * passed; a failed check prints "FAIL <line>: <what>" on stdout. Attacks print the pointers they
  * pass ("ptr 0x...") before passing them, so the driver can find them in the library's report.
  */

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# tests/dropin_programs.sh -- real programs under the drop-in malloc (doc/malloc.md, "Real programs").
+# tests/tools/dropin_programs.sh -- real programs under the drop-in malloc (doc/malloc.md, "Real programs").
 #
 #   dropin_programs.sh <librtalloc-malloc.so> <registry_names> <workloads/programs dir> \
 #                      <sqlite3> <lua5.4> <python3>
 #
 # For every allocator of the families heap, buddy and pages (the list comes from the registry
-# through tests/registry_names, never written here), each of the three deterministic workloads of
+# through tests/tools/registry_names, never written here), each of the three deterministic workloads of
 # workloads/programs/ runs under LD_PRELOAD=librtalloc-malloc.so with RTALLOC=<allocator>, and its
 # stdout and exit status must equal those of the same run on the system malloc (no preload). The
 # runs set RTALLOC_ON_ERROR=abort: a real program never frees a bad pointer, so any report of the

@@ -1,5 +1,5 @@
 /*
- * tests/trace_record.c -- `rtbench trace record` end to end (doc/traces.md).
+ * tests/stress/trace_record.c -- `rtbench trace record` end to end (doc/traces.md).
  *
  *   trace_record RTBENCH DIR   records `trace_record prog` with RTBENCH into DIR/trace_record.rtt,
  *                              loads it and checks it (the test ctest runs)

@@ -1,5 +1,5 @@
 /*
- * tests/trace_format.c -- the trace file format of trace/trace.c (doc/traces.md).
+ * tests/unit/trace_format.c -- the trace file format of trace/trace.c (doc/traces.md).
  *
  * A hand-made two-stream trace (every op kind, alignments, a failed op, a realloc from an empty
  * slot) is saved and loaded back field for field; then the file is damaged in every way that is
@@ -18,7 +18,7 @@
  * size_t has 64 bits and is refused with its reason where it has 32.
  *
  *   trace_format [DIR]                the tests (scratch files in DIR)
- *   trace_format --write-hostile DIR  writes the hostile files tests/trace_limits.sh feeds rtbench:
+ *   trace_format --write-hostile DIR  writes the hostile files tests/tools/trace_limits.sh feeds rtbench:
  *                                     big.rtt (300 live mallocs of 4 GiB - 1), multi.rtt (a small
  *                                     stream, then big.rtt's), claim_ops.rtt (a stream that claims
  *                                     2^40 ops), claim_streams.rtt (2^32 streams), all checksummed
@@ -459,7 +459,7 @@ static void check_wide_alignment(void)
     free(data);
 }
 
-/* The files tests/trace_limits.sh gives rtbench (trace_format's header). */
+/* The files tests/tools/trace_limits.sh gives rtbench (trace_format's header). */
 static int write_hostile(const char *dir)
 {
     char path[4200], err[256];

@@ -10,7 +10,7 @@
  *     (blk_head_ok), the zero word is at most a header of size 0 (which only a sentinel has), a
  *     flag set or cleared by blk_set_flag / blk_clear_flag is the header re-encoded, and
  *     blk_decode gives the data back; a header moved to another address does not verify there
- *     (tests/tag_copy.c checks every copy of a heap's metadata).
+ *     (tests/unit/tag_copy.c checks every copy of a heap's metadata).
  * Compiled against the core's private headers (src/); needs no heap.
  */
 #include "testlib.h"

@@ -179,7 +179,7 @@ static void run_case(const char *self, const char *lib, const char *alloc, const
     run(argv, lib, alloc, c->env, &o);
     bool ok = exit_as(&o, c->signal) && strstr(o.out, "FAIL") == NULL;
     /* RT_DEBUG >= 2: the library's walk after every call may find the damage first and report it
-     * as "check", with no pointer (tests/overflow.c judges those calls the same way). */
+     * as "check", with no pointer (tests/contract/overflow.c judges those calls the same way). */
     bool by_walk = RT_DEBUG_WALKS && strstr(o.err, "rtalloc-malloc: check(") != NULL;
     ok = ok && (c->call == NULL || names_pointer(&o, c->call) || by_walk);
     ok = ok && (!c->err_empty || o.err[0] == '\0');

@@ -5,7 +5,7 @@
  * writes it (it may hold spaces: it is the rest of the line). With arguments, only the families
  * named, e.g. `registry_names heap buddy pages`.
  *
- * Scripts that run something once per allocator (tests/dropin_programs.sh) take their list from
+ * Scripts that run something once per allocator (tests/tools/dropin_programs.sh) take their list from
  * here, so that an allocator added to the registry is tested without editing the script, and a
  * family is chosen by the descriptor's property, never by a name prefix.
  */

@@ -1,5 +1,5 @@
 /*
- * tests/trace_convert.c -- the conversion of raw logs into a trace (trace/record.c).
+ * tests/unit/trace_convert.c -- the conversion of raw logs into a trace (trace/record.c).
  *
  *   trace_convert RTBENCH DIR
  *

@@ -1059,7 +1059,7 @@ static void test_uaf_links(void)
                 hq_set_word(order[pos], values[v]);
                 bool ok = true;
                 if (RT_HARDENING < 1 || (where == 0 && HQ_DEBUG_CHECKS != 0u)) {
-                    /* level 0: no seal (the link is met where it leads, tests/overflow.c); RT_DEBUG 2:
+                    /* level 0: no seal (the link is met where it leads, tests/contract/overflow.c); RT_DEBUG 2:
                      * the library's own check after the first pop finds the damage (where 1) */
                     hq_close(&f);
                     continue;

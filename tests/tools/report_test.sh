@@ -16,13 +16,13 @@
 #   - one plot rendered (memfrag_cycles.png, --plots) and found non-empty, a PNG; every other run
 #     uses --no-plots (rendering all of them took most of the old test's 50-140 s).
 #
-#   tests/report_test.sh [PROJECT_SOURCE_DIR]
+#   tests/tools/report_test.sh [PROJECT_SOURCE_DIR]
 #
 # REPORT_TEST_PYTHON=/path/to/python overrides the choice of interpreter (e.g. one without
 # matplotlib: the plot check is then skipped and the report must say the plots were skipped).
 set -euo pipefail
 
-SRC=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+SRC=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 FIXTURE=$SRC/tests/fixtures/report
 REPORT_PY=$SRC/bench/report.py
 

@@ -1,5 +1,5 @@
 /*
- * tests/workload.c -- the benchmark's Masmano workload generator (bench/workload.c) and the
+ * tests/unit/workload.c -- the benchmark's Masmano workload generator (bench/workload.c) and the
  * fragmentation factor (bench/frag.c), compiled in directly:
  *   - same seed, same task set and same trace; another seed, another trace;
  *   - task-set parameters in the paper's ranges for Tests 1-3 (task count, periods, g, requests

@@ -1,5 +1,5 @@
 /*
- * tests/wl_fma.c -- the benchmark's generator of the FMA article's test program (bench/wl_fma.c),
+ * tests/unit/wl_fma.c -- the benchmark's generator of the FMA article's test program (bench/wl_fma.c),
  * compiled in directly (no clock, no allocator):
  *   - same seed, same trace; another seed, another; a shorter run is a prefix of a longer one;
  *   - the trace is consistent with its table: a malloc fills an empty entry, a free empties a full

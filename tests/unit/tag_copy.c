@@ -15,7 +15,7 @@
  *   life   the heap is created again over the same buffer and filled differently: every header
  *          of its earlier life verifies nowhere in the new one (at its own address included), and
  *          a free of a pointer of the earlier life that is no block of the new one is refused
- *          (RT_ERR_BAD_POINTER). (tests/badinput.c does the same for every allocator of the
+ *          (RT_ERR_BAD_POINTER). (tests/contract/badinput.c does the same for every allocator of the
  *          registry through its descriptor.) Run twice: with the built-in entropy source, and
  *          with one that repeats itself (both lives draw the same key: create must still move
  *          the new key off the one the buffer held).

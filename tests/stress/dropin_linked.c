@@ -1,6 +1,6 @@
 /*
  * dropin_linked.c -- a program linked with -lrtalloc-malloc, not preloaded: its malloc is the
- * library's (tests/dropin.c runs it with RTALLOC_STATS=1 and finds the stats line on stderr).
+ * library's (tests/stress/dropin.c runs it with RTALLOC_STATS=1 and finds the stats line on stderr).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #   big.rtt      300 live mallocs of 4 GiB - 1 (a valid 2 KB file): live peak 1.2 TiB, heap 9.4 TiB
 #   multi.rtt    a small stream, then big.rtt's: refused before the small one is replayed
 #   claim_*.rtt  headers claiming 2^40 ops or 2^32 streams (checksums right)
-#   s.rtt        the synthetic trace of tests/trace_replay.c (live peak 143,116 bytes, one call
+#   s.rtt        the synthetic trace of tests/unit/trace_replay.c (live peak 143,116 bytes, one call
 #                flagged failed asking for 3 GiB): heap 64 MiB, replay on tlsf 128 MiB exactly
 # Each refusal: exit status 1, exactly one line on stderr saying why, nothing on stdout, no CSV.
 # The flag lowers the limit (s.rtt refused at 127M, replayed at 128M; sized at 4G, refused at
@@ -13,7 +13,7 @@
 # values are refused. The whole script runs under `ulimit -v` 4 GiB where rtbench starts under
 # it: a refusal that came too late would fail to map rather than be refused, and fail the check.
 #
-#   tests/trace_limits.sh RTBENCH TRACE_REPLAY TRACE_FORMAT
+#   tests/tools/trace_limits.sh RTBENCH TRACE_REPLAY TRACE_FORMAT
 set -euo pipefail
 RTBENCH=$1
 REPLAY_WRITER=$2

@@ -15,7 +15,7 @@
  *     (+1 bitmap look-up); the binary buddy's probes are exactly 1 + its splits, which the change
  *     of the free-block count gives, and at most K + 1.
  *  4. Counts the code under test cannot fake: the heaps are built with the indexes' count hook
- *     (tests/idx_count_config.h, RT_IDX_COUNT in src/index/list.h), which counts each list head,
+ *     (tests/common/idx_count_config.h, RT_IDX_COUNT in src/index/list.h), which counts each list head,
  *     block and bitmap word a find reads, and each insert and remove, where it happens. Every
  *     call of 1 and 3 is checked on them too: an O(1) find reads at most one list head, one block
  *     and three bitmap words (TLSF's good fit, its row climb); a walk reads exactly as many
@@ -33,7 +33,7 @@
 #include "rtalloc/heap.h"
 #include "rtalloc/registry.h"
 
-/* --- the indexes' own counts (tests/idx_count_config.h) --------------------------------------- */
+/* --- the indexes' own counts (tests/common/idx_count_config.h) --------------------------------------- */
 
 static unsigned long ev_total[BT_EV_KINDS];
 static unsigned char ev_log[1u << 16];
