@@ -6,13 +6,16 @@
 #                        158, clang-tsan 198, gcc-m32 142, gcc-align8 225, cross 45, target 155),
 #                        plus the package installs of a fresh machine (CI, from empty build
 #                        directories: 1,824 s on 2026-11-29 before the firmware and WCET checks)
-#   ./test.sh quick      for developers: gcc Release without the long tests, and a two-target
-#                        cross check: 58 s on a quiet 2-core machine
+#   ./test.sh quick      for developers: gcc Release, the unit and contract tiers without the
+#                        long tests, and a two-target cross check: 25 s on the 2-core machine,
+#                        incremental (quick 14 s, 33 tests; cross-quick 11 s)
 #   ./test.sh NAME...    the named configurations, e.g. ./test.sh gcc-asan clang-asan
 #
 # Each configuration is a configure preset of CMakePresets.json (cmake --preset NAME; the build
 # in build/test-NAME), built and run with ctest; log in build/test-logs/NAME.log. Every CMake
-# one runs the whole ctest suite, including 'package', the install + consumer test:
+# one runs the whole ctest suite, including 'package', the install + consumer test. The tests
+# come in tiers, one ctest label each (tests/CMakeLists.txt): unit, contract, stress, tools;
+# `ctest -L unit` in a build directory runs one.
 #   gcc-release   gcc, Release, 64-bit
 #   clang-debug   clang, Debug, RTALLOC_DEBUG=2 (assertions and full integrity walks)
 #   gcc-asan      gcc, RelWithDebInfo, AddressSanitizer + UndefinedBehaviorSanitizer (benchmark
@@ -40,8 +43,8 @@
 #                 wcet_rv32; about 27 s of build and 25 s of ctest per port). 431 s in all from
 #                 empty build directories on the shared 2-core machine (2026-11-29)
 #   quick         (only with 'quick') preset quick: gcc Release without the benchmark, the
-#                 randomised tests at their reduced seeds (RTALLOC_TEST_REDUCED); ctest leaves out
-#                 the tests labelled 'long' and the report test
+#                 randomised tests at their reduced seeds (RTALLOC_TEST_REDUCED); ctest runs the
+#                 tiers unit and contract, without the tests labelled 'long'
 #   cross-quick   (only with 'quick') tools/cross-check.sh for Cortex-M4F and RV32IMAC only
 # Sanitizer and emulated builds run the heavy randomised tests with fewer seeds (tests/
 # CMakeLists.txt, SLOW_ARGS); every ctest TIMEOUT is a guard against hangs, sized for a loaded
@@ -200,7 +203,7 @@ run_config() {
     EXTRA_CMAKE=()
     case "$name" in
         gcc-release | clang-debug | clang-tsan | gcc-align8) cmake_config "$name" ;;
-        quick) cmake_config quick -LE long -E '^report$' ;;
+        quick) cmake_config quick -L '^(unit|contract)$' -LE '^long$' ;;
         gcc-asan | clang-asan)
             probe_sanitizer "${name%-asan}" "build/test-$name" || return 1
             cmake_config "$name"
