@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh -- the benchmark command: build, measure, report, into results/latest/.
 #
 #   ./bench.sh                  quick scale: rtbench's quick subset, tlsf's and tlsfq's exact churn

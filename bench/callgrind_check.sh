@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # callgrind_check.sh -- exact instructions per call over EVERY call of the churn workload (or
 # others), by valgrind's callgrind, to check rtbench's ptrace sample against.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Exact instructions per call from callgrind output files, beside rtbench's ptrace sample.
 
     callgrind_parse.py --csv OUT.csv [--inscount inscount.csv] [--meta clock.csv]

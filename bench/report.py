@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Entry point of the report package bench/report/ (see bench/report/__init__.py):
 
     python3 bench/report.py [--no-plots | --plots a.png,b.png] [--partial REASON] [RESULTS_DIR]

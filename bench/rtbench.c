@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/rtbench.c -- the command-line front of the benchmark.
  *
@@ -33,89 +34,97 @@
 #define ARENA_SIZE ((size_t)64 << 20)
 
 static const bench_experiment_t experiments[] = {
-    {"clock", "verify the cycle clock: resolution, cost of an empty timed region, frequency, TSC flags",
-     exp_clock, true},
+    {"clock", "verify the cycle clock: resolution, cost of an empty timed region, frequency, TSC flags", exp_clock,
+     true},
     {"churn", "uniform churn: 1000 slots, sizes 16..4096, 2,000,000 ops: cycles per call, loop ns/op, probes",
      exp_churn, true},
     {"small", "small-block churn: 10000 slots, sizes 8..256, 2,000,000 ops: same figures", exp_small, true},
     {"memfrag", "VaiOS mem_frag: malloc(120) after N fenced free 72-byte blocks, N = 1..256: probes, cycles",
      exp_memfrag, true},
-    {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag",
-     exp_inscount, false},
-    {"hardening", "cost of each RT_HARDENING level: exact instructions per malloc/free on churn and small, "
-                  "levels 0, 1, 2 (runs rtbench-hardening<N> beside rtbench)",
+    {"inscount", "exact instructions per malloc/free (ptrace single-step) on churn, small and memfrag", exp_inscount,
+     false},
+    {"hardening",
+     "cost of each RT_HARDENING level: exact instructions per malloc/free on churn and small, "
+     "levels 0, 1, 2 (runs rtbench-hardening<N> beside rtbench)",
      exp_hardening, false},
     {"memstress", "VaiOS mem_stress: 1,200 ops on a live set <= 48, 32 KiB heap: @MS rows, probes, cycles",
      exp_memstress, true},
-    {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano, true},
-    {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst, true},
-    {"paths", "boundary-tag heaps: exact instructions of malloc and free per path (exact fit, split, climb, merge "
-              "none/prev/next/both), each kept and at its most expensive; the worst over them",
+    {"masmano", "Masmano 2006 periodic task model, Tests 1-4: cycles (Table 5), F (Table 7), F vs P_d", exp_masmano,
+     true},
+    {"worst", "adversarial workloads: exact worst-case instructions per malloc/free (Masmano Table 2)", exp_worst,
+     true},
+    {"paths",
+     "boundary-tag heaps: exact instructions of malloc and free per path (exact fit, split, climb, merge "
+     "none/prev/next/both), each kept and at its most expensive; the worst over them",
      exp_paths, true},
     {"stellwag", "Stellwag 2010 tests I-IV: T threads on one shared 64 MiB allocator, cycles, c_v, utilisation",
      exp_stellwag, true},
-    {"prio", "priority inversion: a SCHED_FIFO thread's malloc/free while lower ones allocate and a middle one "
-             "spins, one CPU: tlsf+mutex, tlsf+pi, tlsfmc, wfc (skipped where SCHED_FIFO is refused)",
+    {"prio",
+     "priority inversion: a SCHED_FIFO thread's malloc/free while lower ones allocate and a middle one "
+     "spins, one CPU: tlsf+mutex, tlsf+pi, tlsfmc, wfc (skipped where SCHED_FIFO is refused)",
      exp_prio, true},
-    {"fma", "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
-            "case per call, pages touched and peak (fma, bsd44, tlsf, glibc)",
+    {"fma",
+     "FMA 1998 test program, runs of 1,000..60,000 allocations: time with minus without heap calls, worst "
+     "case per call, pages touched and peak (fma, bsd44, tlsf, glibc)",
      exp_fma, true},
-    {"trace", "real programs (sqlite3, lua5.4, python3) recorded, replayed and sized: heap needed vs live peak, "
-              "bound, instructions and ns per call, F",
+    {"trace",
+     "real programs (sqlite3, lua5.4, python3) recorded, replayed and sized: heap needed vs live peak, "
+     "bound, instructions and ns per call, F",
      exp_trace, true},
-    {"layout", "fragmentation per block layout (64-bit A=16, 64-bit A=8, 32-bit A=8): Masmano Tests 1-3 F and the "
-               "programs' heap needed / live peak (runs rtbench-align8, rtbench-m32 beside rtbench)",
+    {"layout",
+     "fragmentation per block layout (64-bit A=16, 64-bit A=8, 32-bit A=8): Masmano Tests 1-3 F and the "
+     "programs' heap needed / live peak (runs rtbench-align8, rtbench-m32 beside rtbench)",
      exp_layout, true},
 };
 enum { NEXPERIMENTS = sizeof experiments / sizeof experiments[0] };
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: rtbench COMMAND [options]\n"
-            "\n"
-            "commands:\n"
-            "  list                   list the allocators and the experiments\n"
-            "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
-            "                         masmano, worst, paths, stellwag, prio, fma, trace, layout, or all\n"
-            "                         (default all; the clock is verified first in every run)\n"
-            "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
-            "                         valgrind; see bench/callgrind_check.sh)\n"
-            "  trace record [-o FILE] -- CMD ARGS...\n"
-            "                         run CMD under the recorder: every malloc-family call of it and\n"
-            "                         its children into one trace file (trace/trace.h)\n"
-            "  trace replay FILE      replay a recorded trace against the allocators ([--alloc L] [--csv DIR])\n"
-            "  trace size FILE        the heap each allocator needs for a recorded trace\n"
-            "                         both: --max-memory SIZE (K, M, G, T suffixes) refuses, before\n"
-            "                         mapping anything, a trace whose replay would take more (default\n"
-            "                         half of physical memory; `rtbench trace replay --help`)\n"
-            "  trace threads FILE     a threaded recording replayed with one thread per recorded\n"
-            "                         thread: heap needed and ns/call of the thread-safe allocators\n"
-            "  --help                 this text\n"
-            "\n"
-            "options:\n"
-            "  --alloc a,b,...        allocators to measure (default: all; see list)\n"
-            "  --seed N               workload seed (default 42)\n"
-            "  --ops N                operations of churn and small (default 2000000; 200000 at quick)\n"
-            "  --scale SCALE          quick (default): every study's headline in ~3 min on 2 cores --\n"
-            "                         fewer ops, repetitions and samples; the wait-free tree's variants\n"
-            "                         (wf32, wf128, wf256, wf_ro, wf_lazy) only in stellwag; run all\n"
-            "                         leaves out inscount and hardening (minutes of single-stepping;\n"
-            "                         run them by name);\n"
-            "                         standard: the former default (~35 min): instruction counts on a\n"
-            "                         sample of calls, mem_frag 25 pairs per N, Masmano 30,000 /\n"
-            "                         300,000 mallocs per time / fragmentation run;\n"
-            "                         paper (or full): the papers' operation counts (Masmano 300,000 /\n"
-            "                         1,500,000, Test 4 10 periods x 50 seeds), 20,000-op instruction\n"
-            "                         samples, 101 mem_frag pairs (hours).\n"
-            "  --csv DIR              write summary CSVs to DIR (default results; - for none)\n"
-            "  --raw                  also one row per operation under DIR/raw/\n"
-            "  --threads N,N,...      thread counts of stellwag (default 1,2,16; more than the CPUs is\n"
-            "                         oversubscribed, and reported so)\n"
-            "  --rt                   stellwag: also the whole study with SCHED_FIFO threads and mlockall\n"
-            "                         (where permitted; the tables say what was granted)\n"
-            "\n"
-            "Tables go to stdout, progress to stderr. Ctrl-C stops cleanly (exit status 130).\n");
+    fprintf(
+        f, "usage: rtbench COMMAND [options]\n"
+           "\n"
+           "commands:\n"
+           "  list                   list the allocators and the experiments\n"
+           "  run [EXPERIMENT]       run an experiment: clock, churn, small, memfrag, memstress, inscount, hardening,\n"
+           "                         masmano, worst, paths, stellwag, prio, fma, trace, layout, or all\n"
+           "                         (default all; the clock is verified first in every run)\n"
+           "  replay WORKLOAD        replay churn or small once, untimed, against one --alloc (for\n"
+           "                         valgrind; see bench/callgrind_check.sh)\n"
+           "  trace record [-o FILE] -- CMD ARGS...\n"
+           "                         run CMD under the recorder: every malloc-family call of it and\n"
+           "                         its children into one trace file (trace/trace.h)\n"
+           "  trace replay FILE      replay a recorded trace against the allocators ([--alloc L] [--csv DIR])\n"
+           "  trace size FILE        the heap each allocator needs for a recorded trace\n"
+           "                         both: --max-memory SIZE (K, M, G, T suffixes) refuses, before\n"
+           "                         mapping anything, a trace whose replay would take more (default\n"
+           "                         half of physical memory; `rtbench trace replay --help`)\n"
+           "  trace threads FILE     a threaded recording replayed with one thread per recorded\n"
+           "                         thread: heap needed and ns/call of the thread-safe allocators\n"
+           "  --help                 this text\n"
+           "\n"
+           "options:\n"
+           "  --alloc a,b,...        allocators to measure (default: all; see list)\n"
+           "  --seed N               workload seed (default 42)\n"
+           "  --ops N                operations of churn and small (default 2000000; 200000 at quick)\n"
+           "  --scale SCALE          quick (default): every study's headline in ~3 min on 2 cores --\n"
+           "                         fewer ops, repetitions and samples; the wait-free tree's variants\n"
+           "                         (wf32, wf128, wf256, wf_ro, wf_lazy) only in stellwag; run all\n"
+           "                         leaves out inscount and hardening (minutes of single-stepping;\n"
+           "                         run them by name);\n"
+           "                         standard: the former default (~35 min): instruction counts on a\n"
+           "                         sample of calls, mem_frag 25 pairs per N, Masmano 30,000 /\n"
+           "                         300,000 mallocs per time / fragmentation run;\n"
+           "                         paper (or full): the papers' operation counts (Masmano 300,000 /\n"
+           "                         1,500,000, Test 4 10 periods x 50 seeds), 20,000-op instruction\n"
+           "                         samples, 101 mem_frag pairs (hours).\n"
+           "  --csv DIR              write summary CSVs to DIR (default results; - for none)\n"
+           "  --raw                  also one row per operation under DIR/raw/\n"
+           "  --threads N,N,...      thread counts of stellwag (default 1,2,16; more than the CPUs is\n"
+           "                         oversubscribed, and reported so)\n"
+           "  --rt                   stellwag: also the whole study with SCHED_FIFO threads and mlockall\n"
+           "                         (where permitted; the tables say what was granted)\n"
+           "\n"
+           "Tables go to stdout, progress to stderr. Ctrl-C stops cleanly (exit status 130).\n");
 }
 
 static void on_sigint(int sig)
@@ -316,7 +325,10 @@ static int run_experiments(bench_ctx_t *ctx, const bool *run_one)
         bench_progress_clear();
         bench_run_record(ctx, experiments[i].name, rc == 0, now_s() - t0);
         fprintf(stderr, "rtbench: [%zu/%zu] %s %s in %.1f s\n", step, steps, experiments[i].name,
-                rc == 0 ? "done" : rc == 130 ? "interrupted" : "failed", now_s() - t0);
+                rc == 0     ? "done"
+                : rc == 130 ? "interrupted"
+                            : "failed",
+                now_s() - t0);
     }
     return rc;
 }
@@ -434,12 +446,12 @@ static int trace_command(int argc, char **argv)
         strcmp(sub, "threads") == 0) {
         install_sigint(); /* the replays poll drv_stop: Ctrl-C stops them cleanly (status 130) */
     }
-    int rc = strcmp(sub, "record") == 0   ? trace_record(argc - 3, argv + 3)
-             : strcmp(sub, "replay") == 0 ? trace_replay(argc - 3, argv + 3)
-             : strcmp(sub, "size") == 0   ? trace_size(argc - 3, argv + 3)
-             : strcmp(sub, "advise") == 0 ? trace_advise(argc - 3, argv + 3)
+    int rc = strcmp(sub, "record") == 0    ? trace_record(argc - 3, argv + 3)
+             : strcmp(sub, "replay") == 0  ? trace_replay(argc - 3, argv + 3)
+             : strcmp(sub, "size") == 0    ? trace_size(argc - 3, argv + 3)
+             : strcmp(sub, "advise") == 0  ? trace_advise(argc - 3, argv + 3)
              : strcmp(sub, "threads") == 0 ? trace_threads(argc - 3, argv + 3)
-                                          : -2;
+                                           : -2;
     if (rc == -2) {
         fprintf(stderr, "rtbench: trace needs record, replay, size, advise or threads\n");
         return 2;

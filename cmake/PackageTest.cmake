@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/PackageTest.cmake -- ctest "package": installs this build into a scratch prefix, then
 # builds and runs two small consumers against the installed files only:
 #   1. a CMake project:  find_package(rtalloc 0.1 REQUIRED COMPONENTS core drivers)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Cortex-M4F bare metal (arm-none-eabi-gcc), for QEMU mps2-an386 -- the port in ports/cortex-m4.
 #
 #   cmake -S . -B build/m4 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-cortex-m4.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # RV32IMAC bare metal (riscv64-unknown-elf-gcc, -march=rv32imac_zicsr -mabi=ilp32), for QEMU virt --
 # the port in ports/rv32.
 #

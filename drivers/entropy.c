@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * entropy.c -- rt_entropy_os (rtalloc/drivers.h): 64 bits from the kernel for the allocators'
  * keys, outside the freestanding core.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drivers/error_print.c -- error handlers that print the report to stderr (rtalloc/drivers.h).
  *
@@ -16,10 +17,8 @@ static void print_error(const rt_error_t *error)
         (void)fputs("rtalloc: (no error report)\n", stderr);
         return;
     }
-    (void)fprintf(stderr, "rtalloc: %s: %s (ptr=%p, size=%zu)\n",
-                  error->operation != NULL ? error->operation : "?",
-                  error->message != NULL ? error->message : "error", (void *)error->pointer,
-                  error->size);
+    (void)fprintf(stderr, "rtalloc: %s: %s (ptr=%p, size=%zu)\n", error->operation != NULL ? error->operation : "?",
+                  error->message != NULL ? error->message : "error", (void *)error->pointer, error->size);
 }
 
 void rt_error_print_abort(void *context, const rt_error_t *error)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // drivers/fma_new.cpp -- global operator new/delete over an FMA region (rtalloc/fma_new.hpp).
 //
 // Built as its own library (rtalloc_fma_new): a program that links it gets these operators in
@@ -68,8 +69,7 @@ void *allocate(std::size_t size, std::size_t align) noexcept
         return nullptr;
     }
     if (r != nullptr) {
-        return align <= alignof(std::max_align_t) ? rt_fma_region_alloc(r, n)
-                                                  : rt_fma_region_memalign(r, align, n);
+        return align <= alignof(std::max_align_t) ? rt_fma_region_alloc(r, n) : rt_fma_region_memalign(r, align, n);
     }
     if (align <= alignof(std::max_align_t)) {
         return std::malloc(n);
@@ -90,8 +90,7 @@ void remove_region() noexcept
     rt_fma_region_info_t info;
     rt_fma_region_info(r, &info);
     removed_lo.store(reinterpret_cast<std::uintptr_t>(info.base), std::memory_order_relaxed);
-    removed_hi.store(reinterpret_cast<std::uintptr_t>(info.base) + info.size,
-                     std::memory_order_relaxed);
+    removed_hi.store(reinterpret_cast<std::uintptr_t>(info.base) + info.size, std::memory_order_relaxed);
     (void)rt_fma_region_down(r);
 }
 
@@ -102,8 +101,7 @@ void release(void *p) noexcept
         auto a = reinterpret_cast<std::uintptr_t>(p);
         if (r != nullptr && rt_fma_region_contains(r, p)) {
             rt_fma_region_free(r, p);
-        } else if (a >= removed_lo.load(std::memory_order_relaxed) &&
-                   a < removed_hi.load(std::memory_order_relaxed)) {
+        } else if (a >= removed_lo.load(std::memory_order_relaxed) && a < removed_hi.load(std::memory_order_relaxed)) {
             // its region is gone: nothing to give back
         } else {
             std::free(p);
@@ -118,10 +116,7 @@ void release(void *p) noexcept
 
 rt_fma_region_t *rtalloc::new_region() noexcept { return active.load(std::memory_order_acquire); }
 
-void *rtalloc::fma_new_allocate(std::size_t size, std::size_t alignment) noexcept
-{
-    return allocate(size, alignment);
-}
+void *rtalloc::fma_new_allocate(std::size_t size, std::size_t alignment) noexcept { return allocate(size, alignment); }
 
 void rtalloc::fma_new_release(void *ptr) noexcept { release(ptr); }
 
@@ -158,22 +153,10 @@ constexpr std::size_t plain = alignof(std::max_align_t);
 
 void *operator new(std::size_t n) { return allocate_or_throw(n, plain); }
 void *operator new[](std::size_t n) { return allocate_or_throw(n, plain); }
-void *operator new(std::size_t n, const std::nothrow_t &) noexcept
-{
-    return allocate_nothrow(n, plain);
-}
-void *operator new[](std::size_t n, const std::nothrow_t &) noexcept
-{
-    return allocate_nothrow(n, plain);
-}
-void *operator new(std::size_t n, std::align_val_t a)
-{
-    return allocate_or_throw(n, static_cast<std::size_t>(a));
-}
-void *operator new[](std::size_t n, std::align_val_t a)
-{
-    return allocate_or_throw(n, static_cast<std::size_t>(a));
-}
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return allocate_nothrow(n, plain); }
+void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return allocate_nothrow(n, plain); }
+void *operator new(std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
+void *operator new[](std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
 void *operator new(std::size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
 {
     return allocate_nothrow(n, static_cast<std::size_t>(a));

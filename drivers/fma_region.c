@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drivers/fma_region.c -- FMA regions: private, process-shared and pinned (rtalloc/fma_region.h).
  *
@@ -62,7 +63,7 @@
 #define RT_REGION_TSAN 0
 #endif
 
-#define REGION_MAGIC 0x414d4652u /* "RFMA" */
+#define REGION_MAGIC 0x414d4652u                                /* "RFMA" */
 #define REGION_VERSION (0x00020000u | (unsigned)sizeof(void *)) /* 2: journal, lost_* */
 #define PREFIX "/rtalloc-fma-"
 #define NAME_MAX_LEN (sizeof PREFIX + RT_FMA_KEY_MAX)
@@ -82,9 +83,9 @@ typedef struct region_header {
     uint64_t address;
     uint64_t size;
     uint32_t page_log2;
-    uint32_t broken;     /* under the lock */
-    uint32_t robust;     /* the mutex is robust (no robust futexes: qemu-user, old kernels) */
-    uint64_t recoveries; /* under the lock */
+    uint32_t broken;      /* under the lock */
+    uint32_t robust;      /* the mutex is robust (no robust futexes: qemu-user, old kernels) */
+    uint64_t recoveries;  /* under the lock */
     uint64_t lost_blocks; /* broken: the blocks in use that were lost with the region */
     uint64_t lost_bytes;
     region_slot_t slots[RT_FMA_REGION_MAX_PROCS];
@@ -159,8 +160,8 @@ static bool key_valid(const char *key)
     }
     size_t n = 0;
     for (const char *c = key; *c != '\0'; c++, n++) {
-        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                  (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-';
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+                  *c == '_' || *c == '-';
         if (!ok || n + 1u >= RT_FMA_KEY_MAX) {
             return false;
         }
@@ -179,8 +180,7 @@ bool rt_fma_region_name(const char *key, char *buf, size_t size)
 
 const char *rt_fma_char_key(char key, char buf[RT_FMA_CHAR_KEY_MAX])
 {
-    (void)snprintf(buf, RT_FMA_CHAR_KEY_MAX, "u%lu-k%u", (unsigned long)geteuid(),
-                   (unsigned)(unsigned char)key);
+    (void)snprintf(buf, RT_FMA_CHAR_KEY_MAX, "u%lu-k%u", (unsigned long)geteuid(), (unsigned)(unsigned char)key);
     return buf;
 }
 
@@ -203,8 +203,7 @@ static uintptr_t default_address(const char *name)
     uint32_t h = key_hash(name);
 #if UINTPTR_MAX > 0xffffffffu
     if (RT_REGION_TSAN) {
-        return (uintptr_t)0x004000000000ull +
-               ((uintptr_t)(h % 64u) << 32); /* TSan's low app range */
+        return (uintptr_t)0x004000000000ull + ((uintptr_t)(h % 64u) << 32); /* TSan's low app range */
     }
     return (uintptr_t)0x200000000000ull + ((uintptr_t)(h % 1024u) << 32); /* 32..36 TiB */
 #else
@@ -342,10 +341,7 @@ static void atfork_child(void)
     (void)pthread_mutex_unlock(&regions_mutex);
 }
 
-static void atfork_register(void)
-{
-    (void)pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-}
+static void atfork_register(void) { (void)pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
 /* ---- locking and error delivery ----------------------------------------------------------- */
 
@@ -368,8 +364,8 @@ static void deliver(rt_fma_region_t *r, const capture_t *c)
     }
 }
 
-static void report(rt_fma_region_t *r, rt_error_kind_t kind, const char *operation,
-                   const char *message, const void *ptr)
+static void report(rt_fma_region_t *r, rt_error_kind_t kind, const char *operation, const char *message,
+                   const void *ptr)
 {
     if (r->handler != NULL) {
         size_t lost = kind == RT_ERR_CORRUPTED ? (size_t)r->hdr->lost_bytes : 0u;
@@ -421,7 +417,8 @@ static bool enter(rt_fma_region_t *r, capture_t *cap, const char *operation, con
         if (corrupt) {
             report(r, RT_ERR_CORRUPTED, operation,
                    "a process died holding the region's lock and left it corrupted beyond what its journal "
-                   "undoes: the region is broken; size = the bytes of the blocks in use, lost", ptr);
+                   "undoes: the region is broken; size = the bytes of the blocks in use, lost",
+                   ptr);
         } else if (rc == ENOTRECOVERABLE) {
             report(r, RT_ERR_CORRUPTED, operation, "the region is broken (see its recovery)", ptr);
         }
@@ -535,8 +532,7 @@ static bool robust_futexes(void)
 }
 
 /* Returns 0 or pthread_mutex_init's error. */
-static int header_init(region_header_t *hdr, size_t size, unsigned flags, unsigned page_log2,
-                       bool shared)
+static int header_init(region_header_t *hdr, size_t size, unsigned flags, unsigned page_log2, bool shared)
 {
     memset(hdr, 0, sizeof *hdr);
     hdr->version = REGION_VERSION;
@@ -610,8 +606,7 @@ static void list_add(rt_fma_region_t *r)
 
 /* ---- private regions ------------------------------------------------------------------------ */
 
-static rt_fma_region_t *open_private(const rt_fma_region_config_t *c, size_t size,
-                                     unsigned page_log2)
+static rt_fma_region_t *open_private(const rt_fma_region_config_t *c, size_t size, unsigned page_log2)
 {
     rt_fma_region_t *r = handle_new();
     if (r == NULL) {
@@ -703,8 +698,7 @@ static attach_result_t attach(rt_fma_region_t *r, int fd, const rt_fma_region_co
     int budget = 5000; /* ms, shared by both waits */
     size_t page = system_page();
     if (!wait_size(fd, page, &budget)) {
-        FAIL(ETIMEDOUT, "%s: the object never got its size: its creator died while creating it?",
-             r->name);
+        FAIL(ETIMEDOUT, "%s: the object never got its size: its creator died while creating it?", r->name);
         return ATTACH_FAIL;
     }
     /* Read the header through a small mapping anywhere, to learn the address and size. */
@@ -718,8 +712,7 @@ static attach_result_t attach(rt_fma_region_t *r, int fd, const rt_fma_region_co
     while ((state = atomic_load_explicit(&peek->state, memory_order_acquire)) == STATE_INIT) {
         if (budget-- <= 0) {
             (void)munmap(peek, page);
-            FAIL(ETIMEDOUT, "%s: not initialised after 5 s: its creator died while creating it?",
-                 r->name);
+            FAIL(ETIMEDOUT, "%s: not initialised after 5 s: its creator died while creating it?", r->name);
             return ATTACH_FAIL;
         }
         sleep_ms(1);
@@ -749,8 +742,7 @@ static attach_result_t attach(rt_fma_region_t *r, int fd, const rt_fma_region_co
                  "this process",
                  r->name, (void *)address, size);
         } else {
-            FAIL(e, "%s: mapping %zu bytes at %p failed: %s", r->name, size, (void *)address,
-                 strerror(e));
+            FAIL(e, "%s: mapping %zu bytes at %p failed: %s", r->name, size, (void *)address, strerror(e));
         }
         return ATTACH_FAIL;
     }
@@ -797,13 +789,13 @@ static attach_result_t attach(rt_fma_region_t *r, int fd, const rt_fma_region_co
     if (corrupt) {
         report(r, RT_ERR_CORRUPTED, "attach",
                "a process died holding the region's lock and left it corrupted beyond what its journal "
-                   "undoes: the region is broken; size = the bytes of the blocks in use, lost", NULL);
+               "undoes: the region is broken; size = the bytes of the blocks in use, lost",
+               NULL);
     }
     return ATTACH_OK;
 }
 
-static bool create(rt_fma_region_t *r, int fd, const rt_fma_region_config_t *c, size_t size,
-                   unsigned page_log2)
+static bool create(rt_fma_region_t *r, int fd, const rt_fma_region_config_t *c, size_t size, unsigned page_log2)
 {
     if (ftruncate(fd, (off_t)size) != 0) {
         int e = errno;
@@ -872,8 +864,7 @@ static rt_fma_region_t *find_open(const char *name)
     return found;
 }
 
-static rt_fma_region_t *open_shared(const rt_fma_region_config_t *c, size_t size,
-                                    unsigned page_log2)
+static rt_fma_region_t *open_shared(const rt_fma_region_config_t *c, size_t size, unsigned page_log2)
 {
     char name[NAME_MAX_LEN];
     if (!rt_fma_region_name(c->key, name, sizeof name)) {
@@ -1179,7 +1170,8 @@ int rt_fma_region_lock(rt_fma_region_t *r)
     if (corrupt) {
         report(r, RT_ERR_CORRUPTED, "lock",
                "a process died holding the region's lock and left it corrupted beyond what its journal "
-                   "undoes: the region is broken; size = the bytes of the blocks in use, lost", NULL);
+               "undoes: the region is broken; size = the bytes of the blocks in use, lost",
+               NULL);
     }
     return rc;
 }

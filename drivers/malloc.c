@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drivers/malloc.c -- librtalloc-malloc.so: the C library's malloc family over one allocator of
  * the registry, for LD_PRELOAD or for linking (-lrtalloc-malloc). Documented in doc/malloc.md.
@@ -90,8 +91,8 @@ static struct {
     uintptr_t base; /* the region [base, base + size) */
     size_t size;
     size_t page;
-    bool low_align;   /* a->alignment < MIN_ALIGN: malloc goes through memalign */
-    bool locked;      /* the heap mutex is installed */
+    bool low_align; /* a->alignment < MIN_ALIGN: malloc goes through memalign */
+    bool locked;    /* the heap mutex is installed */
     bool abort_on_error;
     int stats_fd; /* where the statistics go at exit: -1 none (RTALLOC_STATS) */
     pthread_mutex_t lock;
@@ -237,9 +238,21 @@ static bool parse_size(const char *s, size_t *out)
     }
     unsigned shift = 0;
     switch (*s) {
-    case 'k': case 'K': shift = 10; s++; break;
-    case 'm': case 'M': shift = 20; s++; break;
-    case 'g': case 'G': shift = 30; s++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        s++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        s++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        s++;
+        break;
     default: break;
     }
     if (*s != '\0' || v == 0u || (shift != 0u && v > (SIZE_MAX >> shift))) {
@@ -556,8 +569,8 @@ static void *realloc_low_align(void *ptr, size_t size)
 
 static void *realloc_foreign(void *ptr, size_t size)
 {
-    rt_error_t e = {RT_ERR_FOREIGN_POINTER, "realloc", "pointer is not from this heap (its size is unknown)",
-                    ptr, size};
+    rt_error_t e = {RT_ERR_FOREIGN_POINTER, "realloc", "pointer is not from this heap (its size is unknown)", ptr,
+                    size};
     on_error(NULL, &e);
     errno = EINVAL;
     return NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drivers/pthread_lock.c -- lock hooks over a POSIX mutex (rtalloc/drivers.h).
  *

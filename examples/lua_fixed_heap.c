@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lua_fixed_heap.c -- a Lua interpreter whose every allocation comes from one fixed rtalloc heap.
  *
@@ -61,8 +62,8 @@ static void print_heap(rt_heap_t *heap, const char *when)
 {
     rt_stats_t stats;
     rt_heap_stats(heap, &stats);
-    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64 " failed\n",
-           when, stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs, stats.failures);
+    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64 " failed\n", when,
+           stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs, stats.failures);
 }
 
 /* Runs `chunk`; prints its error, if any. Returns lua_pcall's status. */
@@ -75,8 +76,7 @@ static int run(lua_State *L, const char *name, const char *chunk)
     if (status != LUA_OK) {
         /* The message is a Lua string; for LUA_ERRMEM Lua uses a string it preallocated, so
          * reporting the error needs no memory. */
-        printf("%s: %s (%s)\n", name, lua_tostring(L, -1),
-               status == LUA_ERRMEM ? "LUA_ERRMEM" : "other error");
+        printf("%s: %s (%s)\n", name, lua_tostring(L, -1), status == LUA_ERRMEM ? "LUA_ERRMEM" : "other error");
         lua_pop(L, 1);
     }
     return status;
@@ -98,8 +98,7 @@ int main(void)
         return 1;
     }
     luaL_openlibs(L);
-    printf("%s on a %zu-byte rtalloc %s heap\n", LUA_RELEASE, sizeof lua_memory,
-           rt_heap_index_name(heap));
+    printf("%s on a %zu-byte rtalloc %s heap\n", LUA_RELEASE, sizeof lua_memory, rt_heap_index_name(heap));
     int failures = 0;
 
     failures += run(L, "work",

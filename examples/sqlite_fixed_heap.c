@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sqlite_fixed_heap.c -- SQLite with every byte it allocates taken from one fixed rtalloc heap.
  *
@@ -110,8 +111,8 @@ static void print_heap(const char *when)
 {
     rt_stats_t stats;
     rt_heap_stats(heap, &stats);
-    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64 " failed\n",
-           when, stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs, stats.failures);
+    printf("heap %s: %zu of %zu bytes in use, peak %zu, %" PRIu64 " mallocs, %" PRIu64 " failed\n", when,
+           stats.used_bytes, stats.capacity, stats.peak_used, stats.mallocs, stats.failures);
 }
 
 /* Step 1: hand SQLite the seven memory methods and start it. False when it refuses them. */
@@ -126,8 +127,7 @@ static bool configure(void)
     /* The heap has no lock installed, so SQLite must not call it from two threads at once. This
      * program has one thread; a threaded one would add rt_heap_set_lock(heap, rt_pthread_lock,
      * rt_pthread_unlock, &mutex) from rtalloc::drivers in heap_init. */
-    if (sqlite3_config(SQLITE_CONFIG_MALLOC, &methods) != SQLITE_OK ||
-        sqlite3_initialize() != SQLITE_OK) {
+    if (sqlite3_config(SQLITE_CONFIG_MALLOC, &methods) != SQLITE_OK || sqlite3_initialize() != SQLITE_OK) {
         printf("sqlite3 refused the memory methods\n");
         return false;
     }
@@ -141,17 +141,15 @@ static bool configure(void)
 static int run_queries(sqlite3 *db)
 {
     int failures = 0;
+    failures += exec(db,
+                     "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v INTEGER);"
+                     "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000)"
+                     "  INSERT INTO t SELECT n, printf('row %04d', n), n * n % 97 FROM s;"
+                     "CREATE INDEX t_v ON t(v);",
+                     "") != SQLITE_OK;
+    failures += exec(db, "SELECT count(*) AS rows, sum(v) AS sum_v, max(name) AS last FROM t;", "query:") != SQLITE_OK;
     failures +=
-        exec(db,
-             "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v INTEGER);"
-             "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 1000)"
-             "  INSERT INTO t SELECT n, printf('row %04d', n), n * n % 97 FROM s;"
-             "CREATE INDEX t_v ON t(v);",
-             "") != SQLITE_OK;
-    failures += exec(db, "SELECT count(*) AS rows, sum(v) AS sum_v, max(name) AS last FROM t;",
-                     "query:") != SQLITE_OK;
-    failures += exec(db, "SELECT v, count(*) AS n FROM t GROUP BY v ORDER BY n DESC, v LIMIT 2;",
-                     "group:") != SQLITE_OK;
+        exec(db, "SELECT v, count(*) AS n FROM t GROUP BY v ORDER BY n DESC, v LIMIT 2;", "group:") != SQLITE_OK;
     print_heap("after the queries");
     return failures;
 }
@@ -172,8 +170,7 @@ static int exhaust(sqlite3 *db)
         sqlite3_reset(insert);
         rows++;
     }
-    printf("exhaustion: %s after %s rows of 64 KiB\n", sqlite3_errstr(rc),
-           rows > 10 ? "more than 10" : "10 or fewer");
+    printf("exhaustion: %s after %s rows of 64 KiB\n", sqlite3_errstr(rc), rows > 10 ? "more than 10" : "10 or fewer");
     sqlite3_finalize(insert);
     print_heap("at exhaustion");
     return rc != SQLITE_NOMEM;
@@ -188,8 +185,8 @@ static int recover(sqlite3 *db)
     if (!sqlite3_get_autocommit(db)) {
         exec(db, "ROLLBACK;", "");
     }
-    return exec(db, "SELECT count(*) AS big_rows FROM big; SELECT count(*) AS rows FROM t;",
-                "after rollback:") != SQLITE_OK;
+    return exec(db, "SELECT count(*) AS big_rows FROM big; SELECT count(*) AS rows FROM t;", "after rollback:") !=
+           SQLITE_OK;
 }
 
 /* Step 5: close and shut down (the heap is empty again), print the verdict; the exit status. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ports/qemu-run.sh -- runs a program built for a port under QEMU and returns its exit status.
 #
 # Usage: ports/qemu-run.sh [options] PORT PROGRAM.elf

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/check-layers.sh -- the core's sources form a staircase: a file may include a private
 # header only from its own directory or from a layer below its own (doc/design.md, "Layers").
 # Bottom to top:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_docs.py -- the repository cites only itself, and every citation resolves.
 
 Over the files git knows (tracked, and untracked ones it does not ignore), outside results/ (a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/cross-check.sh -- proves the core is freestanding C11 that builds warning-free for the
 # embedded targets, and prints its Cortex-M4 footprint.
 #

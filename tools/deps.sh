@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/deps.sh -- installs the Debian/Ubuntu packages the project's two commands need.
 #
 #   tools/deps.sh test        what ./test.sh uses (every configuration); all required
@@ -38,7 +39,8 @@ set -euo pipefail
 TEST_PACKAGES=(cmake make gcc g++ clang libclang-rt-14-dev gcc-multilib g++-multilib valgrind python3
                python3-matplotlib pkg-config gcc-arm-none-eabi gcc-riscv64-unknown-elf qemu-system-arm
                qemu-system-misc libnewlib-arm-none-eabi picolibc-arm-none-eabi
-               picolibc-riscv64-unknown-elf sqlite3 lua5.4 libsqlite3-dev liblua5.4-dev)
+               picolibc-riscv64-unknown-elf sqlite3 lua5.4 libsqlite3-dev liblua5.4-dev clang-format)
+# test: clang-format is the ctest `format`'s (tools/format.sh --check; Debian 12: clang-format 14).
 # bench: sqlite3 and lua5.4 are two of the three real programs whose traces the trace experiment
 # records (python3, the third, is here already).
 BENCH_PACKAGES=(cmake gcc make valgrind python3 python3-matplotlib libjemalloc-dev libmimalloc-dev

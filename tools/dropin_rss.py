@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """dropin_rss.py -- a real program under the drop-in malloc: its peak resident memory and CPU time
 per allocator, as ratios to the same program on glibc's malloc, measured in the same run.
 

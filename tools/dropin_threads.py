@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """dropin_threads.py -- the drop-in malloc under threads: CPU nanoseconds per malloc/free pair of
 bench/dropin/pairs.c (T threads, each N pairs of 16..512 bytes over a window of 256 blocks) on
 glibc's malloc and under LD_PRELOAD of librtalloc-malloc.so for each allocator, as medians of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # footprint.sh -- the heap's footprint on the embedded targets:
 #   0. the linked figure: what rtalloc's TLSF adds to a firmware's flash. tools/footprint_app.c
 #      (a heap over a static 64 KiB buffer; create + malloc + free, then each of realloc, calloc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * footprint_app.c -- the firmware tools/footprint.sh links to measure what rtalloc's TLSF heap
  * adds to a program's flash: a heap over a static 64 KiB buffer, the calls FP_CALLS names, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * footprint_libc.c -- memset, memcpy and memmove for tools/footprint.sh's linked programs, the
  * same plain loops on both targets (riscv64-unknown-elf-gcc ships no C library), so the figures

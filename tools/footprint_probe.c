@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * footprint_probe.c -- compiled (never run) by tools/footprint.sh: each object's size, as the
  * cross toolchain's nm reports it, is the size of one control structure in this configuration.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/format.sh -- clang-format over the C and C++ sources that git knows, with .clang-format.
 #
 #   tools/format.sh --check   list the files that clang-format would change; exit 1 if any

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/fuzz.sh -- the longer fuzz run of tests/fuzz/fuzz_alloc.c, or with --trace of
 # tests/fuzz/fuzz_trace.c (the trace loader and replayer) (libFuzzer, ASan + UBSan).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mutants.py -- mutation testing of the allocators' safety checks (tools/mutants.sh runs it).
 
 Each mutant of tools/mutants.txt removes one check, inverts one compare or moves one bound of a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/mutants.sh -- mutation testing of the allocators' safety checks: applies each mutant of
 # tools/mutants.txt (a check removed, a compare inverted, a bound off by one) to a copy of the tree
 # in build/mutants/src, rebuilds it incrementally (Ninja, gcc Release as the `quick` preset) in

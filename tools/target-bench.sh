@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # target-bench.sh -- the on-target study (ports/README.md): builds ports/study/vaios_study.c
 # for Cortex-M4 (QEMU mps2-an386) and RV32IMAC (QEMU virt), runs each program twice under QEMU
 # (ports/qemu-run.sh, -icount: every count is an exact number of instructions), requires the two

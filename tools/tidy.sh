@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tools/tidy.sh -- clang-tidy over the freestanding core, with the checks of .clang-tidy as errors.
 #
 #   tools/tidy.sh             every src/**/*.c that git knows

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Worst case of TLSF's entry points, in instructions, from the compiled binary.
 
     tools/wcet.py ELF [ELF ...] [--heap-bytes N] [--json F] [--csv F] [--markdown] [-v]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks TLSF's static worst case (tools/wcet.py) against exact counts on the target.
 
     tools/wcet_check.py --port cortex-m4 --scenarios ELF [--scenarios ELF ...] [--study ELF ...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """wcet_readme.py -- writes (or checks) the static worst-case tables of doc/embedded.md and
 ports/README.md from the tools' own output, so that no bound there is typed:
 

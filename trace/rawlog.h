@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/rawlog.h -- the raw log the recorder (recorder.c) writes and record.c reads.
  *
@@ -50,23 +51,23 @@ enum {
 };
 
 typedef struct raw_rec {
-    uint8_t op;     /* raw_op_t, stored last */
+    uint8_t op; /* raw_op_t, stored last */
     uint8_t flags;
-    uint8_t align;  /* log2 of the alignment (RAW_MEMALIGN) */
-    uint8_t sub;    /* RAW_MEMALIGN origin */
-    uint32_t tid;   /* the image's small thread id, 0 for the first caller */
+    uint8_t align; /* log2 of the alignment (RAW_MEMALIGN) */
+    uint8_t sub;   /* RAW_MEMALIGN origin */
+    uint32_t tid;  /* the image's small thread id, 0 for the first caller */
     uint64_t ptr;
     uint64_t size;
 } raw_rec_t;
 
 typedef struct raw_hdr {
-    char magic[8];           /* RAW_MAGIC */
-    uint32_t version;        /* 1 */
-    uint32_t rec_size;       /* sizeof(raw_rec_t) */
+    char magic[8];     /* RAW_MAGIC */
+    uint32_t version;  /* 1 */
+    uint32_t rec_size; /* sizeof(raw_rec_t) */
     uint32_t pid, ppid;
-    uint64_t start_ns;       /* CLOCK_REALTIME when the image made its first call: streams' order */
+    uint64_t start_ns; /* CLOCK_REALTIME when the image made its first call: streams' order */
     uint32_t page_size;
-    uint32_t forked;         /* 1: a fork child of an image that was recording */
+    uint32_t forked; /* 1: a fork child of an image that was recording */
     uint32_t cmdline_len;
     char cmdline[RAW_CMDLINE];
 } raw_hdr_t;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/record.c -- `rtbench trace record [-o FILE] [--keep-raw] [--baseline] -- CMD ARGS...`
  *
@@ -73,7 +74,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 typedef struct amap {
     uint64_t *key; /* 0: empty */
     uint32_t *val;
-    size_t cap, n;  /* cap a power of two, n <= cap / 2 */
+    size_t cap, n; /* cap a power of two, n <= cap / 2 */
 } amap_t;
 
 static size_t amap_hash(uint64_t k, size_t cap)
@@ -165,18 +166,18 @@ typedef struct pend {
 typedef struct conv {
     tr_stream_t *st;
     wl_op_t *ops;
-    uint32_t *thr;   /* per op: the thread that made it (c->thread when it was emitted) */
+    uint32_t *thr; /* per op: the thread that made it (c->thread when it was emitted) */
     size_t nops, opcap, thrcap;
     uint32_t thread; /* the thread of the record being converted */
     amap_t map;
-    uint32_t *size;  /* per slot: requested bytes of its block */
+    uint32_t *size; /* per slot: requested bytes of its block */
     uint8_t *full;
     size_t slotcap;
     uint32_t nslots;
     uint32_t *freelist;
     size_t nfree_slots, freecap;
-    amap_t tids;     /* thread id + 1 -> the thread's index, in the order threads first appear */
-    pend_t *pend;    /* per thread index: its realloc between BEGIN and END */
+    amap_t tids;  /* thread id + 1 -> the thread's index, in the order threads first appear */
+    pend_t *pend; /* per thread index: its realloc between BEGIN and END */
     size_t pendcap;
     uint64_t live;
     uint32_t page;
@@ -325,10 +326,7 @@ static void realloc_begin(conv_t *c, const raw_rec_t *r, uint32_t thread)
 }
 
 /* realloc(NULL, n) semantics: a new block into an empty slot. */
-static void realloc_new(conv_t *c, uint64_t addr, uint64_t n)
-{
-    create(c, n == 0 ? WL_MALLOC : WL_REALLOC, addr, n);
-}
+static void realloc_new(conv_t *c, uint64_t addr, uint64_t n) { create(c, n == 0 ? WL_MALLOC : WL_REALLOC, addr, n); }
 
 /* A failed realloc of a tracked block: the block stays where it was. */
 static void realloc_slot_failed(conv_t *c, const pend_t *q, uint64_t n)
@@ -402,9 +400,7 @@ static void realloc_end(conv_t *c, const raw_rec_t *r, uint32_t thread)
             realloc_new(c, addr, n);
         }
         break;
-    case P_SLOT:
-        realloc_end_slot(c, &q, addr, n, freed, failed);
-        break;
+    case P_SLOT: realloc_end_slot(c, &q, addr, n, freed, failed); break;
     case P_FOREIGN:
         c->st->foreign++;
         if (failed) {
@@ -499,18 +495,10 @@ static void convert_rec(conv_t *c, const raw_rec_t *r)
         }
         break;
     }
-    case RAW_MEMALIGN:
-        convert_memalign(c, r);
-        break;
-    case RAW_FREE:
-        convert_free(c, r);
-        break;
-    case RAW_REALLOC_BEGIN:
-        realloc_begin(c, r, thread);
-        break;
-    case RAW_REALLOC_END:
-        realloc_end(c, r, thread);
-        break;
+    case RAW_MEMALIGN: convert_memalign(c, r); break;
+    case RAW_FREE: convert_free(c, r); break;
+    case RAW_REALLOC_BEGIN: realloc_begin(c, r, thread); break;
+    case RAW_REALLOC_END: realloc_end(c, r, thread); break;
     case RAW_REALLOC_NEW:
         if (r->ptr == 0) {
             emit_failed(c, r->size == 0 ? WL_MALLOC : WL_REALLOC, r->size);
@@ -519,8 +507,7 @@ static void convert_rec(conv_t *c, const raw_rec_t *r)
         }
         break;
     case RAW_NONE:
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -873,14 +860,15 @@ static int exit_code(int status)
 
 static void record_usage(FILE *f)
 {
-    fprintf(f, "usage: rtbench trace record [-o FILE] [--keep-raw] [--baseline] -- CMD ARGS...\n"
-               "       rtbench trace record [-o FILE] --from-raw DIR\n"
-               "  records every malloc-family call of CMD (and of its forked and exec'd children)\n"
-               "  -o FILE      the trace file (default trace.rtt)\n"
-               "  --keep-raw   keep the raw logs (printed path) after the conversion\n"
-               "  --baseline   run CMD once without the recorder first: the overhead ratio\n"
-               "  --from-raw DIR  run nothing: convert the raw logs in DIR (kept by --keep-raw)\n"
-               "  env %s: the recorder library (default: beside rtbench)\n",
+    fprintf(f,
+            "usage: rtbench trace record [-o FILE] [--keep-raw] [--baseline] -- CMD ARGS...\n"
+            "       rtbench trace record [-o FILE] --from-raw DIR\n"
+            "  records every malloc-family call of CMD (and of its forked and exec'd children)\n"
+            "  -o FILE      the trace file (default trace.rtt)\n"
+            "  --keep-raw   keep the raw logs (printed path) after the conversion\n"
+            "  --baseline   run CMD once without the recorder first: the overhead ratio\n"
+            "  --from-raw DIR  run nothing: convert the raw logs in DIR (kept by --keep-raw)\n"
+            "  env %s: the recorder library (default: beside rtbench)\n",
             RAW_ENV_LIB);
 }
 
@@ -907,8 +895,7 @@ static void remove_raw(const char *dir, const rawfile_t *raw, size_t n)
 
 /* Converts every raw log of dir into f (f->command already set), saves it to out and loads it
  * back (tr_load checks the order the conversion promises). *raw: the logs read (to delete). */
-static bool convert_dir(const char *dir, const char *out, tr_file_t *f, totals_t *tot, rawfile_t **raw,
-                        size_t *nraw)
+static bool convert_dir(const char *dir, const char *out, tr_file_t *f, totals_t *tot, rawfile_t **raw, size_t *nraw)
 {
     memset(tot, 0, sizeof *tot);
     *raw = NULL;
@@ -953,16 +940,17 @@ static void print_summary(const tr_file_t *f, const totals_t *tot, const char *o
         foreign += st->foreign;
         printf("  stream %zu: pid %u '%.60s'%s: %zu ops, %u slots, %u threads, %llu failed, %llu foreign, "
                "peak live %llu B\n",
-               s, (unsigned)st->pid, st->command, strstr(st->trace.params, "forked") ? " (forked)" : "",
-               st->trace.nops, (unsigned)st->trace.slots, (unsigned)st->threads, (unsigned long long)st->failed,
+               s, (unsigned)st->pid, st->command, strstr(st->trace.params, "forked") ? " (forked)" : "", st->trace.nops,
+               (unsigned)st->trace.slots, (unsigned)st->threads, (unsigned long long)st->failed,
                (unsigned long long)st->foreign, (unsigned long long)st->trace.peak_live);
     }
     printf("  %zu streams, %llu ops from %llu records: malloc %llu, free %llu, realloc %llu, calloc %llu, "
            "memalign %llu; threads %llu, failed %llu, foreign frees %llu\n",
-           f->nstreams, (unsigned long long)ops, (unsigned long long)tot->records, (unsigned long long)tot->per_kind[WL_MALLOC],
-           (unsigned long long)tot->per_kind[WL_FREE], (unsigned long long)tot->per_kind[WL_REALLOC],
-           (unsigned long long)tot->per_kind[WL_CALLOC], (unsigned long long)tot->per_kind[WL_MEMALIGN],
-           (unsigned long long)threads, (unsigned long long)failed, (unsigned long long)foreign);
+           f->nstreams, (unsigned long long)ops, (unsigned long long)tot->records,
+           (unsigned long long)tot->per_kind[WL_MALLOC], (unsigned long long)tot->per_kind[WL_FREE],
+           (unsigned long long)tot->per_kind[WL_REALLOC], (unsigned long long)tot->per_kind[WL_CALLOC],
+           (unsigned long long)tot->per_kind[WL_MEMALIGN], (unsigned long long)threads, (unsigned long long)failed,
+           (unsigned long long)foreign);
     if (tot->too_large) {
         printf("  %llu calls above 4 GiB - 1: flagged failed, their blocks left out (not replayable)\n",
                (unsigned long long)tot->too_large);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/recorder.c -- librtalloc-trace.so, the LD_PRELOAD recorder of `rtbench trace record`.
  *
@@ -112,10 +113,7 @@ static void spin_lock(void)
     }
 }
 
-static void spin_unlock(void)
-{
-    atomic_flag_clear_explicit(&grow_lock, memory_order_release);
-}
+static void spin_unlock(void) { atomic_flag_clear_explicit(&grow_lock, memory_order_release); }
 
 /* Opens a new log in dir and writes its header. False when that is impossible. */
 static bool open_log(const char *dir, bool forked)
@@ -175,15 +173,9 @@ static bool open_log(const char *dir, bool forked)
     return ok;
 }
 
-static void atfork_prepare(void)
-{
-    spin_lock(); /* no window is half-made in the child */
-}
+static void atfork_prepare(void) { spin_lock(); /* no window is half-made in the child */ }
 
-static void atfork_parent(void)
-{
-    spin_unlock();
-}
+static void atfork_parent(void) { spin_unlock(); }
 
 /* The child: forget the parent's log (its windows stay mapped in the child: unmap them so that
  * nothing here can write into the parent's file), start a log of its own. */
@@ -360,15 +352,9 @@ static unsigned log2_up(size_t a)
     return l;
 }
 
-static unsigned log2_page(void)
-{
-    return log2_up(page_size);
-}
+static unsigned log2_page(void) { return log2_up(page_size); }
 
-static bool is_pow2(size_t a)
-{
-    return a != 0 && (a & (a - 1)) == 0;
-}
+static bool is_pow2(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
 
 /* ---- the interposed functions -------------------------------------------------------------- */
 

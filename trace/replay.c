@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/replay.c -- `rtbench trace replay` and `rtbench trace size` (trace.h), over the
  * shared parts of replay.h.
@@ -80,15 +81,9 @@ void rp_write_kinds(FILE *csv, const rp_replay_t *r)
 
 enum { RP_MIN_HEAP = 64u << 20 };
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-static uint64_t sat_mul(uint64_t a, uint64_t b)
-{
-    return a != 0u && b > UINT64_MAX / a ? UINT64_MAX : a * b;
-}
+static uint64_t sat_mul(uint64_t a, uint64_t b) { return a != 0u && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
 
 /* max(64 MiB, 8 x peak) rounded up to 1 MiB, saturating (at UINT64_MAX rounded down to 1 MiB). */
 static uint64_t heap_for_peak(uint64_t peak)
@@ -136,26 +131,16 @@ bool rp_parse_size(const char *s, uint64_t *bytes)
     }
     unsigned shift = 0;
     switch (*p) {
-    case '\0':
-        break;
+    case '\0': break;
     case 'k':
-    case 'K':
-        shift = 10;
-        break;
+    case 'K': shift = 10; break;
     case 'm':
-    case 'M':
-        shift = 20;
-        break;
+    case 'M': shift = 20; break;
     case 'g':
-    case 'G':
-        shift = 30;
-        break;
+    case 'G': shift = 30; break;
     case 't':
-    case 'T':
-        shift = 40;
-        break;
-    default:
-        return false;
+    case 'T': shift = 40; break;
+    default: return false;
     }
     if (*p != '\0' && p[1] != '\0') {
         return false;
@@ -247,10 +232,7 @@ bool rp_fits(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_
     return ok;
 }
 
-static size_t align_up(size_t v, size_t a)
-{
-    return (v + a - 1u) / a * a;
-}
+static size_t align_up(size_t v, size_t a) { return (v + a - 1u) / a * a; }
 
 /* One replay of the bisection: opts->fits, or the single-threaded rp_fits. */
 static bool size_fits(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t,
@@ -259,8 +241,7 @@ static bool size_fits(const rt_allocator_t *a, void *buffer, size_t size, const 
     return opts->fits != NULL ? opts->fits(a, buffer, size, opts->fits_context) : rp_fits(a, buffer, size, t, NULL);
 }
 
-void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const rp_size_opts_t *opts,
-             rp_size_t *out)
+void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const rp_size_opts_t *opts, rp_size_t *out)
 {
     memset(out, 0, sizeof *out);
     if (a->create == NULL) {
@@ -415,13 +396,10 @@ size_t rp_sample_stride(const wl_trace_t *t, size_t sample)
     return sample == 0u || t->nops <= sample ? 1u : t->nops / sample;
 }
 
-bool rp_percentile_ok(size_t n, double p)
-{
-    return (double)n * (100.0 - p) / 100.0 >= 10.0;
-}
+bool rp_percentile_ok(size_t n, double p) { return (double)n * (100.0 - p) / 100.0 >= 10.0; }
 
-void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t sample,
-              rp_replay_t *r, void (*progress)(void *, double), void *context)
+void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t sample, rp_replay_t *r,
+              void (*progress)(void *, double), void *context)
 {
     r->ic_ok = false;
     if (!ic_supported()) {
@@ -779,10 +757,10 @@ typedef struct rp_cli {
     const char *file;
     const char *alloc_names;
     const char *csv_dir;
-    size_t sample;        /* --sample: calls counted per allocator (0: all) */
-    unsigned jobs;        /* --jobs: worker processes (0: the CPUs, within --max-memory) */
+    size_t sample; /* --sample: calls counted per allocator (0: all) */
+    unsigned jobs; /* --jobs: worker processes (0: the CPUs, within --max-memory) */
     unsigned reps;
-    uint64_t max_memory;  /* --max-memory, or the default (tr_default_max_memory) */
+    uint64_t max_memory; /* --max-memory, or the default (tr_default_max_memory) */
     bool max_memory_set;
 } rp_cli_t;
 
@@ -937,11 +915,11 @@ static void rp_progress_cb(void *context, double done)
 
 /* One of the two commands: its name, which allocators it takes and its CSV file. */
 typedef struct rp_command {
-    const char *what;       /* "replay" or "size", as on the command line */
-    bool need_create;       /* only allocators with a heap of their own (size) */
+    const char *what; /* "replay" or "size", as on the command line */
+    bool need_create; /* only allocators with a heap of their own (size) */
     const char *csv_name;
-    const char *csv_head;   /* the CSV header up to the per-kind columns, or all of it */
-    const char *csv_tail;   /* the header after the per-kind columns; NULL: no such columns */
+    const char *csv_head; /* the CSV header up to the per-kind columns, or all of it */
+    const char *csv_tail; /* the header after the per-kind columns; NULL: no such columns */
 } rp_command_t;
 
 /* A command's state between session_open and session_close. */
@@ -1092,8 +1070,7 @@ static void replay_print_row(const char *name, const rp_replay_t *r, double ns)
     fmt_or_dash(fv, sizeof fv, r->f_known, "%.1f", r->f);
     printf("%-10s %6zu %6s %8s %8s %8s %8s %7s", name, r->failures, n, im, ip, ix, nsv, fv);
     if (r->ic_ok) {
-        printf(" op %zu %s %u: %u", r->worst_op, rp_kind_name[r->worst_kind % RP_KINDS], r->worst_size,
-               r->worst_count);
+        printf(" op %zu %s %u: %u", r->worst_op, rp_kind_name[r->worst_kind % RP_KINDS], r->worst_size, r->worst_count);
     }
     printf("\n");
 }
@@ -1189,8 +1166,8 @@ static bool replay_stream(rp_session_t *s, size_t si)
     rp_time(s->allocs, s->na, buf, heap, t, s->cli.reps, ns, fails, rp_progress_cb, &pc);
     bench_progress_clear();
     munmap(buf, heap);
-    printf("%-10s %6s %6s %8s %8s %8s %8s %7s %s\n", "allocator", "fail", "calls", "ins mean", "p99", "max",
-           "ns/call", "F %", "worst call counted (op kind size: instructions)");
+    printf("%-10s %6s %6s %8s %8s %8s %8s %7s %s\n", "allocator", "fail", "calls", "ins mean", "p99", "max", "ns/call",
+           "F %", "worst call counted (op kind size: instructions)");
     rp_need_t need;
     rp_need(t, false, &need);
     replay_job_ctx_t c = {s, si, heap, ns, fails, glibc_ns_of(s->allocs, s->na, ns)};
@@ -1219,8 +1196,7 @@ int trace_replay(int argc, char **argv)
            "blocks. The buddy and the wait-free trees round every block to a power of two and keep their tree in "
            "the buffer: their F of 100-200 %% is that rounding, not scattered blocks. Not known for the system "
            "peers (no heap of their own)\n",
-           s.cli.sample != 0u ? "a fixed sample spread evenly over the stream (--sample)" : "every call",
-           s.cli.reps);
+           s.cli.sample != 0u ? "a fixed sample spread evenly over the stream (--sample)" : "every call", s.cli.reps);
     for (size_t si = 0; si < s.f.nstreams && !drv_stop; si++) {
         if (!replay_stream(&s, si)) {
             s.failed = true;
@@ -1426,7 +1402,7 @@ typedef struct advise_sum {
 typedef struct advise_ctx {
     advise_result_t res[BENCH_MAX_SELECTED]; /* the stream's, kept until every allocator is done */
     bool crashed[BENCH_MAX_SELECTED];
-    size_t excluded;                          /* streams no allocator with a heap could run */
+    size_t excluded; /* streams no allocator with a heap could run */
     const rt_allocator_t *allocs[BENCH_MAX_SELECTED];
     size_t na;
     const wl_trace_t *t;
@@ -1572,7 +1548,7 @@ static bool advise_bounded(const rt_allocator_t *a)
 typedef enum { NEED_BOUNDED, NEED_BOUNDED_MT, NEED_SMALLEST, NEED_FASTEST, NEED_FLASH, NEEDS } advise_need_t;
 
 static const char *const need_name[NEEDS] = {"bounded worst case", "bounded, thread-safe", "smallest heap",
-                                            "fastest (instructions)", "least flash / budget"};
+                                             "fastest (instructions)", "least flash / budget"};
 
 /* Whether allocator k qualifies for need n, and its score (lower is better). */
 static bool advise_score(const advise_ctx_t *c, size_t k, advise_need_t n, size_t flash_budget, double *score)
@@ -1584,25 +1560,18 @@ static bool advise_score(const advise_ctx_t *c, size_t k, advise_need_t n, size_
     }
     double mean = s->ins_sum / (double)s->calls;
     switch (n) {
-    case NEED_BOUNDED:
-        *score = (double)s->worst * 1e12 + (double)s->heap;
-        return advise_bounded(a);
+    case NEED_BOUNDED: *score = (double)s->worst * 1e12 + (double)s->heap; return advise_bounded(a);
     case NEED_BOUNDED_MT:
         *score = (double)s->worst * 1e12 + (double)s->heap;
         return advise_bounded(a) && a->thread_safe;
-    case NEED_SMALLEST:
-        *score = (double)s->heap * 1e6 + (double)s->worst;
-        return a->create != NULL && s->heap != 0u;
-    case NEED_FASTEST:
-        *score = mean;
-        return true;
+    case NEED_SMALLEST: *score = (double)s->heap * 1e6 + (double)s->worst; return a->create != NULL && s->heap != 0u;
+    case NEED_FASTEST: *score = mean; return true;
     case NEED_FLASH:
         /* no budget: the least code; within a budget: the bounded ones first, then the smallest heap */
         *score = flash_budget == 0u ? (double)s->flash * 1e12 + (double)s->heap
                                     : (advise_bounded(a) ? 0.0 : 1e30) + (double)s->heap * 1e6 + (double)s->flash;
         return a->create != NULL && s->flash != 0u && (flash_budget == 0u || s->flash <= flash_budget);
-    case NEEDS:
-        break;
+    case NEEDS: break;
     }
     return false;
 }
@@ -1653,15 +1622,15 @@ static void advise_why(const advise_ctx_t *c, size_t win, size_t k, advise_need_
         snprintf(out, len, "%.1f instructions a call against %.1f", s->ins_sum / (double)s->calls,
                  w->ins_sum / (double)w->calls);
         return;
-    case NEEDS:
-        break;
+    case NEEDS: break;
     }
     out[0] = '\0';
 }
 
 static void advise_print(const advise_ctx_t *c, unsigned margin, size_t flash_budget, bool have_flash)
 {
-    printf("\n%-22s %-9s %-34s %-12s %s\n", "need", "use", "heap to configure", "worst call", "runner-up, and why it lost");
+    printf("\n%-22s %-9s %-34s %-12s %s\n", "need", "use", "heap to configure", "worst call",
+           "runner-up, and why it lost");
     for (int n = 0; n < NEEDS; n++) {
         size_t best = SIZE_MAX, second = SIZE_MAX;
         double bs = 0.0, ss = 0.0;
@@ -1681,8 +1650,8 @@ static void advise_print(const advise_ctx_t *c, unsigned margin, size_t flash_bu
             printf("%-22s %s\n", need_name[n],
                    n == NEED_FLASH && !have_flash ? "no flash figures: run tools/footprint.sh (footprint_alloc.csv), "
                                                     "or give --footprint FILE"
-                   : n == NEED_FLASH ? "none fits the flash budget"
-                                     : "none of the allocators measured qualifies");
+                   : n == NEED_FLASH              ? "none fits the flash budget"
+                                                  : "none of the allocators measured qualifies");
             continue;
         }
         const advise_sum_t *s = &c->sum[best];
@@ -1709,27 +1678,28 @@ static void advise_print(const advise_ctx_t *c, unsigned margin, size_t flash_bu
             char b[32];
             advise_size(b, sizeof b, s->bound);
             printf("%-22s   guaranteed: %s suffices for any program with this live peak and these block sizes "
-                   "(Knuth's buddy bound)\n", "", b);
+                   "(Knuth's buddy bound)\n",
+                   "", b);
         } else if (c->allocs[best]->create != NULL && n != NEED_FASTEST) {
             printf("%-22s   no proven bound for other orders of the same calls: the margin covers runs like "
-                   "those recorded\n", "");
+                   "those recorded\n",
+                   "");
         }
     }
 }
 
 static void advise_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: rtbench trace advise FILE... [--alloc LIST] [--margin PCT] [--flash BYTES] [--footprint CSV]\n"
-            "                            [--sample N] [--jobs N] [--max-memory SIZE]\n"
-            "  which allocator to use for the program(s) recorded in FILE (one or several traces: the heap\n"
-            "  must run every stream of every file), for each need: bounded worst case; bounded and\n"
-            "  thread-safe; smallest heap; fastest (exact instructions, not time); a flash budget. Each\n"
-            "  answer gives the heap to configure (the smallest that runs every stream, found by bisection\n"
-            "  to 0.5 %%, plus --margin, default 20 %%), the guaranteed bound where one is proven, the worst\n"
-            "  call counted (--sample calls per stream, default 1000) and the runner-up with why it lost.\n"
-            "  --flash BYTES: the most code the firmware can give the allocator (Cortex-M4 text of\n"
-            "  --footprint CSV, default results/latest/footprint_alloc.csv of tools/footprint.sh)\n");
+    fprintf(out, "usage: rtbench trace advise FILE... [--alloc LIST] [--margin PCT] [--flash BYTES] [--footprint CSV]\n"
+                 "                            [--sample N] [--jobs N] [--max-memory SIZE]\n"
+                 "  which allocator to use for the program(s) recorded in FILE (one or several traces: the heap\n"
+                 "  must run every stream of every file), for each need: bounded worst case; bounded and\n"
+                 "  thread-safe; smallest heap; fastest (exact instructions, not time); a flash budget. Each\n"
+                 "  answer gives the heap to configure (the smallest that runs every stream, found by bisection\n"
+                 "  to 0.5 %%, plus --margin, default 20 %%), the guaranteed bound where one is proven, the worst\n"
+                 "  call counted (--sample calls per stream, default 1000) and the runner-up with why it lost.\n"
+                 "  --flash BYTES: the most code the firmware can give the allocator (Cortex-M4 text of\n"
+                 "  --footprint CSV, default results/latest/footprint_alloc.csv of tools/footprint.sh)\n");
 }
 
 int trace_advise(int argc, char **argv)
@@ -1851,11 +1821,14 @@ int trace_advise(int argc, char **argv)
     char pk[32];
     rp_format_size(pk, sizeof pk, peak);
     if (c.excluded == streams) {
-        fprintf(stderr, "rtbench trace advise: no allocator here runs any stream of %s (the notes above say which "
-                        "call fails)\n", nfiles == 1 ? files[0] : "these traces");
+        fprintf(stderr,
+                "rtbench trace advise: no allocator here runs any stream of %s (the notes above say which "
+                "call fails)\n",
+                nfiles == 1 ? files[0] : "these traces");
         return 1;
     }
-    printf("advice from %zu trace%s, %zu stream%s (%zu left out, see the notes), %zu calls, largest live peak %s; instructions: about %zu calls "
+    printf("advice from %zu trace%s, %zu stream%s (%zu left out, see the notes), %zu calls, largest live peak %s; "
+           "instructions: about %zu calls "
            "counted per allocator, spread over the streams by their calls, the same calls for each (exact, "
            "ptrace); heap: the smallest that runs every stream, by bisection to 0.5 %%\n",
            nfiles, nfiles == 1 ? "" : "s", streams, streams == 1 ? "" : "s", c.excluded, ops, pk, sample);

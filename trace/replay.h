@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/replay.h -- replaying and sizing recorded traces, the parts that
  * `rtbench trace replay|size` (replay.c) and the experiment `trace` (studies/exp_trace.c) share.
@@ -42,10 +43,10 @@ uint64_t rp_peak_live(const wl_trace_t *t);
 bool rp_fits(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t *fail_op);
 
 typedef struct rp_size_opts {
-    size_t res_abs;   /* bisection stops when hi - lo <= max(res_abs, hi * res_rel) */
+    size_t res_abs; /* bisection stops when hi - lo <= max(res_abs, hi * res_rel) */
     double res_rel;
-    size_t cap;       /* the largest size tried (the buffer's size) */
-    unsigned checks;  /* sizes above the found one checked for monotonicity */
+    size_t cap;      /* the largest size tried (the buffer's size) */
+    unsigned checks; /* sizes above the found one checked for monotonicity */
     /* whether the stream fits a fresh instance over buffer[0..size); NULL: rp_fits (the
      * single-threaded replay). A threaded replay passes its own (threads.h) */
     bool (*fits)(const rt_allocator_t *a, void *buffer, size_t size, const void *context);
@@ -53,20 +54,19 @@ typedef struct rp_size_opts {
 } rp_size_opts_t;
 
 typedef struct rp_size {
-    bool found;       /* some size <= cap fits */
-    size_t heap;      /* the smallest size found to fit */
-    size_t below;     /* the largest size found not to fit (0: none tried) */
+    bool found;        /* some size <= cap fits */
+    size_t heap;       /* the smallest size found to fit */
+    size_t below;      /* the largest size found not to fit (0: none tried) */
     size_t resolution; /* the bisection's last step: the minimum is in (below, heap] if monotone */
-    unsigned replays; /* replays made */
-    bool verified;    /* a second replay at `heap` fit too */
-    unsigned nonmono; /* sizes above heap that did not fit (checked: opts.checks) */
+    unsigned replays;  /* replays made */
+    bool verified;     /* a second replay at `heap` fit too */
+    unsigned nonmono;  /* sizes above heap that did not fit (checked: opts.checks) */
     size_t nonmono_at; /* the first of them */
     bool interrupted;
 } rp_size_t;
 
 /* Bisection for the smallest fitting size of a over buffer[0..opts->cap). */
-void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const rp_size_opts_t *opts,
-             rp_size_t *out);
+void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const rp_size_opts_t *opts, rp_size_t *out);
 
 /* The worst-case bound of a's memory for any sequence with the stream's live peak and block
  * range (buddy and the wait-free trees: Knuth's buddy bound, see replay.c). False when a has no
@@ -74,26 +74,26 @@ void rp_size(const rt_allocator_t *a, void *buffer, const wl_trace_t *t, const r
 bool rp_bound(const rt_allocator_t *a, const wl_trace_t *t, double *bytes, char *formula, size_t len);
 
 typedef struct rp_kind_stat {
-    size_t n;         /* calls counted */
+    size_t n; /* calls counted */
     double mean;
     uint32_t p99, max;
 } rp_kind_stat_t;
 
 typedef struct rp_replay {
-    size_t failures;      /* beyond those flagged WL_OP_FAILED */
-    size_t flagged;       /* ops flagged WL_OP_FAILED in the recording */
+    size_t failures; /* beyond those flagged WL_OP_FAILED */
+    size_t flagged;  /* ops flagged WL_OP_FAILED in the recording */
     /* instructions (ptrace sample) */
     bool ic_ok;
-    size_t ic_stride;     /* the sample's stride */
+    size_t ic_stride; /* the sample's stride */
     rp_kind_stat_t all, kind[RP_KINDS];
-    size_t worst_op;      /* the counted call with the most instructions */
+    size_t worst_op; /* the counted call with the most instructions */
     uint32_t worst_kind, worst_size, worst_count;
     /* time */
-    double ns_per_call;   /* median over the repetitions; 0 unmeasured */
+    double ns_per_call; /* median over the repetitions; 0 unmeasured */
     /* fragmentation */
     bool f_known, f_approx;
     uint64_t peak_memory;
-    double f;             /* F in % */
+    double f; /* F in % */
     bool interrupted;
 } rp_replay_t;
 
@@ -113,8 +113,8 @@ void rp_csv_measures(FILE *csv, const rp_replay_t *r, double ns, double glibc_ns
  * (every max(1, nops / sample)-th op; 0: every call), the same ops for every allocator (an op
  * an allocator cannot count -- flagged failed, or a kind it lacks -- moves the sample to the next
  * op). progress (may be NULL) receives the share of the stream done. */
-void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t sample,
-              rp_replay_t *r, void (*progress)(void *, double), void *context);
+void rp_count(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, size_t sample, rp_replay_t *r,
+              void (*progress)(void *, double), void *context);
 /* The stride rp_count uses for `sample` calls of t. */
 size_t rp_sample_stride(const wl_trace_t *t, size_t sample);
 /* Whether a percentile p (99 or 99.9) is supported by n samples: at least 10 lie above it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/rttrace.c -- rttrace, the trace tool: record a program's allocations, then replay them on
  * the allocators, size the heap each needs and pick one (doc/traces.md). The same commands as

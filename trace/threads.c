@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/threads.c -- a recorded threaded program replayed with one thread per recorded
  * thread: the plan and the two replay modes (threads.h; the command: threads_cli.c).
@@ -42,7 +43,7 @@ static bool plan_objects(const tr_stream_t *st, rp_plan_t *p)
     const wl_trace_t *t = &st->trace;
     uint32_t *cur = malloc((t->slots ? t->slots : 1u) * sizeof *cur);
     uint32_t *maker = malloc((t->nops ? t->nops : 1u) * sizeof *maker); /* per object: its thread */
-    uint32_t *len = calloc(t->nops ? t->nops : 1u, sizeof *len);          /* per object: ops so far */
+    uint32_t *len = calloc(t->nops ? t->nops : 1u, sizeof *len);        /* per object: ops so far */
     bool ok = cur != NULL && maker != NULL && len != NULL;
     for (uint32_t s = 0; ok && s < t->slots; s++) {
         cur[s] = NO_OBJECT;
@@ -133,12 +134,12 @@ typedef struct thr_shared {
     rp_thr_mode_t mode;
     bool timed;
     drv_instance_t in;
-    atomic_bool go;            /* every thread created: start */
-    _Atomic size_t next;       /* ordered: the op whose turn it is */
-    _Atomic uint32_t *done;    /* concurrent: per object, its ops done */
-    sem_t *turn;               /* ordered: per thread, posted when its op's turn comes */
-    atomic_bool stop;          /* Ctrl-C seen: every thread leaves */
-    uint32_t *cycles;          /* timed: per op */
+    atomic_bool go;         /* every thread created: start */
+    _Atomic size_t next;    /* ordered: the op whose turn it is */
+    _Atomic uint32_t *done; /* concurrent: per object, its ops done */
+    sem_t *turn;            /* ordered: per thread, posted when its op's turn comes */
+    atomic_bool stop;       /* Ctrl-C seen: every thread leaves */
+    uint32_t *cycles;       /* timed: per op */
 } thr_shared_t;
 
 typedef struct thr_worker {
@@ -303,8 +304,8 @@ static void thr_release(thr_shared_t *sh, const rp_plan_t *p)
     free(sh->cycles);
 }
 
-bool rp_threaded(const rt_allocator_t *a, void *buffer, size_t size, const rp_plan_t *p, rp_thr_mode_t mode,
-                 bool timed, rp_thr_run_t *out)
+bool rp_threaded(const rt_allocator_t *a, void *buffer, size_t size, const rp_plan_t *p, rp_thr_mode_t mode, bool timed,
+                 rp_thr_run_t *out)
 {
     memset(out, 0, sizeof *out);
     thr_shared_t *sh = calloc(1, sizeof *sh);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/threads.h -- a recorded threaded program replayed with one thread per recorded
  * thread (`rtbench trace threads FILE`, threads.c).
@@ -33,14 +34,14 @@
 
 /* A stream prepared for a threaded replay. */
 typedef struct rp_plan {
-    wl_trace_t trace;   /* the stream's ops with slots renamed to objects (trace.slots: objects) */
+    wl_trace_t trace; /* the stream's ops with slots renamed to objects (trace.slots: objects) */
     uint32_t nthreads;
     const uint32_t *thread; /* per op (the stream's) */
-    uint32_t *seq;      /* per op: its place among the ops on its object */
-    size_t *start;      /* per thread t: its ops are order[start[t] .. start[t + 1]) */
-    size_t *order;      /* op indices grouped by thread, each group in stream order */
-    uint64_t cross;     /* frees and reallocs of a block another thread allocated */
-    uint64_t peak;      /* the stream's live peak (rp_peak_live) */
+    uint32_t *seq;          /* per op: its place among the ops on its object */
+    size_t *start;          /* per thread t: its ops are order[start[t] .. start[t + 1]) */
+    size_t *order;          /* op indices grouped by thread, each group in stream order */
+    uint64_t cross;         /* frees and reallocs of a block another thread allocated */
+    uint64_t peak;          /* the stream's live peak (rp_peak_live) */
 } rp_plan_t;
 
 /* Prepares st (which must have per-op threads: st->thread != NULL). False when out of memory. */
@@ -50,13 +51,13 @@ void rp_plan_free(rp_plan_t *p);
 typedef enum { RP_ORDERED, RP_CONCURRENT } rp_thr_mode_t;
 
 typedef struct rp_thr_run {
-    bool ran;            /* create succeeded and every thread started */
-    bool interrupted;    /* Ctrl-C (drv_stop) */
-    size_t failures;     /* allocating calls that got NULL where the recording got memory */
-    uint64_t calls;      /* calls made */
-    double wall_ns;      /* the whole replay */
+    bool ran;         /* create succeeded and every thread started */
+    bool interrupted; /* Ctrl-C (drv_stop) */
+    size_t failures;  /* allocating calls that got NULL where the recording got memory */
+    uint64_t calls;   /* calls made */
+    double wall_ns;   /* the whole replay */
     /* timed runs only: each call's clock reading (CLK_UNIT of clock.h) */
-    double mean;         /* per call */
+    double mean; /* per call */
     uint32_t p99, max;
     double ticks_per_ns; /* the clock against CLOCK_MONOTONIC over the run (1 where the unit is ns) */
 } rp_thr_run_t;
@@ -64,8 +65,8 @@ typedef struct rp_thr_run {
 /* Replays p on a fresh instance of a (over buffer[0..size) when it has create), one thread per
  * recorded thread. A thread gives its context back (the descriptor's thread_exit) after its last
  * call. Returns out->ran. */
-bool rp_threaded(const rt_allocator_t *a, void *buffer, size_t size, const rp_plan_t *p, rp_thr_mode_t mode,
-                 bool timed, rp_thr_run_t *out);
+bool rp_threaded(const rt_allocator_t *a, void *buffer, size_t size, const rp_plan_t *p, rp_thr_mode_t mode, bool timed,
+                 rp_thr_run_t *out);
 
 /* rp_size's fits callback: an ordered replay of the plan (context) with no failure. */
 bool rp_threaded_fits(const rt_allocator_t *a, void *buffer, size_t size, const void *context);

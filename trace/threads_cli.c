@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/threads_cli.c -- `rtbench trace threads FILE`: each stream recorded with more than
  * one thread replayed with one thread per recorded thread against the thread-safe allocators,
@@ -117,10 +118,10 @@ static int cmp_double(const void *x, const void *y)
 
 /* One allocator's row. */
 typedef struct thr_row {
-    rp_size_t size;      /* heap needed (allocators with create) */
-    rp_thr_run_t run;    /* the median run's figures */
-    double ns_per_call;  /* median over the reps: mean clock per call / ticks per ns */
-    size_t failures;     /* the most of any timed run */
+    rp_size_t size;     /* heap needed (allocators with create) */
+    rp_thr_run_t run;   /* the median run's figures */
+    double ns_per_call; /* median over the reps: mean clock per call / ticks per ns */
+    size_t failures;    /* the most of any timed run */
     bool timed;
 } thr_row_t;
 
@@ -224,8 +225,8 @@ bool rp_threads_stream(const tr_stream_t *st, size_t si, const rp_thr_opts_t *o,
         rp_plan_free(&p);
         return false;
     }
-    printf("\nstream %zu: %s: %u threads, %zu ops%s, %llu cross-thread frees and reallocs, live peak %llu bytes\n",
-           si, st->command, (unsigned)st->threads, view.trace.nops,
+    printf("\nstream %zu: %s: %u threads, %zu ops%s, %llu cross-thread frees and reallocs, live peak %llu bytes\n", si,
+           st->command, (unsigned)st->threads, view.trace.nops,
            view.trace.nops < st->trace.nops ? " (the first of the stream's)" : "", (unsigned long long)p.cross,
            (unsigned long long)p.peak);
     printf("  %-11s %12s %7s %9s %10s %12s %8s\n", "allocator", "heap needed", "ratio", "ns/call", "p99 " CLK_UNIT,

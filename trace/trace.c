@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/trace.c -- the trace file: save, load and check (doc/traces.md).
  *
@@ -131,15 +132,9 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
     return h;
 }
 
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1u);
-}
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1u); }
 
 static void encode_ops(tr_buf_t *b, const tr_stream_t *st)
 {
@@ -236,10 +231,7 @@ bool tr_encode(const tr_file_t *f, unsigned char **out, size_t *len)
     return true;
 }
 
-uint64_t tr_checksum(const unsigned char *p, size_t n)
-{
-    return fnv1a(p, n);
-}
+uint64_t tr_checksum(const unsigned char *p, size_t n) { return fnv1a(p, n); }
 
 bool tr_save(const char *path, const tr_file_t *f, char *err, size_t errlen)
 {
@@ -405,10 +397,7 @@ static bool mem_take(tr_mem_t *m, uint64_t bytes)
     return true;
 }
 
-static void mem_give(tr_mem_t *m, uint64_t bytes)
-{
-    m->used -= bytes < m->used ? bytes : m->used;
-}
+static void mem_give(tr_mem_t *m, uint64_t bytes) { m->used -= bytes < m->used ? bytes : m->used; }
 
 /* Decodes and checks one stream's ops (the reader limited to its ops_bytes). */
 static bool decode_ops(tr_reader_t *r, tr_stream_t *st, tr_mem_t *mem, char *err, size_t errlen, size_t sidx)
@@ -423,8 +412,8 @@ static bool decode_ops(tr_reader_t *r, tr_stream_t *st, tr_mem_t *mem, char *err
     uint64_t ops_bytes = (uint64_t)(t->nops ? t->nops : 1u) * (sizeof *t->ops + (threaded ? sizeof *st->thread : 0u));
     uint64_t tables = (uint64_t)(t->slots ? t->slots : 1u) * (1u + sizeof *d.size);
     if (!mem_take(mem, ops_bytes)) {
-        snprintf(err, errlen, "stream %zu: its %zu ops need more than the memory limit of %llu bytes", sidx,
-                 t->nops, (unsigned long long)mem->max);
+        snprintf(err, errlen, "stream %zu: its %zu ops need more than the memory limit of %llu bytes", sidx, t->nops,
+                 (unsigned long long)mem->max);
         return false;
     }
     if (!mem_take(mem, tables)) {
@@ -468,8 +457,7 @@ static bool decode_ops(tr_reader_t *r, tr_stream_t *st, tr_mem_t *mem, char *err
     if (r->what == NULL && bad == NULL && r->p != r->end) {
         bad = "corrupt (bytes left over after a stream's ops)";
     }
-    if (r->what == NULL && bad == NULL &&
-        (d.nmalloc != t->nmalloc || d.nfree != t->nfree || d.peak != t->peak_live)) {
+    if (r->what == NULL && bad == NULL && (d.nmalloc != t->nmalloc || d.nfree != t->nfree || d.peak != t->peak_live)) {
         bad = "corrupt (the stream's counters disagree with its ops)";
     }
     if (r->what != NULL || bad != NULL) {
@@ -497,14 +485,13 @@ void tr_release(tr_file_t *f)
 static bool check_file(const unsigned char *data, size_t len, uint32_t *version_out, char *err, size_t errlen)
 {
     if (len < sizeof tr_magic + 4 + 8 || memcmp(data, tr_magic, sizeof tr_magic) != 0) {
-        snprintf(err, errlen, len < sizeof tr_magic ? "not a trace file (too short)"
-                                                    : memcmp(data, tr_magic, sizeof tr_magic) != 0
-                                                          ? "not a trace file (bad magic)"
-                                                          : "truncated (shorter than a header)");
+        snprintf(err, errlen,
+                 len < sizeof tr_magic                          ? "not a trace file (too short)"
+                 : memcmp(data, tr_magic, sizeof tr_magic) != 0 ? "not a trace file (bad magic)"
+                                                                : "truncated (shorter than a header)");
         return false;
     }
-    uint32_t version = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 |
-                       (uint32_t)data[11] << 24;
+    uint32_t version = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 | (uint32_t)data[11] << 24;
     if (version < TR_VERSION_MIN || version > TR_VERSION) {
         snprintf(err, errlen, "trace format version %u, this rtbench reads versions %d to %d", (unsigned)version,
                  TR_VERSION_MIN, TR_VERSION);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace/trace.h -- allocation traces of real programs: record, store, load (doc/traces.md).
  *
@@ -21,22 +22,22 @@
 #include "workload.h"
 
 typedef struct tr_stream {
-    wl_trace_t trace;      /* ops with kinds of workload.h (malloc, free, realloc, calloc, memalign);
+    wl_trace_t trace;  /* ops with kinds of workload.h (malloc, free, realloc, calloc, memalign);
                               trace.peak_live: the most requested bytes live at once */
-    uint32_t pid;          /* of the recorded process */
-    uint32_t threads;      /* threads that made calls */
-    uint32_t *thread;      /* per op, the thread that made it (0 .. threads - 1, numbered in the
+    uint32_t pid;      /* of the recorded process */
+    uint32_t threads;  /* threads that made calls */
+    uint32_t *thread;  /* per op, the thread that made it (0 .. threads - 1, numbered in the
                               order threads first called); NULL when threads <= 1 or the file is
                               of format version 1. malloc'ed; tr_release frees it */
-    uint64_t failed;       /* calls that returned NULL in the recorded run (WL_OP_FAILED) */
-    uint64_t foreign;      /* frees/reallocs of pointers the stream never allocated (dropped) */
-    char command[256];     /* argv of the process image, space-separated, truncated */
+    uint64_t failed;   /* calls that returned NULL in the recorded run (WL_OP_FAILED) */
+    uint64_t foreign;  /* frees/reallocs of pointers the stream never allocated (dropped) */
+    char command[256]; /* argv of the process image, space-separated, truncated */
 } tr_stream_t;
 
 typedef struct tr_file {
     size_t nstreams;
-    tr_stream_t *streams;  /* malloc'ed */
-    char command[256];     /* what `record` ran */
+    tr_stream_t *streams; /* malloc'ed */
+    char command[256];    /* what `record` ran */
 } tr_file_t;
 
 /* Loads a trace file. On failure returns false with the reason in err. Everything the loader
@@ -74,9 +75,9 @@ void tr_zero_as_one(tr_file_t *f);
 
 /* The subcommands, each given argv after "trace <name>" (argc counts only those). Return the
  * process exit status. */
-int trace_record(int argc, char **argv);  /* [-o FILE] -- CMD ARGS... (trace/record.c) */
-int trace_replay(int argc, char **argv);  /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
-int trace_advise(int argc, char **argv);  /* FILE... : which allocator for the recorded program (replay.c) */
-int trace_size(int argc, char **argv);    /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
+int trace_record(int argc, char **argv); /* [-o FILE] -- CMD ARGS... (trace/record.c) */
+int trace_replay(int argc, char **argv); /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
+int trace_advise(int argc, char **argv); /* FILE... : which allocator for the recorded program (replay.c) */
+int trace_size(int argc, char **argv);   /* FILE [--alloc LIST] [--csv DIR] [--max-memory SIZE] (replay.c) */
 
 #endif /* RTBENCH_TRACE_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * workloads/wl_fma.c -- the FMA article's test program as a trace generator (wl_fma.h).
  */
@@ -15,10 +16,7 @@ const char *wl_fma_release_name(wl_fma_release_t release)
     return release == WL_FMA_BURST ? "burst" : release == WL_FMA_RELEASE_LIVE ? "live" : "index";
 }
 
-const char *wl_fma_sizes_name(wl_fma_sizes_t sizes)
-{
-    return sizes == WL_FMA_EXACT ? "exact" : "uniform";
-}
+const char *wl_fma_sizes_name(wl_fma_sizes_t sizes) { return sizes == WL_FMA_EXACT ? "exact" : "uniform"; }
 
 /* A size class by Table 1's percentages (one draw). */
 static unsigned draw_class(uint64_t *x)
@@ -87,17 +85,13 @@ static void table_clear(fma_table_t *tb)
     }
 }
 
-static void table_free(fma_table_t *tb)
-{
-    free(tb->size), free(tb->empty), free(tb->live), free(tb->pos);
-}
+static void table_free(fma_table_t *tb) { free(tb->size), free(tb->empty), free(tb->live), free(tb->pos); }
 
 /* The trace's ops (every free empties an entry some earlier malloc filled: at most one free per
  * malloc) and the table, empty; t zeroed. False when out of memory. */
 /* Opens a trace of `allocations` mallocs (false, with *t empty, for 0 or out of memory) and its
  * table; zeroes *in. */
-static bool trace_open(wl_trace_t *t, size_t allocations, uint64_t seed, fma_table_t *tb,
-                       wl_fma_info_t *in)
+static bool trace_open(wl_trace_t *t, size_t allocations, uint64_t seed, fma_table_t *tb, wl_fma_info_t *in)
 {
     memset(in, 0, sizeof *in);
     memset(t, 0, sizeof *t);
@@ -111,8 +105,7 @@ static bool trace_open(wl_trace_t *t, size_t allocations, uint64_t seed, fma_tab
                         malloc(WL_FMA_TABLE * sizeof(uint32_t)),
                         0,
                         0};
-    if (t->ops == NULL || tb->size == NULL || tb->empty == NULL || tb->live == NULL ||
-        tb->pos == NULL) {
+    if (t->ops == NULL || tb->size == NULL || tb->empty == NULL || tb->live == NULL || tb->pos == NULL) {
         free(t->ops), table_free(tb);
         t->ops = NULL;
         return false;
@@ -138,8 +131,8 @@ static void table_overflow(wl_trace_t *t, fma_table_t *tb, wl_fma_info_t *in)
 }
 
 /* A malloc of sz bytes into the most recently emptied entry (the table is not full). */
-static void emit_malloc(wl_trace_t *t, fma_table_t *tb, wl_fma_info_t *in, uint64_t *live_bytes,
-                        uint32_t sz, unsigned cls)
+static void emit_malloc(wl_trace_t *t, fma_table_t *tb, wl_fma_info_t *in, uint64_t *live_bytes, uint32_t sz,
+                        unsigned cls)
 {
     uint32_t s = tb->empty[--tb->nempty];
     t->ops[t->nops++] = (wl_op_t){.slot = s, .size = sz, .kind = WL_MALLOC};
@@ -152,8 +145,7 @@ static void emit_malloc(wl_trace_t *t, fma_table_t *tb, wl_fma_info_t *in, uint6
 }
 
 /* A free of entry s (live). */
-static void emit_free(wl_trace_t *t, fma_table_t *tb, wl_fma_info_t *in, uint64_t *live_bytes,
-                      uint32_t s)
+static void emit_free(wl_trace_t *t, fma_table_t *tb, wl_fma_info_t *in, uint64_t *live_bytes, uint32_t s)
 {
     t->ops[t->nops++] = (wl_op_t){.slot = s, .size = 0, .kind = WL_FREE};
     *live_bytes -= tb->size[s];
@@ -169,8 +161,8 @@ static void trace_close(wl_trace_t *t, fma_table_t *tb, wl_fma_info_t *in)
     table_free(tb);
 }
 
-bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_release_t release,
-            uint64_t seed, wl_fma_info_t *info)
+bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_release_t release, uint64_t seed,
+            wl_fma_info_t *info)
 {
     if (release == WL_FMA_BURST) {
         return wl_fma_burst(t, allocations, sizes, seed, info, NULL, 0);
@@ -185,8 +177,8 @@ bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_rele
     snprintf(t->params, sizeof t->params,
              "FMA 1998: %zu allocations, table %u, sizes %s, request 1/2, release by %s, "
              "xorshift64* seed %llu",
-             allocations, (unsigned)WL_FMA_TABLE, wl_fma_sizes_name(sizes),
-             wl_fma_release_name(release), (unsigned long long)seed);
+             allocations, (unsigned)WL_FMA_TABLE, wl_fma_sizes_name(sizes), wl_fma_release_name(release),
+             (unsigned long long)seed);
     uint64_t x = seed != 0 ? seed : 1u;
     uint64_t live_bytes = 0;
     while (t->nmalloc < allocations) {
@@ -220,8 +212,8 @@ bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_rele
     return true;
 }
 
-bool wl_fma_burst(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, uint64_t seed,
-                  wl_fma_info_t *info, wl_fma_phase_t *phases, size_t cap)
+bool wl_fma_burst(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, uint64_t seed, wl_fma_info_t *info,
+                  wl_fma_phase_t *phases, size_t cap)
 {
     wl_fma_info_t local;
     wl_fma_info_t *in = info != NULL ? info : &local;
@@ -233,20 +225,18 @@ bool wl_fma_burst(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, uint6
     snprintf(t->params, sizeof t->params,
              "FMA bursts: %zu allocations, table %u, B in [%u, %u], R in [0, E], sizes %s, "
              "xorshift64* seed %llu",
-             allocations, (unsigned)WL_FMA_TABLE, (unsigned)WL_FMA_BURST_MIN,
-             (unsigned)WL_FMA_BURST_MAX, wl_fma_sizes_name(sizes), (unsigned long long)seed);
+             allocations, (unsigned)WL_FMA_TABLE, (unsigned)WL_FMA_BURST_MIN, (unsigned)WL_FMA_BURST_MAX,
+             wl_fma_sizes_name(sizes), (unsigned long long)seed);
     uint64_t x = seed != 0 ? seed : 1u;
     uint64_t live_bytes = 0;
     while (t->nmalloc < allocations) {
         unsigned cls = draw_class(&x);
-        uint32_t b = WL_FMA_BURST_MIN +
-                     (uint32_t)(wl_rand(&x) % (uint32_t)(WL_FMA_BURST_MAX - WL_FMA_BURST_MIN + 1));
+        uint32_t b = WL_FMA_BURST_MIN + (uint32_t)(wl_rand(&x) % (uint32_t)(WL_FMA_BURST_MAX - WL_FMA_BURST_MIN + 1));
         /* Invariant of the phase: live[0 .. e) are its earlier blocks still live, its own after. */
         uint32_t e = tb.nlive;
         uint32_t r = (uint32_t)(wl_rand(&x) % ((uint64_t)e + 1u));
         if (phases != NULL && in->bursts < cap) {
-            phases[in->bursts] = (wl_fma_phase_t){
-                .op = t->nops, .cls = cls, .blocks = b, .earlier = e, .release = r};
+            phases[in->bursts] = (wl_fma_phase_t){.op = t->nops, .cls = cls, .blocks = b, .earlier = e, .release = r};
         }
         in->bursts++;
         uint32_t owed = 0; /* releases made or missed so far */

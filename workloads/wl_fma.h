@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * workloads/wl_fma.h -- the test program of the FMA article (Dr. Dobb's 1998, "Performance and Memory
  * Utilization"; its study: bench/README.md), as a seeded trace generator (workload.h's wl_trace_t).
@@ -70,11 +71,7 @@ enum { WL_FMA_BURST_MIN = 50, WL_FMA_BURST_MAX = 500 };
 
 typedef enum wl_fma_sizes { WL_FMA_UNIFORM = 0, WL_FMA_EXACT = 1 } wl_fma_sizes_t;
 /* How blocks are released: the article's test (by index, by live block) or the burst program. */
-typedef enum wl_fma_release {
-    WL_FMA_RELEASE_INDEX = 0,
-    WL_FMA_RELEASE_LIVE = 1,
-    WL_FMA_BURST = 2
-} wl_fma_release_t;
+typedef enum wl_fma_release { WL_FMA_RELEASE_INDEX = 0, WL_FMA_RELEASE_LIVE = 1, WL_FMA_BURST = 2 } wl_fma_release_t;
 
 /* Table 1: the class limits (bytes) and the percentage of requests of each. */
 extern const uint32_t wl_fma_class_size[WL_FMA_CLASSES];
@@ -85,14 +82,14 @@ const char *wl_fma_sizes_name(wl_fma_sizes_t sizes);
 const char *wl_fma_release_name(wl_fma_release_t release);
 
 typedef struct wl_fma_info {
-    size_t allocations;    /* mallocs in the trace (== the run length asked for) */
-    size_t releases;       /* frees drawn at random (overflow frees not included) */
-    size_t misses;         /* release draws that released nothing (empty entry; none live) */
-    size_t overflows;      /* times the table was full at a request (Table 2's "table overflow") */
-    size_t overflow_frees; /* frees made by those overflows */
-    size_t max_live;       /* most blocks tracked at once (<= WL_FMA_TABLE) */
+    size_t allocations;               /* mallocs in the trace (== the run length asked for) */
+    size_t releases;                  /* frees drawn at random (overflow frees not included) */
+    size_t misses;                    /* release draws that released nothing (empty entry; none live) */
+    size_t overflows;                 /* times the table was full at a request (Table 2's "table overflow") */
+    size_t overflow_frees;            /* frees made by those overflows */
+    size_t max_live;                  /* most blocks tracked at once (<= WL_FMA_TABLE) */
     size_t per_class[WL_FMA_CLASSES]; /* mallocs per size class */
-    size_t bursts; /* burst program: phases begun (the last one may be cut short) */
+    size_t bursts;                    /* burst program: phases begun (the last one may be cut short) */
 } wl_fma_info_t;
 
 /* One phase of the burst program, as drawn (wl_fma_burst's record). */
@@ -108,12 +105,12 @@ typedef struct wl_fma_phase {
  * released as `release` says (WL_FMA_BURST: the burst program, as wl_fma_burst without a record).
  * Fills t (t->peak_live: the most requested bytes live at once) and, when info is not NULL, *info.
  * Returns false when out of memory or allocations is 0. */
-bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_release_t release,
-            uint64_t seed, wl_fma_info_t *info);
+bool wl_fma(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, wl_fma_release_t release, uint64_t seed,
+            wl_fma_info_t *info);
 
 /* The burst program (beyond the article; above): as wl_fma, and the first `cap` phases recorded in
  * phases[] when phases is not NULL (info->bursts says how many there were). */
-bool wl_fma_burst(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, uint64_t seed,
-                  wl_fma_info_t *info, wl_fma_phase_t *phases, size_t cap);
+bool wl_fma_burst(wl_trace_t *t, size_t allocations, wl_fma_sizes_t sizes, uint64_t seed, wl_fma_info_t *info,
+                  wl_fma_phase_t *phases, size_t cap);
 
 #endif /* RTBENCH_WL_FMA_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * workloads/workload.c -- the generators of workload.h.
  */
@@ -46,8 +47,8 @@ bool wl_uniform(wl_trace_t *t, const wl_uniform_spec_t *spec, size_t nops, uint6
         return false;
     }
     snprintf(t->name, sizeof t->name, "%s", spec->name);
-    snprintf(t->params, sizeof t->params, "%u slots, sizes %u..%u, %zu ops, xorshift64* seed %llu",
-             spec->slots, spec->min_size, spec->max_size, nops, (unsigned long long)seed);
+    snprintf(t->params, sizeof t->params, "%u slots, sizes %u..%u, %zu ops, xorshift64* seed %llu", spec->slots,
+             spec->min_size, spec->max_size, nops, (unsigned long long)seed);
     t->seed = seed;
     uint64_t x = seed != 0 ? seed : 1u;
     uint64_t span = (uint64_t)spec->max_size - spec->min_size + 1u;
@@ -114,18 +115,11 @@ double wl_normal(uint64_t *state)
 bool wl_mm_grange(unsigned test, uint32_t *lo, uint32_t *hi)
 {
     switch (test) {
-    case 1:
-        *lo = 2048, *hi = 20480;
-        return true;
-    case 2:
-        *lo = 8, *hi = 1024;
-        return true;
+    case 1: *lo = 2048, *hi = 20480; return true;
+    case 2: *lo = 8, *hi = 1024; return true;
     case 3:
-    case 4:
-        *lo = 8, *hi = 20480;
-        return true;
-    default:
-        return false;
+    case 4: *lo = 8, *hi = 20480; return true;
+    default: return false;
     }
 }
 
@@ -160,11 +154,11 @@ enum { MM_WHEEL = 64 };
 
 typedef struct mm_sim {
     wl_trace_t *t;
-    uint32_t *next;      /* per slot: the next slot in its wheel bucket or the marked list */
-    uint32_t *size;      /* per slot: the bytes requested */
-    uint32_t *freeslot;  /* stack of empty slots */
+    uint32_t *next;     /* per slot: the next slot in its wheel bucket or the marked list */
+    uint32_t *size;     /* per slot: the bytes requested */
+    uint32_t *freeslot; /* stack of empty slots */
     uint32_t nfreeslot;
-    uint32_t cap;        /* slots allocated */
+    uint32_t cap; /* slots allocated */
     uint32_t head[MM_WHEEL], tail[MM_WHEEL];
     uint32_t mhead, mtail; /* marked blocks */
     uint64_t held, inuse;
@@ -258,9 +252,9 @@ bool wl_masmano(wl_trace_t *t, const wl_mm_taskset_t *ts, size_t nmalloc, uint32
     }
     m.mhead = m.mtail = MM_NIL;
     snprintf(t->name, sizeof t->name, "masmano-t%u", ts->test);
-    snprintf(t->params, sizeof t->params, "test %u, %u tasks, %s, %zu mallocs, task seed %llu, seed %llu",
-             ts->test, ts->ntasks, dealloc_period == 0 ? "immediate" : "delayed", nmalloc,
-             (unsigned long long)ts->seed, (unsigned long long)seed);
+    snprintf(t->params, sizeof t->params, "test %u, %u tasks, %s, %zu mallocs, task seed %llu, seed %llu", ts->test,
+             ts->ntasks, dealloc_period == 0 ? "immediate" : "delayed", nmalloc, (unsigned long long)ts->seed,
+             (unsigned long long)seed);
     t->seed = seed;
     t->dealloc_period = dealloc_period;
     uint64_t x = seed != 0 ? seed : 1u;
@@ -433,9 +427,7 @@ bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n)
         }
         lay_op(&l, true, WL_MALLOC, 4u * n + 1u, 40u << 20);
         break;
-    default:
-        l.ok = false;
-        break;
+    default: l.ok = false; break;
     }
     if (!l.ok) {
         wl_release(t);
@@ -447,8 +439,8 @@ bool wl_worst(wl_trace_t *t, wl_worst_t which, uint32_t n)
 
 typedef struct pb {
     wl_lay_t l;
-    uint32_t next;          /* next unused slot of the rep */
-    uint32_t live[16];      /* the rep's slots in allocation order; UINT32_MAX once freed */
+    uint32_t next;     /* next unused slot of the rep */
+    uint32_t live[16]; /* the rep's slots in allocation order; UINT32_MAX once freed */
     uint32_t nlive;
     size_t at[WL_PATHS_REPS * 2u];
     uint32_t val[WL_PATHS_REPS * 2u];
@@ -521,7 +513,8 @@ static const wl_path_scenario_t path_scenarios[] = {
     {"malloc split, lone", WL_PATH_M_SPLIT, "X=3B,s; free X; malloc 2B"},
     {"malloc split climb, kept", WL_PATH_M_SPLIT2, "X1=65B,s,X2=65B,s; free X1,X2; malloc B"},
     {"malloc split climb, lone", WL_PATH_M_SPLIT2, "X=4B,s; free X; malloc B"},
-    {"malloc split climb, new peak", WL_PATH_M_SPLIT2, "malloc B from W, the reps' blocks kept: new peak and watermark"},
+    {"malloc split climb, new peak", WL_PATH_M_SPLIT2,
+     "malloc B from W, the reps' blocks kept: new peak and watermark"},
     {"free no merge, kept", WL_PATH_F_NONE, "K=B,s,Y=B,s; free K; free Y"},
     {"free no merge, lone", WL_PATH_F_NONE, "s,Y=B,s; free Y"},
     {"free merge prev, kept", WL_PATH_F_PREV, "K=B,s,K2=2B,s,P=B,Y=B,s; free K,K2,P; free Y"},
@@ -535,9 +528,15 @@ enum { WL_PATH_SCENARIOS = sizeof path_scenarios / sizeof path_scenarios[0] };
 
 const char *wl_path_name(wl_path_t path)
 {
-    static const char *const names[WL_PATH_COUNT] = {
-        "-", "malloc exact fit", "malloc exact fit, climb", "malloc split", "malloc split, climb",
-        "free no merge", "free merge prev", "free merge next", "free merge both"};
+    static const char *const names[WL_PATH_COUNT] = {"-",
+                                                     "malloc exact fit",
+                                                     "malloc exact fit, climb",
+                                                     "malloc split",
+                                                     "malloc split, climb",
+                                                     "free no merge",
+                                                     "free merge prev",
+                                                     "free merge next",
+                                                     "free merge both"};
     return (unsigned)path < WL_PATH_COUNT ? names[path] : "?";
 }
 
@@ -633,9 +632,7 @@ static void pb_rep(pb_t *b, size_t i, uint32_t B)
         pb_f(b, p), pb_f(b, n);
         pb_free(b, true, y), pb_expect(b, WL_PATH_F_BOTH, 3);
         break;
-    default:
-        b->l.ok = false;
-        break;
+    default: b->l.ok = false; break;
     }
     pb_teardown(b);
 }

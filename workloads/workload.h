@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * workloads/workload.h -- deterministic, seeded generators of allocator operations.
  *
@@ -44,19 +45,19 @@ typedef struct wl_op {
 
 typedef struct wl_trace {
     char name[32];
-    char params[128];  /* the generator's parameters, in words, for report headers */
+    char params[128]; /* the generator's parameters, in words, for report headers */
     uint64_t seed;
-    uint32_t slots;    /* size of the live-set table the replay needs */
+    uint32_t slots; /* size of the live-set table the replay needs */
     size_t nops;
     size_t nmalloc, nfree;
-    size_t measured;   /* the op of interest (mem_frag's malloc(120)); SIZE_MAX if none */
+    size_t measured; /* the op of interest (mem_frag's malloc(120)); SIZE_MAX if none */
     wl_op_t *ops;
     /* Masmano traces only (NULL / 0 otherwise), one entry per op: */
-    uint64_t *live;    /* requested bytes not yet freed after op i (marked blocks included) */
-    uint32_t *time;    /* the time unit of op i */
-    uint32_t *expire;  /* WL_MALLOC: the time unit its holding time ends; WL_FREE: 0 */
-    uint64_t peak_live;  /* max of live[] */
-    uint64_t peak_inuse; /* max requested bytes in use (within their holding time): the reference
+    uint64_t *live;          /* requested bytes not yet freed after op i (marked blocks included) */
+    uint32_t *time;          /* the time unit of op i */
+    uint32_t *expire;        /* WL_MALLOC: the time unit its holding time ends; WL_FREE: 0 */
+    uint64_t peak_live;      /* max of live[] */
+    uint64_t peak_inuse;     /* max requested bytes in use (within their holding time): the reference
                             live memory of Test 4; == peak_live under immediate deallocation */
     uint32_t dealloc_period; /* 0: immediate deallocation; else the deallocation task's period */
     /* wl_paths traces only (NULL otherwise), one entry per op: 0 for an op not measured, else the
@@ -123,14 +124,14 @@ enum {
 };
 
 typedef struct wl_mm_task {
-    uint32_t period;   /* p_i */
-    uint32_t gmax;     /* g_i: bytes per period (the normal's mean is gmax / nreq) */
-    uint32_t nreq;     /* requests per period */
-    uint32_t hmax;     /* h_i: the longest holding time */
+    uint32_t period; /* p_i */
+    uint32_t gmax;   /* g_i: bytes per period (the normal's mean is gmax / nreq) */
+    uint32_t nreq;   /* requests per period */
+    uint32_t hmax;   /* h_i: the longest holding time */
 } wl_mm_task_t;
 
 typedef struct wl_mm_taskset {
-    unsigned test;     /* 1..4 */
+    unsigned test; /* 1..4 */
     uint64_t seed;
     uint32_t ntasks;
     uint32_t pmin, pmax; /* shortest and longest period */
@@ -227,7 +228,10 @@ typedef enum wl_path {
     WL_PATH_COUNT
 } wl_path_t;
 enum { WL_PATHS_REPS = 4 };
+/* clang-format reads (e) & 0xffu as a cast of &0xffu */
+/* clang-format off */
 #define WL_EXPECT_PATH(e) ((wl_path_t)((e) & 0xffu))
+/* clang-format on */
 #define WL_EXPECT_FREE(e) ((e) >> 8)
 
 /* The path's name, e.g. "malloc exact fit". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/dropin/pairs.c -- the drop-in malloc under threads: T threads, each N malloc/free pairs of
  * 16..512 bytes over its own window of 256 live blocks (a slot drawn at random is freed and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/bench.h -- what the experiments of rtbench share: the run's settings, the arena, the
  * verified clock, the header every output carries (STYLE rule 11: machine, compiler, flags,
@@ -30,26 +31,26 @@ enum { BENCH_MAX_SELECTED = 64, BENCH_MAX_THREADS = 8 };
 typedef enum bench_scale { BENCH_QUICK = 0, BENCH_STANDARD = 1, BENCH_FULL = 2 } bench_scale_t;
 
 typedef struct bench_meta {
-    char date[32];      /* ISO 8601, UTC */
-    char machine[512];  /* CPU model, CPU count, OS */
+    char date[32];     /* ISO 8601, UTC */
+    char machine[512]; /* CPU model, CPU count, OS */
     char compiler[128];
     char flags[256];
-    char load[64];      /* /proc/loadavg's 1/5/15-minute averages when the run started */
+    char load[64]; /* /proc/loadavg's 1/5/15-minute averages when the run started */
 } bench_meta_t;
 
 typedef struct bench_ctx {
     const rt_allocator_t *allocs[BENCH_MAX_SELECTED];
     size_t nallocs;
     uint64_t seed;
-    size_t ops;          /* 0: each workload's default */
+    size_t ops; /* 0: each workload's default */
     bench_scale_t scale;
-    const char *csv_dir; /* NULL: no CSV */
-    bool raw;            /* per-op CSVs under csv_dir/raw/ */
-    bool allocs_explicit; /* --alloc given (else allocs is every allocator) */
-    bool rt;             /* --rt: the multi-thread study again under SCHED_FIFO, memory locked */
+    const char *csv_dir;                 /* NULL: no CSV */
+    bool raw;                            /* per-op CSVs under csv_dir/raw/ */
+    bool allocs_explicit;                /* --alloc given (else allocs is every allocator) */
+    bool rt;                             /* --rt: the multi-thread study again under SCHED_FIFO, memory locked */
     unsigned threads[BENCH_MAX_THREADS]; /* --threads of the multi-thread study (0 entries: 1,2,16) */
     size_t nthreads;
-    void *arena;         /* the heaps' buffer */
+    void *arena; /* the heaps' buffer */
     size_t arena_size;
     clk_info_t clock;
     bool clock_verified;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/clock.c -- verification of the cycle clock (see clock.h): resolution, cost of an empty
  * timed region, frequency against CLOCK_MONOTONIC, and the invariant-TSC flags of the CPU.
@@ -9,7 +10,6 @@
 #include <string.h>
 
 #include "metrics.h"
-
 
 static bool cpuinfo_has_flag(const char *line, const char *flag)
 {

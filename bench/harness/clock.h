@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/clock.h -- the cycle clock of the benchmark, and its verification.
  *
@@ -61,22 +62,22 @@ static inline uint64_t clk_now_ns(void)
 #define CLK_SAMPLES 200000u
 
 typedef struct clk_info {
-    const char *source;       /* how a reading is taken, in words */
-    const char *unit;         /* "cycles" (TSC ticks) or "ns" */
-    uint64_t resolution;      /* smallest nonzero delta between two consecutive plain reads that
+    const char *source;     /* how a reading is taken, in words */
+    const char *unit;       /* "cycles" (TSC ticks) or "ns" */
+    uint64_t resolution;    /* smallest nonzero delta between two consecutive plain reads that
                                  occurs in at least 0.1 % of them */
-    uint64_t smallest_step;   /* smallest nonzero delta ever seen */
-    uint64_t common_step;     /* the most frequent nonzero delta */
-    uint64_t zero_steps;      /* consecutive reads that returned the same value */
-    uint64_t empty_min;       /* empty fenced region (start; end): min, median, p99 */
+    uint64_t smallest_step; /* smallest nonzero delta ever seen */
+    uint64_t common_step;   /* the most frequent nonzero delta */
+    uint64_t zero_steps;    /* consecutive reads that returned the same value */
+    uint64_t empty_min;     /* empty fenced region (start; end): min, median, p99 */
     uint64_t empty_median;
     uint64_t empty_p99;
-    double ticks_per_ns;      /* TSC frequency in GHz, calibrated against CLOCK_MONOTONIC */
-    double calib_ms;          /* length of that calibration */
-    bool constant_tsc;        /* flags the CPU reports in /proc/cpuinfo (x86 Linux) */
+    double ticks_per_ns; /* TSC frequency in GHz, calibrated against CLOCK_MONOTONIC */
+    double calib_ms;     /* length of that calibration */
+    bool constant_tsc;   /* flags the CPU reports in /proc/cpuinfo (x86 Linux) */
     bool nonstop_tsc;
     bool rdtscp;
-    bool flags_known;         /* false when /proc/cpuinfo could not be read */
+    bool flags_known; /* false when /proc/cpuinfo could not be read */
 } clk_info_t;
 
 /* Measures the clock (about 150 ms). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/driver.c -- replay of workload traces through the descriptor (driver.h).
  */
@@ -25,8 +26,7 @@ static void release_live(drv_instance_t *in)
     }
 }
 
-bool drv_open(drv_instance_t *in, const rt_allocator_t *a, void *buffer, size_t size, uint32_t nslots,
-              bool touch)
+bool drv_open(drv_instance_t *in, const rt_allocator_t *a, void *buffer, size_t size, uint32_t nslots, bool touch)
 {
     memset(in, 0, sizeof *in);
     in->a = a;
@@ -114,9 +114,7 @@ bool drv_apply_ext(drv_instance_t *in, const wl_op_t *op, size_t i)
             a->free(h, old);
         }
         return true;
-    case WL_MALLOC:
-        p = a->malloc(h, size);
-        break;
+    case WL_MALLOC: p = a->malloc(h, size); break;
     case WL_REALLOC:
         p = apply_realloc(a, h, old, size);
         if (p == NULL) {
@@ -125,14 +123,9 @@ bool drv_apply_ext(drv_instance_t *in, const wl_op_t *op, size_t i)
         *(volatile unsigned char *)p = (unsigned char)i;
         in->slots[op->slot] = p;
         return true;
-    case WL_CALLOC:
-        p = apply_calloc(a, h, size);
-        break;
-    case WL_MEMALIGN:
-        p = apply_memalign(a, h, op);
-        break;
-    default:
-        return false;
+    case WL_CALLOC: p = apply_calloc(a, h, size); break;
+    case WL_MEMALIGN: p = apply_memalign(a, h, op); break;
+    default: return false;
     }
     if (p != NULL && (op->kind & WL_OP_FAILED) != 0u) {
         a->free(h, p); /* the recording got none: keep the slot empty, as it was */

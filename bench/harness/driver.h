@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/driver.h -- replays a workload trace against any allocator through its descriptor.
  *
@@ -34,18 +35,17 @@ extern volatile sig_atomic_t drv_stop;
 
 typedef struct drv_instance {
     const rt_allocator_t *a;
-    void *buffer;   /* arena for allocators with create */
+    void *buffer; /* arena for allocators with create */
     size_t size;
-    void *handle;   /* what create returned; NULL for system allocators */
-    void **slots;   /* the live-set: slots[s] is the block in slot s, or NULL */
+    void *handle; /* what create returned; NULL for system allocators */
+    void **slots; /* the live-set: slots[s] is the block in slot s, or NULL */
     uint32_t nslots;
 } drv_instance_t;
 
 /* Opens an instance with room for `nslots` live blocks: for allocators with create, touches the
  * buffer when `touch` and creates the allocator over it. Returns false when create fails or
  * memory for the slot table is lacking. */
-bool drv_open(drv_instance_t *in, const rt_allocator_t *a, void *buffer, size_t size, uint32_t nslots,
-              bool touch);
+bool drv_open(drv_instance_t *in, const rt_allocator_t *a, void *buffer, size_t size, uint32_t nslots, bool touch);
 
 /* Back to a fresh state: frees every live block (system allocators) or re-creates the instance
  * over the same buffer (without touching it again). Untimed. Returns false if create fails. */
@@ -58,8 +58,8 @@ void drv_close(drv_instance_t *in);
 typedef void (*drv_progress_fn)(void *context, double done);
 
 typedef struct drv_outcome {
-    size_t done;       /* ops replayed (== nops unless interrupted) */
-    size_t failures;   /* allocating calls that returned NULL, those flagged WL_OP_FAILED left out */
+    size_t done;     /* ops replayed (== nops unless interrupted) */
+    size_t failures; /* allocating calls that returned NULL, those flagged WL_OP_FAILED left out */
     bool interrupted;
 } drv_outcome_t;
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/frag.c -- the fragmentation factor (frag.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/frag.h -- Masmano's fragmentation factor F (section 4, Table 7).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/glibcmem.c -- glibc's memory over one replay (see glibcmem.h).
  */

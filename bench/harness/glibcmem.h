@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/glibcmem.h -- glibc's memory over one replay, the part that experiments masmano
  * (F), fma (memory) and trace (footprint) share.
@@ -63,7 +64,6 @@ bool gm_run(void (*body)(void *arg), void *arg, bool footprint, gm_result_t *out
  * the end; slots (t->slots entries, NULL: allocated here) is left all NULL. own_process: in a
  * forked child (a process of its own; see the top), with the footprint sampled (out->fresh says
  * whether its arena was new); else span and used only. driver.h's drv_stop interrupts the replay (out->ok false). */
-bool gm_replay(const rt_allocator_t *glibc, const wl_trace_t *t, void **slots, bool own_process,
-               gm_result_t *out);
+bool gm_replay(const rt_allocator_t *glibc, const wl_trace_t *t, void **slots, bool own_process, gm_result_t *out);
 
 #endif /* RTBENCH_GLIBCMEM_H */

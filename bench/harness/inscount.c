@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/inscount.c -- instruction counts of single calls by ptrace single-stepping; see
  * inscount.h for the method. The child side (what runs the workload) and the parent side (the
@@ -27,10 +28,10 @@
 static volatile uintptr_t ic_target;
 
 /* Stores the callee, then traps; the parent takes over from the instruction after int3. */
-#define IC_TRAP(fn)                                   \
-    do {                                              \
-        ic_target = (uintptr_t)(fn);                  \
-        __asm__ volatile("int3" : : : "memory");      \
+#define IC_TRAP(fn)                              \
+    do {                                         \
+        ic_target = (uintptr_t)(fn);             \
+        __asm__ volatile("int3" : : : "memory"); \
     } while (0)
 
 /* Steps allowed from the trap to the callee's entry (call setup), and inside one call. */
@@ -197,7 +198,8 @@ static pid_t start_traced(child_body_fn body, const void *job, ic_shared_t *sh, 
         ok = false;
     }
     if (!ok) {
-        set_error(r, WIFEXITED(status) && WEXITSTATUS(status) == 3 ? "PTRACE_TRACEME refused" : "starting the traced child");
+        set_error(r, WIFEXITED(status) && WEXITSTATUS(status) == 3 ? "PTRACE_TRACEME refused"
+                                                                   : "starting the traced child");
         kill_child(pid);
         return -1;
     }
@@ -362,8 +364,7 @@ static bool traced_other(drv_instance_t *in, const wl_op_t *op, size_t i)
         p = fn(in->handle, WL_OP_ALIGN(op), op->size);
         break;
     }
-    default:
-        return false;
+    default: return false;
     }
     if (p != NULL) {
         *(volatile unsigned char *)p = (unsigned char)i;
@@ -381,14 +382,10 @@ static bool countable(const rt_allocator_t *a, const wl_op_t *op)
     }
     switch (WL_OP_KIND(op)) {
     case WL_MALLOC:
-    case WL_FREE:
-        return true;
-    case WL_REALLOC:
-        return a->realloc != NULL;
-    case WL_CALLOC:
-        return a->calloc != NULL;
-    case WL_MEMALIGN:
-        return a->memalign != NULL;
+    case WL_FREE: return true;
+    case WL_REALLOC: return a->realloc != NULL;
+    case WL_CALLOC: return a->calloc != NULL;
+    case WL_MEMALIGN: return a->memalign != NULL;
     }
     return false;
 }
@@ -417,8 +414,7 @@ static void traced_op(ic_shared_t *sh, drv_instance_t *in, const wl_op_t *op, si
 /* The stride to the next sample after op i: `stride` as it was, widened once IC_ADAPT_AFTER
  * samples are in if the rest at that stride would overrun the budget (the running mean of steps
  * per sample says). 0 when sampling stops: the sample records are full or the budget is spent. */
-static size_t next_stride(ic_shared_t *sh, const wl_trace_t *t, size_t i, size_t base, uint64_t budget,
-                          size_t stride)
+static size_t next_stride(ic_shared_t *sh, const wl_trace_t *t, size_t i, size_t base, uint64_t budget, size_t stride)
 {
     size_t got = sh->n;
     uint64_t used = sh->steps;
@@ -467,8 +463,7 @@ static int child_trace(ic_shared_t *sh, const void *arg)
             next = i + 1u; /* the sample moves to the next op */
             continue;
         }
-        bool classify = job->plan->classify && hp_supported(job->a) &&
-                        (op->kind == WL_MALLOC || op->kind == WL_FREE);
+        bool classify = job->plan->classify && hp_supported(job->a) && (op->kind == WL_MALLOC || op->kind == WL_FREE);
         hp_pre_t pre;
         if (classify) {
             hp_before(job->a, in.handle, op, in.slots[op->slot], &pre);
@@ -532,8 +527,8 @@ static int child_selftest(ic_shared_t *sh, const void *arg)
     return 0;
 }
 
-bool ic_count_trace(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t,
-                    const ic_plan_t *plan, ic_result_t *r, ic_progress_fn progress, void *context)
+bool ic_count_trace(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, const ic_plan_t *plan,
+                    ic_result_t *r, ic_progress_fn progress, void *context)
 {
     trace_job_t job = {a, buffer, size, t, plan};
     size_t stride = plan->stride != 0 ? plan->stride : 1u;
@@ -576,8 +571,8 @@ static bool unsupported(ic_result_t *r)
     return false;
 }
 
-bool ic_count_trace(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t,
-                    const ic_plan_t *plan, ic_result_t *r, ic_progress_fn progress, void *context)
+bool ic_count_trace(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, const ic_plan_t *plan,
+                    ic_result_t *r, ic_progress_fn progress, void *context)
 {
     (void)a, (void)buffer, (void)size, (void)t, (void)plan, (void)progress, (void)context;
     return unsupported(r);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/inscount.h -- exact instruction counts of single allocator calls, by ptrace
  * single-stepping (Masmano et al. 2006, section 4: "single-step the call").
@@ -63,10 +64,10 @@ typedef struct ic_plan {
 typedef struct ic_result {
     ic_sample_t *samples; /* malloc'ed; n of them */
     size_t n;
-    uint64_t steps;       /* single steps taken, call setup included */
-    size_t final_stride;  /* the stride at the end of the run (>= plan stride) */
-    bool widened;         /* the budget made the stride widen */
-    bool interrupted;     /* drv_stop was set */
+    uint64_t steps;      /* single steps taken, call setup included */
+    size_t final_stride; /* the stride at the end of the run (>= plan stride) */
+    bool widened;        /* the budget made the stride widen */
+    bool interrupted;    /* drv_stop was set */
     bool ok;
     char error[160];
 } ic_result_t;
@@ -75,8 +76,8 @@ typedef void (*ic_progress_fn)(void *context, double done);
 
 /* Replays `t` against a fresh instance of `a` (over buffer/size) in a traced child and counts
  * the sampled calls. */
-bool ic_count_trace(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t,
-                    const ic_plan_t *plan, ic_result_t *r, ic_progress_fn progress, void *context);
+bool ic_count_trace(const rt_allocator_t *a, void *buffer, size_t size, const wl_trace_t *t, const ic_plan_t *plan,
+                    ic_result_t *r, ic_progress_fn progress, void *context);
 
 /* mem_frag for N = 1..nmax, each on a fresh instance: counts every malloc(120) (tag = N). */
 bool ic_count_memfrag(const rt_allocator_t *a, void *buffer, size_t size, uint32_t nmax, ic_result_t *r,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/metrics.c -- percentiles (nearest rank), mean, sd, c_v; see metrics.h.
  */

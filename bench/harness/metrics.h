@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/metrics.h -- summary statistics of per-operation samples.
  *

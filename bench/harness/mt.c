@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/mt.c -- the multi-thread driver (mt.h): threads, pinning, SCHED_FIFO, the start gate and
  * barriers, records, progress.
@@ -242,8 +243,7 @@ static bool start_threads(mt_run_t *run, unsigned n, start_t *starts, pthread_t 
 }
 
 /* Waits for the n threads to finish, reporting the ops done so far every 50 ms. */
-static void wait_finished(mt_run_t *run, unsigned n, _Atomic unsigned *finished, mt_progress_fn progress,
-                          void *context)
+static void wait_finished(mt_run_t *run, unsigned n, _Atomic unsigned *finished, mt_progress_fn progress, void *context)
 {
     size_t expected = run->cfg.expected_ops * n;
     while (atomic_load_explicit(finished, memory_order_acquire) < n) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/mt.h -- the multi-thread driver: T threads run one operation sequence each against ONE
  * shared allocator instance, and every call is timed.
@@ -84,15 +85,15 @@ typedef struct mt_thread {
 
 typedef struct mt_config {
     const rt_allocator_t *a;
-    void *handle;          /* the shared instance (NULL for system allocators) */
+    void *handle; /* the shared instance (NULL for system allocators) */
     unsigned threads;
-    size_t malloc_cap;     /* per thread: successful mallocs recorded at most */
-    size_t free_cap;       /* per thread: frees recorded at most */
-    size_t live_cap;       /* per thread: blocks held at most */
-    size_t budget;         /* 0: none; else the most requested bytes live across all threads */
-    bool free_at_end;      /* free the blocks still held after the run (untimed) */
-    bool rt;               /* SCHED_FIFO where permitted */
-    size_t expected_ops;   /* per thread, for progress (0: unknown) */
+    size_t malloc_cap;   /* per thread: successful mallocs recorded at most */
+    size_t free_cap;     /* per thread: frees recorded at most */
+    size_t live_cap;     /* per thread: blocks held at most */
+    size_t budget;       /* 0: none; else the most requested bytes live across all threads */
+    bool free_at_end;    /* free the blocks still held after the run (untimed) */
+    bool rt;             /* SCHED_FIFO where permitted */
+    size_t expected_ops; /* per thread, for progress (0: unknown) */
     void (*body)(mt_thread_t *th, void *arg);
     void *arg;
     mt_malloc_work_fn malloc_work; /* optional, see above */
@@ -105,10 +106,10 @@ typedef struct mt_run {
     unsigned cpus;   /* CPUs in the process's affinity mask */
     unsigned pinned; /* threads pinned to a CPU */
     bool oversubscribed;
-    bool rt_granted;       /* cfg.rt and SCHED_FIFO was granted to every thread */
-    int rt_error;          /* errno of the refusal, when cfg.rt and not granted */
+    bool rt_granted; /* cfg.rt and SCHED_FIFO was granted to every thread */
+    int rt_error;    /* errno of the refusal, when cfg.rt and not granted */
     bool interrupted;
-    uint64_t wall_ns;      /* first start to last end */
+    uint64_t wall_ns; /* first start to last end */
     _Atomic size_t budget_used;
     pthread_barrier_t barrier;
 } mt_run_t;

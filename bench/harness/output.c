@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/output.c -- the run's header, CSV files, progress (bench.h).
  */
@@ -105,8 +106,8 @@ void bench_print_header(FILE *f, const bench_ctx_t *ctx, const char *prefix)
             sysconf(_SC_NPROCESSORS_ONLN));
     fprintf(f, "%sclock: %s\n", prefix, ctx->clock_verified ? ctx->clock.source : "not verified in this run");
     if (ctx->clock_verified) {
-        fprintf(f, "%sclock frequency: %.4f GHz; empty timed region: median %llu %s\n", prefix,
-                ctx->clock.ticks_per_ns, (unsigned long long)ctx->clock.empty_median, ctx->clock.unit);
+        fprintf(f, "%sclock frequency: %.4f GHz; empty timed region: median %llu %s\n", prefix, ctx->clock.ticks_per_ns,
+                (unsigned long long)ctx->clock.empty_median, ctx->clock.unit);
     }
 }
 
@@ -334,20 +335,13 @@ void bench_run_record(const bench_ctx_t *ctx, const char *experiment, bool compl
 static const char *family_word(rt_family_t family)
 {
     switch (family) {
-    case RT_FAMILY_SYSTEM:
-        return "system";
-    case RT_FAMILY_HEAP:
-        return "heap";
-    case RT_FAMILY_BUDDY:
-        return "buddy";
-    case RT_FAMILY_TREE:
-        return "tree";
-    case RT_FAMILY_PAGES:
-        return "pages";
-    case RT_FAMILY_TREE_CACHED:
-        return "tree-cached";
-    case RT_FAMILY_THREAD_HEAPS:
-        return "thread-heaps";
+    case RT_FAMILY_SYSTEM: return "system";
+    case RT_FAMILY_HEAP: return "heap";
+    case RT_FAMILY_BUDDY: return "buddy";
+    case RT_FAMILY_TREE: return "tree";
+    case RT_FAMILY_PAGES: return "pages";
+    case RT_FAMILY_TREE_CACHED: return "tree-cached";
+    case RT_FAMILY_THREAD_HEAPS: return "thread-heaps";
     }
     return "unknown";
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/paths.c -- the path a boundary-tag heap's malloc or free took (paths.h).
  */
@@ -44,8 +45,8 @@ static bool walk_one(void *context, const rt_block_info_t *b)
     if (p == w->target) {
         w->found = true;
         w->footprint = b->footprint;
-        w->pre->prev_free = w->have_last && !w->last.used &&
-                            (const unsigned char *)w->last.pointer + w->last.footprint == p;
+        w->pre->prev_free =
+            w->have_last && !w->last.used && (const unsigned char *)w->last.pointer + w->last.footprint == p;
     }
     w->last = *b;
     w->have_last = true;
@@ -63,8 +64,7 @@ void hp_before(const rt_allocator_t *a, void *h, const wl_op_t *op, void *ptr, h
     }
 }
 
-uint32_t hp_after(const rt_allocator_t *a, void *h, const wl_op_t *op, void *result,
-                  const hp_pre_t *pre)
+uint32_t hp_after(const rt_allocator_t *a, void *h, const wl_op_t *op, void *result, const hp_pre_t *pre)
 {
     size_t after = free_blocks(a, h);
     uint32_t before = pre->free_blocks > 0xffffffu ? 0xffffffu : (uint32_t)pre->free_blocks;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/paths.h -- which path of a boundary-tag heap (rtalloc/heap.h) one malloc or free
  * took, decided from the heap's state through the descriptor only (stats, walk, last_probes).
@@ -36,7 +37,6 @@ void hp_before(const rt_allocator_t *a, void *h, const wl_op_t *op, void *ptr, h
 
 /* After it (result: malloc's pointer): WL_PATH_* | (free blocks before << 8), as wl_trace_t.expect
  * writes it; WL_PATH_NONE when the path cannot be told (a failed call, an inconsistent state). */
-uint32_t hp_after(const rt_allocator_t *a, void *h, const wl_op_t *op, void *result,
-                  const hp_pre_t *pre);
+uint32_t hp_after(const rt_allocator_t *a, void *h, const wl_op_t *op, void *result, const hp_pre_t *pre);
 
 #endif /* RTBENCH_PATHS_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/sibling.c -- running a sibling benchmark binary as a child process (sibling.h).
  * Taken out of studies/exp_hardening.c for studies/exp_layout.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/sibling.h -- running a sibling benchmark binary as a child process.
  *

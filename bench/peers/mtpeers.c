@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/peers/mtpeers.c -- tlsf+mutex and aomalloc for the multi-thread study (mtpeers.h).
  */
@@ -84,8 +85,8 @@ const rt_allocator_t *bench_mt_tlsf_pi(void)
             return NULL;
         }
         pthread_mutexattr_destroy(&attr);
-        tlsf_pi = tlsf_locked("tlsf+pi", "TLSF heap under one priority-inheritance pthread mutex (PTHREAD_PRIO_INHERIT)",
-                              tlsf_pi_create);
+        tlsf_pi = tlsf_locked(
+            "tlsf+pi", "TLSF heap under one priority-inheritance pthread mutex (PTHREAD_PRIO_INHERIT)", tlsf_pi_create);
     }
     return &tlsf_pi;
 }
@@ -241,14 +242,11 @@ const rt_allocator_t *bench_mt_find(const char *name)
 
 bool bench_mt_is_waitfree(const rt_allocator_t *a)
 {
-    return a != NULL && (a->family == RT_FAMILY_TREE || a->family == RT_FAMILY_TREE_CACHED ||
-                         a->family == RT_FAMILY_THREAD_HEAPS);
+    return a != NULL &&
+           (a->family == RT_FAMILY_TREE || a->family == RT_FAMILY_TREE_CACHED || a->family == RT_FAMILY_THREAD_HEAPS);
 }
 
-bool bench_mt_thread_safe(const rt_allocator_t *a)
-{
-    return a != NULL && a->thread_safe;
-}
+bool bench_mt_thread_safe(const rt_allocator_t *a) { return a != NULL && a->thread_safe; }
 
 void bench_mt_print_peers(FILE *f)
 {
@@ -263,8 +261,7 @@ void bench_mt_print_peers(FILE *f)
         fprintf(f, "  %-10s malloc %-24s free %-24s %s\n", pi->name, pi->malloc_bound, pi->free_bound, pi->description);
     }
     if (ao != NULL) {
-        fprintf(f, "  %-10s malloc %-24s free %-24s %s\n", ao->name, ao->malloc_bound, ao->free_bound,
-                ao->description);
+        fprintf(f, "  %-10s malloc %-24s free %-24s %s\n", ao->name, ao->malloc_bound, ao->free_bound, ao->description);
         fprintf(f, "             %s\n", bench_mt_aomalloc_progress());
         if (bench_mt_aomalloc_band() != NULL) {
             fprintf(f, "             %s\n", bench_mt_aomalloc_band());

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/peers/mtpeers.h -- the allocators of the multi-thread study (exp_stellwag.c), behind the same
  * descriptor as every other (rtalloc/registry.h):

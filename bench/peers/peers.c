@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/peers/peers.c -- the noop calibration allocator and the system peers glibc, jemalloc and
  * mimalloc (peers.h).
@@ -480,10 +481,10 @@ static bool load_jemalloc(peer_lib_t *L, char **argv)
     const char *missing = NULL;
     if (!(SYM(h, "malloc", je.malloc, &missing) && SYM(h, "free", je.free, &missing) &&
           SYM(h, "realloc", je.realloc, &missing) && SYM(h, "calloc", je.calloc, &missing) &&
-          SYM(h, "posix_memalign", je.posix_memalign, &missing) &&
-          SYM(h, "malloc_usable_size", je.usable, &missing) && SYM(h, "mallctl", je.mallctl, &missing) &&
-          SYM(h, "mallocx", je.mallocx, &missing) && SYM(h, "dallocx", je.dallocx, &missing) &&
-          SYM(h, "mallctlnametomib", je.nametomib, &missing) && SYM(h, "mallctlbymib", je.bymib, &missing))) {
+          SYM(h, "posix_memalign", je.posix_memalign, &missing) && SYM(h, "malloc_usable_size", je.usable, &missing) &&
+          SYM(h, "mallctl", je.mallctl, &missing) && SYM(h, "mallocx", je.mallocx, &missing) &&
+          SYM(h, "dallocx", je.dallocx, &missing) && SYM(h, "mallctlnametomib", je.nametomib, &missing) &&
+          SYM(h, "mallctlbymib", je.bymib, &missing))) {
         snprintf(L->why, sizeof L->why, "%s: no symbol %s", L->soname, missing);
         return false;
     }
@@ -501,9 +502,8 @@ static bool load_jemalloc(peer_lib_t *L, char **argv)
     size_t usable = p != NULL ? bench_jemalloc.usable_size(NULL, p) : 0;
     bench_jemalloc.free(NULL, p);
     if (p == NULL || rc1 != 0 || rc2 != 0 || after - before < 1000 || usable != 1024) {
-        snprintf(L->why, sizeof L->why,
-                 "pointers not from the peer? (thread.allocated %d/%d grew by %llu, usable %zu)", rc1, rc2,
-                 (unsigned long long)(after - before), usable);
+        snprintf(L->why, sizeof L->why, "pointers not from the peer? (thread.allocated %d/%d grew by %llu, usable %zu)",
+                 rc1, rc2, (unsigned long long)(after - before), usable);
         return false;
     }
     return true;
@@ -522,10 +522,9 @@ static bool load_mimalloc(peer_lib_t *L)
           SYM(h, "mi_realloc", mi.realloc, &missing) && SYM(h, "mi_calloc", mi.calloc, &missing) &&
           SYM(h, "mi_malloc_aligned", mi.malloc_aligned, &missing) && SYM(h, "mi_usable_size", mi.usable, &missing) &&
           SYM(h, "mi_heap_get_default", mi.heap_default, &missing) &&
-          SYM(h, "mi_heap_visit_blocks", mi.visit, &missing) &&
-          SYM(h, "mi_is_in_heap_region", mi.in_heap, &missing) && SYM(h, "mi_version", mi.version, &missing) &&
-          SYM(h, "mi_heap_new", mi.heap_new, &missing) && SYM(h, "mi_heap_destroy", mi.heap_destroy, &missing) &&
-          SYM(h, "mi_heap_malloc", mi.heap_malloc, &missing))) {
+          SYM(h, "mi_heap_visit_blocks", mi.visit, &missing) && SYM(h, "mi_is_in_heap_region", mi.in_heap, &missing) &&
+          SYM(h, "mi_version", mi.version, &missing) && SYM(h, "mi_heap_new", mi.heap_new, &missing) &&
+          SYM(h, "mi_heap_destroy", mi.heap_destroy, &missing) && SYM(h, "mi_heap_malloc", mi.heap_malloc, &missing))) {
         snprintf(L->why, sizeof L->why, "%s: no symbol %s", L->soname, missing);
         return false;
     }
@@ -816,8 +815,9 @@ void bench_peers_footnote(FILE *f, const rt_allocator_t *const *allocs, size_t n
         }
     }
     if (len != 0) {
-        fprintf(f, "%s: memory obtained from the OS on demand, not pre-touched (first touches fall in the first\n"
-                   "  timed run; the per-op minimum of the two runs mostly removes them)\n",
+        fprintf(f,
+                "%s: memory obtained from the OS on demand, not pre-touched (first touches fall in the first\n"
+                "  timed run; the per-op minimum of the two runs mostly removes them)\n",
                 names);
     }
 }

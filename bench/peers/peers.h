@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/peers/peers.h -- allocators the benchmark measures beside the library's own, behind the same
  * descriptor (rtalloc/registry.h):

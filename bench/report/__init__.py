@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The benchmark's report: REPORT.md (and PNG plots, when matplotlib is present) from rtbench's CSVs.
 
     python3 bench/report.py [--no-plots | --plots a.png,b.png] [--partial REASON] [RESULTS_DIR]

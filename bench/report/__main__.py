@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """python3 -m report (from bench/) or python3 bench/report.py: see __init__.py."""
 import os
 import sys

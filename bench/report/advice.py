@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The report's opening answer: which allocator for which need, from this run's programs.
 
 Built as `rtbench trace advise` decides (trace/replay.c, doc/traces.md), from the run's own

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What every section of the report shares: reading CSVs, formatting numbers, markdown tables,
 verdicts, the run's bookkeeping (plan.csv, experiments.csv, allocators.csv) and plot styles.
 

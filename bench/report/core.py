@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The report: results/REPORT.md (and PNG plots) from the CSVs of one run. See __init__.py."""
 import os
 import sys

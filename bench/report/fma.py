@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The "FMA 1998" section of results/REPORT.md (called by bench/report.py).
 
 Reads fma.csv, fma_instr.csv and fma_cdf.csv (rtbench run fma): the FMA article's claims (Dr. Dobb's

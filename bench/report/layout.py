@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The "block layouts" section of results/REPORT.md (doc/performance.md: alignment as a knob), called by core.py.
 
 Reads layout.csv (measure, allocator, layout, word_bits, heap_align, workload, value, n, heap_needed,

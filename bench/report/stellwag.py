@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The "Stellwag 2010" section of results/REPORT.md (called by bench/report.py).
 
 Reads stellwag.csv and stellwag_cdf.csv (rtbench run stellwag): Figure 10 of Stellwag, Krainz and

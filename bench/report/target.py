@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The on-target section of results/REPORT.md (ports/README.md, "The on-target study"), and the parser of the target
 program's output.
 

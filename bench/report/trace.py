@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The "real programs" section of results/REPORT.md (doc/traces.md), called by bench/report.py.
 
 Reads trace.csv (one row per program, stream and allocator) and trace_programs.csv (program, status,

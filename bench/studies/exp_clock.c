@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_clock.c -- experiment "clock": the verification of the cycle clock, printed and
  * written to clock.csv. Every other experiment runs it first (once per run).
@@ -13,15 +14,15 @@ int exp_clock(bench_ctx_t *ctx)
     printf("\n== clock verification ==\n");
     printf("  source              %s\n", c->source);
     printf("  unit                %s\n", c->unit);
-    printf("  frequency           %.4f GHz (TSC ticks per ns, against CLOCK_MONOTONIC over %.1f ms)\n",
-           c->ticks_per_ns, c->calib_ms);
+    printf("  frequency           %.4f GHz (TSC ticks per ns, against CLOCK_MONOTONIC over %.1f ms)\n", c->ticks_per_ns,
+           c->calib_ms);
     printf("  resolution          %llu ticks: smallest step between consecutive reads seen in >= 0.1%% of them\n"
            "                      (most common step %llu; smallest ever %llu; equal consecutive reads %llu of %u)\n",
-           (unsigned long long)c->resolution, (unsigned long long)c->common_step,
-           (unsigned long long)c->smallest_step, (unsigned long long)c->zero_steps, CLK_SAMPLES);
+           (unsigned long long)c->resolution, (unsigned long long)c->common_step, (unsigned long long)c->smallest_step,
+           (unsigned long long)c->zero_steps, CLK_SAMPLES);
     printf("  empty timed region  min %llu, median %llu, p99 %llu %s -- never subtracted; see the noop row\n",
-           (unsigned long long)c->empty_min, (unsigned long long)c->empty_median,
-           (unsigned long long)c->empty_p99, c->unit);
+           (unsigned long long)c->empty_min, (unsigned long long)c->empty_median, (unsigned long long)c->empty_p99,
+           c->unit);
     printf("  CPU flags           constant_tsc %s, nonstop_tsc %s, rdtscp %s\n",
            yes_no(c->flags_known, c->constant_tsc), yes_no(c->flags_known, c->nonstop_tsc),
            yes_no(c->flags_known, c->rdtscp));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_fma.c -- experiment "fma": the study of the FMA article (Dr. Dobb's 1998, "Performance
  * and Memory Utilization"; bench/README.md, "What is measured, and how far to trust it").
@@ -204,16 +205,15 @@ static const char fma_floor_header[] =
     "allocator,sizes,release,allocations,pages_touched,pages_peak,floor_bytes,floor_pages,"
     "peak_over_floor_pct,bsd44hdr_pages,touched_saving_vs_bsd44hdr_pct,peak_saving_vs_bsd44hdr_pct\n";
 
-static void fma_floor_row(FILE *csv, const char *alloc, int mode, size_t li, const fma_row_t *r,
-                          const fma_model_t *m)
+static void fma_floor_row(FILE *csv, const char *alloc, int mode, size_t li, const fma_row_t *r, const fma_model_t *m)
 {
     if (csv == NULL || !r->mem_known) {
         return;
     }
     fprintf(csv, "%s,%s,%s,%zu,%llu,%llu,%llu,%llu,%.2f,%llu,%.2f,%.2f\n", alloc,
-            wl_fma_sizes_name(fma_modes[mode].sizes), wl_fma_release_name(fma_modes[mode].release),
-            fma_lengths[li], (unsigned long long)r->touched, (unsigned long long)r->peak,
-            (unsigned long long)m->floor_bytes, (unsigned long long)m->floor_pages,
+            wl_fma_sizes_name(fma_modes[mode].sizes), wl_fma_release_name(fma_modes[mode].release), fma_lengths[li],
+            (unsigned long long)r->touched, (unsigned long long)r->peak, (unsigned long long)m->floor_bytes,
+            (unsigned long long)m->floor_pages,
             m->floor_pages ? 100.0 * ((double)r->peak / (double)m->floor_pages - 1.0) : 0.0,
             (unsigned long long)m->hdr_pages,
             m->hdr_pages ? 100.0 * (1.0 - (double)r->touched / (double)m->hdr_pages) : 0.0,
@@ -226,8 +226,8 @@ static unsigned char fma_dummy[4096];
 
 /* One pass over the trace, timed as a whole (ns). calls: the allocator's malloc/free; else the
  * same loop, table and byte write with a dummy block and no call. */
-static uint64_t fma_loop(const rt_allocator_t *a, void *h, void **slots, const wl_trace_t *t,
-                         bool calls, size_t *failures)
+static uint64_t fma_loop(const rt_allocator_t *a, void *h, void **slots, const wl_trace_t *t, bool calls,
+                         size_t *failures)
 {
     void *(*const a_malloc)(void *, size_t) = a->malloc;
     void (*const a_free)(void *, void *) = a->free;
@@ -379,14 +379,13 @@ static void split_cycles(fma_state_t *st, const wl_trace_t *t, size_t *nm, size_
     }
 }
 
-static void fma_measure(fma_state_t *st, drv_instance_t *in, int mode, size_t li, fma_row_t *row,
-                        double base, double span)
+static void fma_measure(fma_state_t *st, drv_instance_t *in, int mode, size_t li, fma_row_t *row, double base,
+                        double span)
 {
     bench_ctx_t *ctx = st->ctx;
     const wl_trace_t *t = &st->trace[mode][li];
     fma_progress_t pc = {in->a->name, ""};
-    snprintf(pc.phase, sizeof pc.phase, "%s sizes, release by %s",
-             wl_fma_sizes_name(fma_modes[mode].sizes),
+    snprintf(pc.phase, sizeof pc.phase, "%s sizes, release by %s", wl_fma_sizes_name(fma_modes[mode].sizes),
              wl_fma_release_name(fma_modes[mode].release));
     memset(row, 0, sizeof *row);
     row->ops = t->nops;
@@ -469,13 +468,13 @@ static void on_ic_progress(void *context, double done)
     bench_progress("fma", (const char *)context, "instructions", done);
 }
 
-static void fma_count(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t *t,
-                      const ic_plan_t *plan, fma_icount_t *out)
+static void fma_count(fma_state_t *st, const rt_allocator_t *a, const wl_trace_t *t, const ic_plan_t *plan,
+                      fma_icount_t *out)
 {
     memset(out, 0, sizeof *out);
     ic_result_t r;
-    out->ok = ic_count_trace(a, st->ctx->arena, st->ctx->arena_size, t, plan, &r, on_ic_progress,
-                             (void *)(uintptr_t)a->name);
+    out->ok =
+        ic_count_trace(a, st->ctx->arena, st->ctx->arena_size, t, plan, &r, on_ic_progress, (void *)(uintptr_t)a->name);
     bench_progress_clear();
     out->stride = plan->stride;
     out->final_stride = r.final_stride;
@@ -509,20 +508,18 @@ static void fma_instr_row(const rt_allocator_t *a, int mode, size_t li, const ic
     } else {
         snprintf(how, sizeof how, "1/%zu%s", c->final_stride, c->widened ? "*" : "");
     }
-    printf("%-10s %-7s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name,
-           rel, fma_lengths[li], how, c->counted[0], c->max[0], c->p99[0], c->mean[0],
-           c->counted[1], c->max[1], c->p99[1], c->mean[1], c->ok ? "" : "  (counting failed)");
+    printf("%-10s %-7s %10zu %-12s %8zu %8u %8u %8.1f  %8zu %8u %8u %8.1f%s\n", a->name, rel, fma_lengths[li], how,
+           c->counted[0], c->max[0], c->p99[0], c->mean[0], c->counted[1], c->max[1], c->p99[1], c->mean[1],
+           c->ok ? "" : "  (counting failed)");
     if (!c->ok) {
         fprintf(stderr, "fma: instructions of %s: %s\n", a->name, c->error);
     }
     if (csv != NULL) {
         for (int op = 0; op < 2; op++) {
             fprintf(csv, "%s,%s,%s,%zu,%s,%s,%zu,%u,%u,%.2f,%zu,%zu,%d,%d\n", a->name,
-                    wl_fma_sizes_name(fma_modes[mode].sizes), rel, fma_lengths[li],
-                    op == 0 ? "malloc" : "free",
-                    plan->stride == 1 && !c->widened ? "all" : "sample", c->counted[op],
-                    c->max[op], c->p99[op], c->mean[op], plan->stride, c->final_stride,
-                    c->widened ? 1 : 0, c->ok ? 0 : 1);
+                    wl_fma_sizes_name(fma_modes[mode].sizes), rel, fma_lengths[li], op == 0 ? "malloc" : "free",
+                    plan->stride == 1 && !c->widened ? "all" : "sample", c->counted[op], c->max[op], c->p99[op],
+                    c->mean[op], plan->stride, c->final_stride, c->widened ? 1 : 0, c->ok ? 0 : 1);
         }
         fflush(csv);
     }
@@ -531,10 +528,9 @@ static void fma_instr_row(const rt_allocator_t *a, int mode, size_t li, const ic
 static void fma_instructions(fma_state_t *st, FILE *csv)
 {
     bench_ctx_t *ctx = st->ctx;
-    printf(
-        "\nInstructions per call (exact: ptrace single-stepping from the entry of the "
-        "descriptor's malloc/free\n"
-        "to its return; uniform sizes; the article's test, then the burst program beyond it):\n");
+    printf("\nInstructions per call (exact: ptrace single-stepping from the entry of the "
+           "descriptor's malloc/free\n"
+           "to its return; uniform sizes; the article's test, then the burst program beyond it):\n");
     if (!ic_supported()) {
         printf("  not counted: instruction counting needs Linux on x86-64\n");
         return;
@@ -550,12 +546,15 @@ static void fma_instructions(fma_state_t *st, FILE *csv)
     size_t samples = full ? 20000u : quick ? 500u : 2000u;
     ic_plan_t sample_plan = {
         .stride = all ? 1u : (longest->nops / samples != 0 ? longest->nops / samples : 1u),
-        .step_budget = all ? 0u : (full ? 3000000u : quick ? 60000u : 300000u),
+        .step_budget = all ? 0u
+                           : (full    ? 3000000u
+                              : quick ? 60000u
+                                      : 300000u),
         .max_samples = 0,
     };
     ic_plan_t every = {.stride = 1, .step_budget = 0, .max_samples = 0};
-    printf("%-10s %-7s %10s %-12s %8s %8s %8s %8s  %8s %8s %8s %8s\n", "allocator", "release",
-           "allocs", "counted", "malloc n", "max", "p99", "mean", "free n", "max", "p99", "mean");
+    printf("%-10s %-7s %10s %-12s %8s %8s %8s %8s  %8s %8s %8s %8s\n", "allocator", "release", "allocs", "counted",
+           "malloc n", "max", "p99", "mean", "free n", "max", "p99", "mean");
     /* the passes counted: the article's (judged) and the burst program (context) */
     static const int counted_modes[] = {0, FMA_MODE_BURST};
     for (size_t k = 0; k < st->n && !drv_stop; k++) {
@@ -602,13 +601,11 @@ static double ns_of(const bench_ctx_t *ctx, uint64_t ticks)
 /* Beyond the article: the burst mode's pages touched, and its time with calls minus without. */
 static void fma_summary_bursts(const fma_state_t *st, size_t last)
 {
-    const fma_row_t *fb = row_of(st, "fma", FMA_MODE_BURST, last),
-                    *bb = row_of(st, "bsd44", FMA_MODE_BURST, last);
+    const fma_row_t *fb = row_of(st, "fma", FMA_MODE_BURST, last), *bb = row_of(st, "bsd44", FMA_MODE_BURST, last);
     if (fb != NULL && bb != NULL && fb->mem_known && bb->mem_known && bb->touched > 0) {
         double ft = 0.0, bt = 0.0; /* time with calls minus without, over the run lengths */
         for (size_t li = 0; li < FMA_NLEN; li++) {
-            const fma_row_t *fr = row_of(st, "fma", FMA_MODE_BURST, li),
-                            *br = row_of(st, "bsd44", FMA_MODE_BURST, li);
+            const fma_row_t *fr = row_of(st, "fma", FMA_MODE_BURST, li), *br = row_of(st, "bsd44", FMA_MODE_BURST, li);
             if (fr != NULL && br != NULL) {
                 ft += fr->wet_ms - fr->dry_ms;
                 bt += br->wet_ms - br->dry_ms;
@@ -619,8 +616,7 @@ static void fma_summary_bursts(const fma_state_t *st, size_t last)
                "    time with calls minus without, summed over the run lengths: fma %+.0f %% "
                "(context, not judged)\n",
                (unsigned long long)fb->touched, (unsigned long long)bb->touched,
-               100.0 * (1.0 - (double)fb->touched / (double)bb->touched),
-               bt > 0.0 ? 100.0 * (ft / bt - 1.0) : 0.0);
+               100.0 * (1.0 - (double)fb->touched / (double)bb->touched), bt > 0.0 ? 100.0 * (ft / bt - 1.0) : 0.0);
     }
 }
 
@@ -635,15 +631,12 @@ static void fma_summary_memory(const fma_state_t *st, const fma_row_t *f, const 
            "    %.1f %% fewer pages touched, %.1f %% fewer at peak (article: ~%.1f %% less "
            "memory)\n",
            fma_lengths[last], (unsigned long long)f->touched, (unsigned long long)f->peak,
-           (unsigned long long)b->touched, (unsigned long long)b->peak, saving, saving_peak,
-           FMA_PAPER_SAVING);
+           (unsigned long long)b->touched, (unsigned long long)b->peak, saving, saving_peak, FMA_PAPER_SAVING);
     if (b->end > 0) {
-        printf("  pages in use when the run ends: fma %llu, bsd44 %llu: %.1f %% fewer\n",
-               (unsigned long long)f->end, (unsigned long long)b->end,
-               100.0 * (1.0 - (double)f->end / (double)b->end));
+        printf("  pages in use when the run ends: fma %llu, bsd44 %llu: %.1f %% fewer\n", (unsigned long long)f->end,
+               (unsigned long long)b->end, 100.0 * (1.0 - (double)f->end / (double)b->end));
     }
-    const fma_row_t *fl = row_of(st, "fma", FMA_MODE_LIVE, last),
-                    *bl = row_of(st, "bsd44", FMA_MODE_LIVE, last);
+    const fma_row_t *fl = row_of(st, "fma", FMA_MODE_LIVE, last), *bl = row_of(st, "bsd44", FMA_MODE_LIVE, last);
     if (fl != NULL && bl != NULL && fl->mem_known && bl->mem_known && bl->touched > 0) {
         printf("  release by live block instead: fma %llu pages touched, bsd44 %llu: %.1f %% "
                "fewer\n",
@@ -651,10 +644,8 @@ static void fma_summary_memory(const fma_state_t *st, const fma_row_t *f, const 
                100.0 * (1.0 - (double)fl->touched / (double)bl->touched));
     }
     fma_summary_bursts(st, last);
-    printf(
-        "  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n",
-        FMA_TARGET_SAVING, fma_lengths[last], saving,
-        saving >= FMA_TARGET_SAVING ? "met" : "NOT met");
+    printf("  target: fma >= %.0f %% fewer pages than bsd44 at %zu allocations: %.1f %% -- %s\n", FMA_TARGET_SAVING,
+           fma_lengths[last], saving, saving >= FMA_TARGET_SAVING ? "met" : "NOT met");
 }
 
 /* The article's time claims: the uniform mode's time with calls minus without over the run
@@ -665,8 +656,7 @@ static void fma_summary_time(const fma_state_t *st, const fma_row_t *f, const fm
     double fs = 0.0, bs = 0.0;
     size_t nl = 0;
     for (size_t li = 0; li < FMA_NLEN; li++) {
-        const fma_row_t *fl = row_of(st, "fma", WL_FMA_UNIFORM, li),
-                        *bl = row_of(st, "bsd44", WL_FMA_UNIFORM, li);
+        const fma_row_t *fl = row_of(st, "fma", WL_FMA_UNIFORM, li), *bl = row_of(st, "bsd44", WL_FMA_UNIFORM, li);
         if (fl != NULL && bl != NULL) {
             fs += fl->wet_ms - fl->dry_ms;
             bs += bl->wet_ms - bl->dry_ms;
@@ -682,27 +672,24 @@ static void fma_summary_time(const fma_state_t *st, const fma_row_t *f, const fm
     printf("  worst malloc: fma %.0f ns, bsd44 %.0f ns (article's upper bounds: %.0f ns, %.0f ns "
            "at 166 MHz)\n",
            ns_of(ctx, f->m.max), ns_of(ctx, b->m.max), FMA_PAPER_UB_FMA, FMA_PAPER_UB_BSD);
-    uint64_t fw = f->m.max > f->f.max ? f->m.max : f->f.max,
-             bw = b->m.max > b->f.max ? b->m.max : b->f.max;
+    uint64_t fw = f->m.max > f->f.max ? f->m.max : f->f.max, bw = b->m.max > b->f.max ? b->m.max : b->f.max;
     if (bw > 0) {
         double x = (double)fw / (double)bw;
         printf("  target: worst %s per fma call <= %.0fx bsd44's (%zu run): %llu vs %llu = %.2fx "
                "-- %s\n",
-               ctx->clock.unit, FMA_TARGET_WORST, fma_lengths[last], (unsigned long long)fw,
-               (unsigned long long)bw, x, x <= FMA_TARGET_WORST ? "met" : "NOT met");
+               ctx->clock.unit, FMA_TARGET_WORST, fma_lengths[last], (unsigned long long)fw, (unsigned long long)bw, x,
+               x <= FMA_TARGET_WORST ? "met" : "NOT met");
     }
 }
 
 static void fma_summary(const fma_state_t *st)
 {
     const size_t last = FMA_NLEN - 1u;
-    const fma_row_t *f = row_of(st, "fma", WL_FMA_UNIFORM, last),
-                    *b = row_of(st, "bsd44", WL_FMA_UNIFORM, last);
+    const fma_row_t *f = row_of(st, "fma", WL_FMA_UNIFORM, last), *b = row_of(st, "bsd44", WL_FMA_UNIFORM, last);
     printf("\nThe article's claims beside ours (uniform sizes; the article: PowerPC 603e 166 MHz, "
            "AIX 4.1.4):\n");
     if (f == NULL || b == NULL) {
-        printf("  fma and bsd44 both needed: %s%s not measured\n", f == NULL ? "fma " : "",
-               b == NULL ? "bsd44" : "");
+        printf("  fma and bsd44 both needed: %s%s not measured\n", f == NULL ? "fma " : "", b == NULL ? "bsd44" : "");
         return;
     }
     if (f->mem_known && b->mem_known && b->touched > 0 && b->peak > 0) {
@@ -745,12 +732,12 @@ static size_t fma_readings_collect(const fma_state_t *st, size_t last, fma_readi
         if (b->touched > 0 && b->peak > 0 && m->hdr_pages > 0) {
             rd[n++] = (fma_reading_t){"fma touched vs bsd44 touched", mode,
                                       100.0 * (1.0 - (double)f->touched / (double)b->touched)};
-            rd[n++] = (fma_reading_t){"fma peak vs bsd44 peak", mode,
-                                      100.0 * (1.0 - (double)f->peak / (double)b->peak)};
+            rd[n++] =
+                (fma_reading_t){"fma peak vs bsd44 peak", mode, 100.0 * (1.0 - (double)f->peak / (double)b->peak)};
             rd[n++] = (fma_reading_t){"fma touched vs bsd44+hdr", mode,
                                       100.0 * (1.0 - (double)f->touched / (double)m->hdr_pages)};
-            rd[n++] = (fma_reading_t){"fma peak vs bsd44+hdr", mode,
-                                      100.0 * (1.0 - (double)f->peak / (double)m->hdr_pages)};
+            rd[n++] =
+                (fma_reading_t){"fma peak vs bsd44+hdr", mode, 100.0 * (1.0 - (double)f->peak / (double)m->hdr_pages)};
         }
     }
     return n;
@@ -866,16 +853,16 @@ static void open_csvs(fma_state_t *st)
     st->icsv = bench_csv_open(ctx, "fma_instr.csv", false, st->ipath, sizeof st->ipath);
     if (st->csv != NULL) {
         fprintf(st->csv, "# workload: %s\n", st->trace[0][FMA_NLEN - 1u].params);
-        fprintf(st->csv,
-                "allocator,sizes,release,allocations,ops,mallocs,frees,overflows,misses,max_live,"
-                "peak_live_bytes,failures,repeats,dry_ms,wet_ms,diff_ms,diff_ns_per_call,calls,"
-                "malloc_median,malloc_p99,malloc_max,malloc_mean,free_median,free_p99,free_max,"
-                "free_mean,clock_ghz,pages_touched,pages_peak,pages_end,pages_method,"
-                "watermark_bytes,peak_used_bytes\n");
+        fprintf(st->csv, "allocator,sizes,release,allocations,ops,mallocs,frees,overflows,misses,max_live,"
+                         "peak_live_bytes,failures,repeats,dry_ms,wet_ms,diff_ms,diff_ns_per_call,calls,"
+                         "malloc_median,malloc_p99,malloc_max,malloc_mean,free_median,free_p99,free_max,"
+                         "free_mean,clock_ghz,pages_touched,pages_peak,pages_end,pages_method,"
+                         "watermark_bytes,peak_used_bytes\n");
     }
     if (st->fcsv != NULL) {
-        fprintf(st->fcsv, "# floor: power-of-two blocks (>= %d B) of the live set, pages of %d B; bsd44+hdr: a model "
-                          "(request + %d B, power-of-two buckets never returned)\n%s",
+        fprintf(st->fcsv,
+                "# floor: power-of-two blocks (>= %d B) of the live set, pages of %d B; bsd44+hdr: a model "
+                "(request + %d B, power-of-two buckets never returned)\n%s",
                 FMA_MIN_BLOCK, WL_FMA_PAGE, FMA_HDR, fma_floor_header);
     }
     if (st->cdf != NULL) {
@@ -921,8 +908,7 @@ static fma_state_t *study_setup(bench_ctx_t *ctx)
            "with a watermark: watermark and peak bytes in live blocks rounded up; glibc: the span "
            "of a fresh arena).\n",
            ctx->clock.unit, ctx->clock.source, (unsigned long long)ctx->clock.empty_median);
-    memset(ctx->arena, 0xA5,
-           ctx->arena_size); /* touched once: no first-touch faults in timed calls */
+    memset(ctx->arena, 0xA5, ctx->arena_size); /* touched once: no first-touch faults in timed calls */
     open_csvs(st);
     st->ghz = strcmp(ctx->clock.unit, "cycles") == 0 ? ctx->clock.ticks_per_ns : 1.0;
     return st;
@@ -934,23 +920,21 @@ static void print_pass_head(const fma_state_t *st, int mode)
         printf("\n-- beyond the article: bursts, sizes %s (phases of %u..%u requests of one "
                "class drawn by Table 1,\n"
                "   a random share of the earlier blocks released among them; %s) --\n",
-               wl_fma_sizes_name(fma_modes[mode].sizes), (unsigned)WL_FMA_BURST_MIN,
-               (unsigned)WL_FMA_BURST_MAX, st->trace[mode][FMA_NLEN - 1u].params);
+               wl_fma_sizes_name(fma_modes[mode].sizes), (unsigned)WL_FMA_BURST_MIN, (unsigned)WL_FMA_BURST_MAX,
+               st->trace[mode][FMA_NLEN - 1u].params);
     } else {
         printf("\n-- sizes %s, release by %s --\n", wl_fma_sizes_name(fma_modes[mode].sizes),
                wl_fma_release_name(fma_modes[mode].release));
     }
-    printf("%-10s %6s %3s %-32s %-22s %-22s %s\n", "", "", "", "  loop (ms; ns per call)",
-           "  malloc (" CLK_UNIT ")", "  free (" CLK_UNIT ")", "pages");
-    printf("%-10s %6s %3s %7s %7s %7s %8s %7s %6s %7s %7s %6s %7s %6s %6s %6s\n", "allocator",
-           "allocs", "ovf", "dry", "wet", "diff", "per call", "median", "p99", "max", "median",
-           "p99", "max", "touched", "peak", "end");
+    printf("%-10s %6s %3s %-32s %-22s %-22s %s\n", "", "", "", "  loop (ms; ns per call)", "  malloc (" CLK_UNIT ")",
+           "  free (" CLK_UNIT ")", "pages");
+    printf("%-10s %6s %3s %7s %7s %7s %8s %7s %6s %7s %7s %6s %7s %6s %6s %6s\n", "allocator", "allocs", "ovf", "dry",
+           "wet", "diff", "per call", "median", "p99", "max", "median", "p99", "max", "touched", "peak", "end");
     print_rule();
 }
 
 /* The row of one allocator, pass and run length: the table's line. */
-static void study_summarize_row(const fma_state_t *st, const rt_allocator_t *a, const fma_row_t *r, int mode,
-                                size_t li)
+static void study_summarize_row(const fma_state_t *st, const rt_allocator_t *a, const fma_row_t *r, int mode, size_t li)
 {
     const wl_fma_info_t *info = &st->info[mode][li];
     double diff = r->wet_ms - r->dry_ms;
@@ -966,8 +950,8 @@ static void study_summarize_row(const fma_state_t *st, const rt_allocator_t *a, 
            "%7llu %6s %6s %6s%s\n",
            a->name, fma_lengths[li], info->overflows, r->dry_ms, r->wet_ms, diff, per_call,
            (unsigned long long)r->m.median, (unsigned long long)r->m.p99, (unsigned long long)r->m.max,
-           (unsigned long long)r->f.median, (unsigned long long)r->f.p99, (unsigned long long)r->f.max, tp, pp,
-           ep, r->failures != 0 ? "  (mallocs failed!)" : "");
+           (unsigned long long)r->f.median, (unsigned long long)r->f.p99, (unsigned long long)r->f.max, tp, pp, ep,
+           r->failures != 0 ? "  (mallocs failed!)" : "");
     fflush(stdout);
 }
 
@@ -991,10 +975,10 @@ static void study_write_row(fma_state_t *st, const rt_allocator_t *a, const fma_
                 a->name, wl_fma_sizes_name(fma_modes[mode].sizes), wl_fma_release_name(fma_modes[mode].release),
                 fma_lengths[li], t->nops, t->nmalloc, t->nfree, info->overflows, info->misses, info->max_live,
                 (unsigned long long)t->peak_live, r->failures, r->repeats, r->dry_ms, r->wet_ms, diff, per_call,
-                r->calls, (unsigned long long)r->m.median, (unsigned long long)r->m.p99,
-                (unsigned long long)r->m.max, r->m.mean, (unsigned long long)r->f.median,
-                (unsigned long long)r->f.p99, (unsigned long long)r->f.max, r->f.mean, st->ghz, tp, pp, ep,
-                r->mem_method, (unsigned long long)r->watermark, (unsigned long long)r->peak_used);
+                r->calls, (unsigned long long)r->m.median, (unsigned long long)r->m.p99, (unsigned long long)r->m.max,
+                r->m.mean, (unsigned long long)r->f.median, (unsigned long long)r->f.p99, (unsigned long long)r->f.max,
+                r->f.mean, st->ghz, tp, pp, ep, r->mem_method, (unsigned long long)r->watermark,
+                (unsigned long long)r->peak_used);
         fflush(st->csv);
     }
     fma_floor_row(st->fcsv, a->name, mode, li, r, &st->model[mode][li]);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_hardening.c -- experiment "hardening": what each RT_HARDENING level costs, in exact
  * instructions per malloc and free (doc/hardening.md, "What it costs").
@@ -76,7 +77,9 @@ static ic_plan_t hb_plan(const bench_ctx_t *ctx, size_t nops)
     size_t samples = ctx->scale == BENCH_FULL ? 20000u : ctx->scale == BENCH_STANDARD ? 2000u : 500u;
     ic_plan_t plan = {
         .stride = nops / samples != 0 ? nops / samples : 1u,
-        .step_budget = ctx->scale == BENCH_FULL ? 5000000u : ctx->scale == BENCH_STANDARD ? 500000u : 100000u,
+        .step_budget = ctx->scale == BENCH_FULL       ? 5000000u
+                       : ctx->scale == BENCH_STANDARD ? 500000u
+                                                      : 100000u,
         .max_samples = 0,
     };
     return plan;
@@ -309,8 +312,7 @@ static int run_sibling(bench_ctx_t *ctx, hb_table_t *tb, int level, const char *
         return 130;
     }
     if (rc != 0 || rows == 0) {
-        set_note(tb, level, "not measured: %s exited with status %d, %zu rows", exe, rc,
-                 rows);
+        set_note(tb, level, "not measured: %s exited with status %d, %zu rows", exe, rc, rows);
         return 0;
     }
     if (own[0] != '\0' && strstr(own, "RT_HARDENING=") != NULL && atoi(strstr(own, "RT_HARDENING=") + 13) != level) {
@@ -323,8 +325,7 @@ static int run_sibling(bench_ctx_t *ctx, hb_table_t *tb, int level, const char *
         return 0;
     }
     tb->measured[level] = true;
-    set_note(tb, level, "%s: %s (%.0f s)", exe, own[0] ? own : "level not printed",
-             sib_now_s() - t0);
+    set_note(tb, level, "%s: %s (%.0f s)", exe, own[0] ? own : "level not printed", sib_now_s() - t0);
     return 0;
 }
 
@@ -429,8 +430,8 @@ static bool print_row(const hb_table_t *tb, int w, size_t k, int op, FILE *csv)
     for (int level = 0; level < HB_LEVELS && csv != NULL; level++) {
         const hb_stat_t *c = &tb->s[w][k][level][op];
         if (c->have) {
-            fprintf(csv, "%s,%s,%s,%d,%zu,%.3f,%llu\n", hb_specs[w]->name, tb->allocs[k]->name,
-                    hb_opname[op], level, c->calls, c->mean, c->max);
+            fprintf(csv, "%s,%s,%s,%d,%zu,%.3f,%llu\n", hb_specs[w]->name, tb->allocs[k]->name, hb_opname[op], level,
+                    c->calls, c->mean, c->max);
         }
     }
     return differ;
@@ -444,8 +445,8 @@ static void print_table(bench_ctx_t *ctx, const hb_table_t *tb)
             printf("level %d: %s\n", level, tb->note[level]);
         }
     }
-    printf("%-8s %-10s %-6s %13s %13s %13s %7s %7s\n", "workload", "allocator", "op", "level 0", "level 1",
-           "level 2", "1 - 0", "2 - 0");
+    printf("%-8s %-10s %-6s %13s %13s %13s %7s %7s\n", "workload", "allocator", "op", "level 0", "level 1", "level 2",
+           "1 - 0", "2 - 0");
     printf("%-8s %-10s %-6s %7s %5s %7s %5s %7s %5s %7s %7s\n", "", "", "", "mean", "max", "mean", "max", "mean", "max",
            "mean", "mean");
     printf("-------- ---------- ------ ------------- ------------- ------------- ------- -------\n");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_inscount.c -- experiment "inscount": exact instructions per call (inscount.h).
  *
@@ -122,9 +123,9 @@ static void count_uniform_one(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, c
         }
         mt_summarize_u32(v, n, &s[kind], NULL);
     }
-    printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %7zu %8.1f %6llu %6llu  %6zu%s", spec->name, a->name, s[0].n,
-           s[0].mean, (unsigned long long)s[0].min, (unsigned long long)s[0].max, s[1].n, s[1].mean,
-           (unsigned long long)s[1].min, (unsigned long long)s[1].max, r.final_stride, r.widened ? " (widened)" : "");
+    printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %7zu %8.1f %6llu %6llu  %6zu%s", spec->name, a->name, s[0].n, s[0].mean,
+           (unsigned long long)s[0].min, (unsigned long long)s[0].max, s[1].n, s[1].mean, (unsigned long long)s[1].min,
+           (unsigned long long)s[1].max, r.final_stride, r.widened ? " (widened)" : "");
     if (!ok) {
         printf("  (%s)", r.error);
     }
@@ -158,7 +159,9 @@ static int count_uniform(bench_ctx_t *ctx, const wl_uniform_spec_t *spec, FILE *
     size_t samples = ctx->scale == BENCH_FULL ? 20000u : ctx->scale == BENCH_STANDARD ? 2000u : 500u;
     ic_plan_t plan = {
         .stride = nops / samples != 0 ? nops / samples : 1u,
-        .step_budget = ctx->scale == BENCH_FULL ? 5000000u : ctx->scale == BENCH_STANDARD ? 500000u : 100000u,
+        .step_budget = ctx->scale == BENCH_FULL       ? 5000000u
+                       : ctx->scale == BENCH_STANDARD ? 500000u
+                                                      : 100000u,
         .max_samples = 0,
         .classify = true, /* untraced looks before and after a call: the counts are unchanged */
     };
@@ -192,8 +195,8 @@ static void check_counter(bench_ctx_t *ctx)
     char path[1200];
     FILE *f = bench_csv_open(ctx, "inscount_selftest.csv", false, path, sizeof path);
     if (f != NULL) {
-        fprintf(f, "function,expected,counted\nknown5,%u,%u\nloop1000,%u,%u\n", st.expect5, st.known5,
-                st.expect_loop, st.loop1000);
+        fprintf(f, "function,expected,counted\nknown5,%u,%u\nloop1000,%u,%u\n", st.expect5, st.known5, st.expect_loop,
+                st.loop1000);
         bench_csv_close(f, path);
     }
 }
@@ -216,9 +219,8 @@ static void count_memfrag_one(bench_ctx_t *ctx, const rt_allocator_t *a, FILE *c
         mt_summarize_u32(v, r.n, &s, NULL);
         free(v);
     }
-    printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %8u %8u", "memfrag", a->name, s.n, s.mean,
-           (unsigned long long)s.min, (unsigned long long)s.max, r.n > 0 ? r.samples[0].count : 0u,
-           r.n >= 256 ? r.samples[255].count : 0u);
+    printf("%-8s %-10s %7zu %8.1f %6llu %6llu  %8u %8u", "memfrag", a->name, s.n, s.mean, (unsigned long long)s.min,
+           (unsigned long long)s.max, r.n > 0 ? r.samples[0].count : 0u, r.n >= 256 ? r.samples[255].count : 0u);
     if (!ok) {
         printf("  (%s)", r.error);
     }
@@ -230,8 +232,8 @@ static void count_memfrag_one(bench_ctx_t *ctx, const rt_allocator_t *a, FILE *c
         }
     }
     if (csv != NULL) {
-        fprintf(csv, "memfrag,%s,malloc,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,1,1,0,%llu,%d\n", a->name, s.n,
-                s.mean, (unsigned long long)s.min, (unsigned long long)s.median, (unsigned long long)s.p99,
+        fprintf(csv, "memfrag,%s,malloc,%zu,%.3f,%llu,%llu,%llu,%llu,%.3f,1,1,0,%llu,%d\n", a->name, s.n, s.mean,
+                (unsigned long long)s.min, (unsigned long long)s.median, (unsigned long long)s.p99,
                 (unsigned long long)s.max, s.sd, (unsigned long long)r.steps, ok ? 0 : 1);
     }
     ic_result_free(&r);
@@ -245,8 +247,8 @@ static void count_memfrag(bench_ctx_t *ctx, FILE *csv)
         fprintf(mcsv, "allocator,n,instructions\n");
     }
     printf("memfrag: malloc(120) after N fenced free 72-byte blocks, every N = 1..256 counted\n");
-    printf("%-8s %-10s %7s %8s %6s %6s  %8s %8s\n", "workload", "allocator", "mallocs", "mean", "min", "max",
-           "at N=1", "at N=256");
+    printf("%-8s %-10s %7s %8s %6s %6s  %8s %8s\n", "workload", "allocator", "mallocs", "mean", "min", "max", "at N=1",
+           "at N=256");
     for (size_t k = 0; k < ctx->nallocs && !drv_stop; k++) {
         count_memfrag_one(ctx, ctx->allocs[k], csv, mcsv);
     }

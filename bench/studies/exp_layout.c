@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_layout.c -- experiment "layout": fragmentation of the boundary-tag heaps per
  * block layout (doc/performance.md, "What changed": alignment as a knob, fragmentation both ways).
@@ -205,8 +206,9 @@ static int run_layout(bench_ctx_t *ctx, ly_table_t *tb, int l, const char *exe, 
     double t0 = sib_now_s();
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)ctx->seed);
-    const char *argv[16] = {exe, "run", "masmano", "--csv", dir, "--seed", seed, "--scale",
-                            bench_scale_name(ctx->scale), "--alloc", tb->alloc_list, NULL};
+    const char *argv[16] = {
+        exe,       "run",          "masmano", "--csv", dir, "--seed", seed, "--scale", bench_scale_name(ctx->scale),
+        "--alloc", tb->alloc_list, NULL};
     setenv("RTBENCH_MM_FRAG_ONLY", "1", 1);
     int rc = run_in(tb, exe, argv, dir);
     unsetenv("RTBENCH_MM_FRAG_ONLY");
@@ -246,8 +248,8 @@ static int run_layout(bench_ctx_t *ctx, ly_table_t *tb, int l, const char *exe, 
     if (bad != 0) {
         snprintf(why, sizeof why, "; a child %s: see its figures", bad < 0 ? "wrote no rows" : "exited non-zero");
     }
-    snprintf(tb->note[l], sizeof tb->note[l], "%s: %s (%.0f s)%s", exe, tb->label[l][0] ? tb->label[l] : "layout not printed",
-             sib_now_s() - t0, why);
+    snprintf(tb->note[l], sizeof tb->note[l], "%s: %s (%.0f s)%s", exe,
+             tb->label[l][0] ? tb->label[l] : "layout not printed", sib_now_s() - t0, why);
     return drv_stop ? 130 : 0;
 }
 
@@ -332,8 +334,9 @@ static void print_masmano(const ly_table_t *tb, FILE *csv)
 
 static void print_traces(const ly_table_t *tb, FILE *csv)
 {
-    printf("\nReal programs (experiment trace's recordings, whole): heap needed / live peak (`trace size`: the smallest\n"
-           "heap on which the recording runs, bisection to max(4 KiB, 0.5 %%); the stream needing the largest heap)\n");
+    printf(
+        "\nReal programs (experiment trace's recordings, whole): heap needed / live peak (`trace size`: the smallest\n"
+        "heap on which the recording runs, bisection to max(4 KiB, 0.5 %%); the stream needing the largest heap)\n");
     printf("%-10s %-14s", "allocator", "layout");
     for (size_t p = 0; p < tb->nprogs; p++) {
         printf(" %9s", trace_program_name(p));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_masmano.c -- experiment "masmano": Masmano et al. 2006, sections 3-4.
  *
@@ -92,33 +93,39 @@ static double acc_sd(const mm_acc_t *a)
 
 /* The paper's Tables 5 and 7 (Pentium 4; cycles, and F in %): avg, stdv, max, min per test. */
 typedef struct mm_paper {
-    const char *ours;  /* our allocator standing for it */
-    const char *name;  /* the paper's */
+    const char *ours; /* our allocator standing for it */
+    const char *name; /* the paper's */
     double malloc_cyc[MM_TESTS][4], free_cyc[MM_TESTS][4], frag[MM_TESTS][4];
 } mm_paper_t;
 
 static const mm_paper_t mm_paper[] = {
-    {"firstfit", "First-fit",
+    {"firstfit",
+     "First-fit",
      {{315, 239, 2185, 97}, {248, 243, 2274, 97}, {291, 279, 4758, 97}},
      {{163, 189, 1433, 84}, {148, 185, 1387, 84}, {176, 196, 1529, 85}},
      {{93.25, 3.99, 99.58, 87.57}, {83.21, 9.04, 98.17, 70.67}, {87.63, 4.41, 94.82, 70.76}}},
-    {"bestfit", "Best-fit",
+    {"bestfit",
+     "Best-fit",
      {{511, 513, 2330, 112}, {347, 352, 2380, 95}, {1134, 1133, 6432, 107}},
      {{153, 189, 1420, 85}, {120, 212, 1292, 84}, {143, 178, 1448, 85}},
      {{10.26, 1.25, 14.23, 7.20}, {21.51, 2.73, 26.77, 17.17}, {11.76, 1.32, 14.14, 9.71}}},
-    {"buddy", "Binary-buddy",
+    {"buddy",
+     "Binary-buddy",
      {{170, 472, 5517, 143}, {157, 262, 7433, 105}, {161, 263, 5960, 121}},
      {{147, 285, 1728, 120}, {150, 287, 855, 120}, {153, 284, 1412, 120}},
      {{73.56, 6.36, 85.25, 66.61}, {61.97, 1.97, 65.06, 58.79}, {77.58, 5.39, 84.34, 64.88}}},
-    {"glibc", "DLmalloc",
+    {"glibc",
+     "DLmalloc",
      {{342, 345, 5769, 114}, {249, 278, 5859, 79}, {292, 296, 6985, 83}},
      {{124, 198, 644, 85}, {99, 354, 425, 74}, {128, 181, 732, 75}},
      {{10.11, 1.55, 12.90, 7.39}, {17.13, 2.07, 21.75, 14.71}, {11.79, 1.39, 13.72, 9.90}}},
-    {"halffit", "Half-fit",
+    {"halffit",
+     "Half-fit",
      {{196, 332, 1237, 129}, {148, 569, 1269, 108}, {161, 520, 1491, 128}},
      {{184, 209, 1273, 104}, {173, 216, 1209, 104}, {186, 210, 1099, 110}},
      {{84.67, 3.02, 90.07, 80.40}, {71.50, 3.44, 75.45, 65.02}, {98.14, 3.12, 104.67, 94.21}}},
-    {"tlsf", "TLSF",
+    {"tlsf",
+     "TLSF",
      {{216, 274, 2017, 137}, {173, 257, 2056, 115}, {196, 230, 2473, 115}},
      {{201, 220, 1641, 118}, {170, 223, 741, 111}, {191, 217, 1095, 118}},
      {{10.49, 1.66, 11.79, 6.51}, {14.86, 2.15, 18.56, 9.86}, {11.15, 1.10, 13.91, 7.48}}},
@@ -352,8 +359,7 @@ static void mm_frag_seed(mm_state_t *st, unsigned test, unsigned j, const wl_mm_
         if (!mm_has_frag(a)) {
             continue;
         }
-        bench_progress("masmano", "all", phase,
-                       ((double)j + (double)k / (double)ctx->nallocs) / (double)st->sc->seeds);
+        bench_progress("masmano", "all", phase, ((double)j + (double)k / (double)ctx->nallocs) / (double)st->sc->seeds);
         drv_instance_t in;
         if (!mm_open(st, &in, a, t->slots)) {
             continue;
@@ -371,8 +377,8 @@ static void mm_frag_seed(mm_state_t *st, unsigned test, unsigned j, const wl_mm_
         st->nF[k][test - 1u] = j + 1u;
         st->Ffail[k][test - 1u] += r.failures;
         if (csv != NULL) {
-            fprintf(csv, "%s,%u,%u,%u,%zu,%llu,%llu,%.2f,%llu,%.2f,%d,%zu\n", a->name, test, j, ts->ntasks,
-                    t->nmalloc, (unsigned long long)r.peak_live, (unsigned long long)r.peak_memory, r.factor,
+            fprintf(csv, "%s,%u,%u,%u,%zu,%llu,%llu,%.2f,%llu,%.2f,%d,%zu\n", a->name, test, j, ts->ntasks, t->nmalloc,
+                    (unsigned long long)r.peak_live, (unsigned long long)r.peak_memory, r.factor,
                     (unsigned long long)r.peak_used, r.factor_used, r.approximated, r.failures);
         }
         if (figure && fig != NULL) {
@@ -480,9 +486,8 @@ static void mm_test4_table(const mm_state_t *st, const mm_t4_t *t4, const uint32
             const mm_acc_t *acc = &t4->acc[k][p];
             printf(" %7.2f%s", acc_mean(acc), t4->fails[k][p] != 0 ? "!" : " ");
             if (csv != NULL && acc->n > 0.0) {
-                fprintf(csv, "%s,%u,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%zu\n", ctx->allocs[k]->name, periods[p],
-                        acc->n, acc_mean(acc), acc_sd(acc), acc->max, acc->min,
-                        acc_mean(&t4->accu[k][p]), t4->fails[k][p]);
+                fprintf(csv, "%s,%u,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%zu\n", ctx->allocs[k]->name, periods[p], acc->n,
+                        acc_mean(acc), acc_sd(acc), acc->max, acc->min, acc_mean(&t4->accu[k][p]), t4->fails[k][p]);
             }
         }
         printf("%s\n", st->Fapprox[k] ? "  (approx.)" : "");
@@ -577,17 +582,23 @@ typedef struct mm_paper6 {
 } mm_paper6_t;
 
 static const mm_paper6_t mm_paper6[] = {
-    {"firstfit", {{204, 21, 478, 71}, {201, 17, 818, 70}, {203, 23, 957, 70}},
+    {"firstfit",
+     {{204, 21, 478, 71}, {201, 17, 818, 70}, {203, 23, 957, 70}},
      {{93, 96, 128, 59}, {90, 92, 128, 57}, {92, 95, 128, 57}}},
-    {"bestfit", {{582, 69, 798, 76}, {442, 130, 1006, 76}, {805, 179, 1539, 76}},
+    {"bestfit",
+     {{582, 69, 798, 76}, {442, 130, 1006, 76}, {805, 179, 1539, 76}},
      {{91, 115, 126, 57}, {69, 148, 126, 57}, {79, 198, 128, 57}}},
-    {"buddy", {{169, 17, 843, 157}, {136, 22, 1113, 95}, {153, 24, 1113, 95}},
+    {"buddy",
+     {{169, 17, 843, 157}, {136, 22, 1113, 95}, {153, 24, 1113, 95}},
      {{68, 70, 225, 65}, {68, 72, 277, 65}, {69, 73, 228, 65}}},
-    {"glibc", {{279, 107, 921, 64}, {161, 126, 933, 49}, {232, 152, 1277, 57}},
+    {"glibc",
+     {{279, 107, 921, 64}, {161, 126, 933, 49}, {232, 152, 1277, 57}},
      {{70, 128, 77, 53}, {59, 177, 77, 39}, {67, 168, 77, 39}}},
-    {"halffit", {{118, 1, 123, 115}, {116, 7, 123, 76}, {118, 1, 123, 82}},
+    {"halffit",
+     {{118, 1, 123, 115}, {116, 7, 123, 76}, {118, 1, 123, 82}},
      {{117, 117, 167, 73}, {115, 116, 165, 76}, {117, 117, 167, 76}}},
-    {"tlsf", {{147, 13, 164, 104}, {118, 25, 164, 84}, {133, 22, 164, 84}},
+    {"tlsf",
+     {{147, 13, 164, 104}, {118, 25, 164, 84}, {133, 22, 164, 84}},
      {{140, 140, 217, 91}, {107, 110, 216, 87}, {120, 122, 217, 87}}},
 };
 
@@ -751,10 +762,11 @@ static bool mm_instr(mm_state_t *st, FILE *csv, FILE *fig)
             mm_instr_row(st, &ins, k, op, csv);
         }
     }
-    printf("Counted: every instruction from the entry of the descriptor's malloc/free to its return (ret included;\n"
-           "for the library's heaps a wrapper jump; kernel instructions not counted). The paper's rows: Pentium 4\n"
-           "(x86-32), every op of 300,000-malloc traces, DLmalloc 2.7.2 for glibc. 'budget: stride N': the step budget\n"
-           "widened the stride (or ended the sample early; masmano_instr.csv has the calls counted).\n");
+    printf(
+        "Counted: every instruction from the entry of the descriptor's malloc/free to its return (ret included;\n"
+        "for the library's heaps a wrapper jump; kernel instructions not counted). The paper's rows: Pentium 4\n"
+        "(x86-32), every op of 300,000-malloc traces, DLmalloc 2.7.2 for glibc. 'budget: stride N': the step budget\n"
+        "widened the stride (or ended the sample early; masmano_instr.csv has the calls counted).\n");
     fflush(stdout);
     return true;
 }
@@ -783,7 +795,8 @@ static void mm_csvs_open(bench_ctx_t *ctx, mm_csvs_t *c, bool table6)
         fprintf(c->ct, "allocator,test,op,n,avg,stdv,max,min,failures\n");
     }
     if (c->cf != NULL) {
-        fprintf(c->cf, "allocator,test,seed,tasks,mallocs,peak_live,peak_memory,F,peak_used,F_used,approximated,failures\n");
+        fprintf(c->cf,
+                "allocator,test,seed,tasks,mallocs,peak_live,peak_memory,F,peak_used,F_used,approximated,failures\n");
     }
     if (c->c4 != NULL) {
         fprintf(c->c4, "allocator,period,seeds,F_avg,F_stdv,F_max,F_min,F_inuse_avg,failures\n");
@@ -798,8 +811,9 @@ static void mm_table5(const mm_state_t *st)
 {
     const bench_ctx_t *ctx = st->ctx;
     for (int op = 0; op < 2; op++) {
-        printf("\nTable 5(%c): %s, %s per call (avg / stdv / max / min over every call of %u seeds; minimum of 2 runs)\n",
-               op == 0 ? 'a' : 'b', op == 0 ? "malloc" : "free", ctx->clock.unit, st->sc->seeds);
+        printf(
+            "\nTable 5(%c): %s, %s per call (avg / stdv / max / min over every call of %u seeds; minimum of 2 runs)\n",
+            op == 0 ? 'a' : 'b', op == 0 ? "malloc" : "free", ctx->clock.unit, st->sc->seeds);
         printf("%-13s|%-25s|%-25s|%-25s|\n", "", "  Test 1", "  Test 2", "  Test 3");
         for (size_t k = 0; k < ctx->nallocs; k++) {
             printf("%-13s|", ctx->allocs[k]->name);
@@ -835,8 +849,9 @@ static void mm_table7_both(const mm_state_t *st)
            "pages sampled after every malloc (jemalloc: active + dirty + muzzy pages; mimalloc: carved bytes of its\n"
            "pages); metadata left out. noop: no memory, left out.\n"
            "buddy runs over a power-of-two region aligned to its size (exp_masmano.c).\n");
-    printf("\nTable 7, internal fragmentation only: F from the peak of the bytes in live blocks (rt_stats_t.peak_used:\n"
-           "headers and rounding) instead of the watermark; no paper column.\n");
+    printf(
+        "\nTable 7, internal fragmentation only: F from the peak of the bytes in live blocks (rt_stats_t.peak_used:\n"
+        "headers and rounding) instead of the watermark; no paper column.\n");
     mm_table7(st, true);
     fflush(stdout);
 }
@@ -853,10 +868,11 @@ int exp_masmano(bench_ctx_t *ctx)
     memset(ctx->arena, 0xA5, ctx->arena_size); /* touched once: no first-touch faults in timed calls */
     const mm_scale_t *sc = st->sc;
     printf("\n== masmano -- Masmano et al. 2006, sections 3-4: the periodic task model, Tests 1-4 ==\n");
-    printf("3..10 tasks, periods 10..150, g per period: Test 1 2048..20480, Test 2 8..1024, Test 3 8..20480; 2..5\n"
-           "requests per period of Normal(g/n, sd %d %% of it); holding time 30..50. %u seeds per test; %zu mallocs per\n"
-           "time run, %zu per fragmentation run (the paper: 300,000 and 1,500,000).\n",
-           WL_MM_SD_PERCENT, sc->seeds, sc->time_mallocs, sc->frag_mallocs);
+    printf(
+        "3..10 tasks, periods 10..150, g per period: Test 1 2048..20480, Test 2 8..1024, Test 3 8..20480; 2..5\n"
+        "requests per period of Normal(g/n, sd %d %% of it); holding time 30..50. %u seeds per test; %zu mallocs per\n"
+        "time run, %zu per fragmentation run (the paper: 300,000 and 1,500,000).\n",
+        WL_MM_SD_PERCENT, sc->seeds, sc->time_mallocs, sc->frag_mallocs);
 
     static mm_csvs_t c;
     /* quick: no Table 6 (a sample of single-stepped calls is over a minute; the instructions'
@@ -875,7 +891,8 @@ int exp_masmano(bench_ctx_t *ctx)
             mm_table5(st);
         }
         printf("The paper's rows: Pentium 4 cycles, interrupts off; ours: %s through the descriptor (the noop row is "
-               "the\nfloor). Columns: avg stdv max min.\n", ctx->clock.unit);
+               "the\nfloor). Columns: avg stdv max min.\n",
+               ctx->clock.unit);
         fflush(stdout);
         if (!table6) {
             printf("\nTable 6 (instructions): left out at quick scale (--scale standard counts a sample).\n");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_memfrag.c -- experiment "memfrag": the VaiOS blog's mem_frag ramp (section 10).
  *
@@ -24,7 +25,7 @@
 enum { MEMFRAG_NMAX = 256, MEMFRAG_MAX_PAIRS = 128 };
 
 typedef struct mf_point {
-    uint32_t probes;       /* DRV_NO_PROBES when n/a */
+    uint32_t probes; /* DRV_NO_PROBES when n/a */
     uint32_t median, min, max;
     double mean;
     bool probes_vary;
@@ -235,8 +236,8 @@ static void study_summarize(mf_state_t *st, const rt_allocator_t *a)
     }
     double flat = med_lo > 0 && done_n > 0 ? (double)med_hi / (double)med_lo : 0.0;
     double flat_mean = mean_lo > 0.0 && done_n > 0 ? mean_hi / mean_lo : 0.0;
-    printf("%-10s %5s %5s %5s %5s %5s %5s %6s  %6s %6s %6s %6s  %6.2f %6.2f %8.2f", a->name, pr[0], pr[1], pr[2],
-           pr[3], pr[4], pr[5], pslope, cy[0], cy[1], cy[2], cy[3], flat, flat_mean, np > 1 ? slope(x, yc, np) : 0.0);
+    printf("%-10s %5s %5s %5s %5s %5s %5s %6s  %6s %6s %6s %6s  %6.2f %6.2f %8.2f", a->name, pr[0], pr[1], pr[2], pr[3],
+           pr[4], pr[5], pslope, cy[0], cy[1], cy[2], cy[3], flat, flat_mean, np > 1 ? slope(x, yc, np) : 0.0);
     if (done_n < MEMFRAG_NMAX) {
         printf("  (interrupted at N = %u)", done_n);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_memstress.c -- experiment "memstress": the VaiOS blog's mem_stress (sections 7-9).
  *
@@ -81,8 +82,8 @@ static bool study_setup(bench_ctx_t *ctx, ms_state_t *st)
     printf("\n== memstress -- the VaiOS blog's mem_stress (sections 7-9) ==\n");
     printf("%s; seed %llu; a %u KiB heap per allocator; %s: per-op minimum of 2 identical runs.\n", t->params,
            (unsigned long long)t->seed, MS_HEAP / 1024u, ctx->clock.unit);
-    printf("Trace: %zu mallocs, %zu frees (the same for every backend; A/F/O below count what happened).\n",
-           t->nmalloc, t->nfree);
+    printf("Trace: %zu mallocs, %zu frees (the same for every backend; A/F/O below count what happened).\n", t->nmalloc,
+           t->nfree);
     st->csv = bench_csv_open(ctx, "memstress.csv", false, st->path, sizeof st->path);
     st->ms = bench_csv_open(ctx, "memstress.ms", false, st->mspath, sizeof st->mspath);
     st->bins = bench_csv_open(ctx, "memstress_bins.csv", false, st->binpath, sizeof st->binpath);
@@ -144,10 +145,7 @@ static void replay_bytes(ms_state_t *st, drv_instance_t *in, ms_result_t *res)
 }
 
 /* Cycles: the per-op minimum of the two runs; probes: those of a malloc, 0 otherwise. */
-static uint32_t op_cycles(const ms_state_t *st, size_t i)
-{
-    return st->c0[i] < st->c1[i] ? st->c0[i] : st->c1[i];
-}
+static uint32_t op_cycles(const ms_state_t *st, size_t i) { return st->c0[i] < st->c1[i] ? st->c0[i] : st->c1[i]; }
 
 static uint32_t op_probes(const ms_state_t *st, const ms_result_t *res, size_t i)
 {
@@ -207,8 +205,7 @@ static void study_summarize(const rt_allocator_t *a, const ms_result_t *r)
     if (r->has_probes) {
         printf("%-10s %5u %5u %3u  %5llu %5llu %7llu  %6llu %6llu %8llu  %s\n", a->name, r->na, r->nf, r->no,
                (unsigned long long)r->sp.median, (unsigned long long)r->sp.p99, (unsigned long long)r->sp.max,
-               (unsigned long long)r->sc.median, (unsigned long long)r->sc.p99, (unsigned long long)r->sc.max,
-               blogtxt);
+               (unsigned long long)r->sc.median, (unsigned long long)r->sc.p99, (unsigned long long)r->sc.max, blogtxt);
     } else {
         printf("%-10s %5u %5u %3u  %5s %5s %7s  %6llu %6llu %8llu  %s\n", a->name, r->na, r->nf, r->no, "n/a", "n/a",
                "n/a", (unsigned long long)r->sc.median, (unsigned long long)r->sc.p99, (unsigned long long)r->sc.max,
@@ -230,8 +227,8 @@ static void write_csv_row(FILE *csv, const rt_allocator_t *a, const ms_result_t 
     bool found = false;
     for (size_t b = 0; b < sizeof blog / sizeof blog[0]; b++) {
         if (strcmp(blog[b].name, a->name) == 0) {
-            fprintf(csv, "%u,%u,%u,%u,%u\n", blog[b].probes[0], blog[b].probes[1], blog[b].probes[2],
-                    blog[b].cycles[0], blog[b].cycles[1]);
+            fprintf(csv, "%u,%u,%u,%u,%u\n", blog[b].probes[0], blog[b].probes[1], blog[b].probes[2], blog[b].cycles[0],
+                    blog[b].cycles[1]);
             found = true;
         }
     }

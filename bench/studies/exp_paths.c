@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_paths.c -- experiment "paths": the exact instructions of each path of a
  * boundary-tag heap's malloc and free (doc/performance.md), and the worst over them.
@@ -95,8 +96,7 @@ static bool last_pool_prepare(const rt_allocator_t *a, void *handle, void *conte
         bool last = k + 1u == RT_HEAP_MAX_POOLS;
         size_t size = last ? (size_t)PS_LAST_POOL : (size_t)PS_SMALL_POOL;
         void *mem = malloc(size);
-        if (mem == NULL || !rt_heap_add_pool(handle, mem, size) ||
-            (!last && !fill_heap(a, handle))) {
+        if (mem == NULL || !rt_heap_add_pool(handle, mem, size) || (!last && !fill_heap(a, handle))) {
             return false;
         }
     }
@@ -112,8 +112,8 @@ static void print_fig(const ps_fig_t *f)
     }
 }
 
-static void write_fig(FILE *csv, const char *alloc, unsigned pools, const char *scenario,
-                      wl_path_t path, const ps_fig_t *f, int error)
+static void write_fig(FILE *csv, const char *alloc, unsigned pools, const char *scenario, wl_path_t path,
+                      const ps_fig_t *f, int error)
 {
     if (csv == NULL) {
         return;
@@ -136,8 +136,7 @@ typedef struct ps_result {
     uint32_t worst_m[PS_CONFIGS], worst_f[PS_CONFIGS];
 } ps_result_t;
 
-static void measure(bench_ctx_t *ctx, const rt_allocator_t *a, const wl_trace_t *traces, size_t ns,
-                    ps_result_t *res)
+static void measure(bench_ctx_t *ctx, const rt_allocator_t *a, const wl_trace_t *traces, size_t ns, ps_result_t *res)
 {
     memset(res, 0, sizeof *res);
     for (unsigned c = 0; c < PS_CONFIGS && !drv_stop; c++) {
@@ -150,8 +149,8 @@ static void measure(bench_ctx_t *ctx, const rt_allocator_t *a, const wl_trace_t 
         for (size_t s = 0; s < ns && !drv_stop; s++) {
             const wl_trace_t *t = &traces[s];
             ic_result_t r;
-            res->ok[c][s] = ic_count_trace(a, ctx->arena, ctx->arena_size, t, &plan, &r,
-                                           on_progress, (void *)(uintptr_t)a->name);
+            res->ok[c][s] =
+                ic_count_trace(a, ctx->arena, ctx->arena_size, t, &plan, &r, on_progress, (void *)(uintptr_t)a->name);
             bench_progress_clear();
             ps_fig_t *f = &res->scen[c][s];
             wl_path_t off = WL_PATH_NONE;
@@ -176,8 +175,7 @@ static void measure(bench_ctx_t *ctx, const rt_allocator_t *a, const wl_trace_t 
             }
             if (!res->ok[c][s]) {
                 snprintf(res->note[c][s], sizeof res->note[c][s], "%s: failed", config_name[c]);
-                fprintf(stderr, "paths: %s, %s, %s: %s\n", a->name, config_name[c],
-                        wl_paths_name(s), r.error);
+                fprintf(stderr, "paths: %s, %s, %s: %s\n", a->name, config_name[c], wl_paths_name(s), r.error);
             } else if (f->on < f->n) {
                 snprintf(res->note[c][s], sizeof res->note[c][s], "off path: %s",
                          off == WL_PATH_NONE ? "not told" : wl_path_name(off));
@@ -193,8 +191,8 @@ static void summarize(const rt_allocator_t *a, const ps_result_t *res, size_t ns
            "on it)\n",
            a->name);
     printf("  %-28s  %-26s  %-26s\n", "", "one pool", "the last of RT_HEAP_MAX_POOLS");
-    printf("  %-28s  %9s %5s %6s %5s  %9s %5s %6s %5s\n", "scenario", "on/all", "min", "mean",
-           "max", "on/all", "min", "mean", "max");
+    printf("  %-28s  %9s %5s %6s %5s  %9s %5s %6s %5s\n", "scenario", "on/all", "min", "mean", "max", "on/all", "min",
+           "mean", "max");
     for (size_t s = 0; s < ns; s++) {
         printf("  %-28s", wl_paths_name(s));
         print_fig(&res->scen[0][s]);
@@ -224,18 +222,15 @@ static void write_rows(FILE *csv, const rt_allocator_t *a, const ps_result_t *re
     for (unsigned c = 0; c < PS_CONFIGS; c++) {
         unsigned pools = c == 0 ? 1u : (unsigned)RT_HEAP_MAX_POOLS;
         for (size_t s = 0; s < ns; s++) {
-            write_fig(csv, a->name, pools, wl_paths_name(s), res->want[s], &res->scen[c][s],
-                      res->ok[c][s] ? 0 : 1);
+            write_fig(csv, a->name, pools, wl_paths_name(s), res->want[s], &res->scen[c][s], res->ok[c][s] ? 0 : 1);
         }
         for (unsigned p = 1; p < WL_PATH_COUNT; p++) {
             char label[64];
             snprintf(label, sizeof label, "path:%s", wl_path_name((wl_path_t)p));
             write_fig(csv, a->name, pools, label, (wl_path_t)p, &res->path[c][p], 0);
         }
-        fprintf(csv, "%s,%u,worst,-,malloc,0,0,%u,0,%u,0\n", a->name, pools, res->worst_m[c],
-                res->worst_m[c]);
-        fprintf(csv, "%s,%u,worst,-,free,0,0,%u,0,%u,0\n", a->name, pools, res->worst_f[c],
-                res->worst_f[c]);
+        fprintf(csv, "%s,%u,worst,-,malloc,0,0,%u,0,%u,0\n", a->name, pools, res->worst_m[c], res->worst_m[c]);
+        fprintf(csv, "%s,%u,worst,-,free,0,0,%u,0,%u,0\n", a->name, pools, res->worst_f[c], res->worst_f[c]);
     }
     fflush(csv);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_prio.c -- experiment "prio": priority inversion, the reason a lock makes TLSF
  * unfit for real time on several cores.
@@ -239,8 +240,8 @@ int exp_prio(bench_ctx_t *ctx)
     unsigned cpu = 0;
     for (size_t i = 0; i < 4u; i++) {
         const rt_allocator_t *a = cand[i];
-        if (a == NULL || (ctx->allocs_explicit && !bench_selected(ctx, a->name) &&
-                          !(i == 0u && bench_selected(ctx, "tlsf")))) {
+        if (a == NULL ||
+            (ctx->allocs_explicit && !bench_selected(ctx, a->name) && !(i == 0u && bench_selected(ctx, "tlsf")))) {
             continue;
         }
         if (pr_run_one(ctx, a, periods, cpu, &res[n])) {
@@ -254,8 +255,8 @@ int exp_prio(bench_ctx_t *ctx)
     printf("H: SCHED_FIFO, every %d us one malloc(16..1024) and its free, %u periods; L1, L2: lowest priority, "
            "allocating without pause; M: middle priority, %d ms spinning, %d ms asleep; all on CPU %u.\n",
            PR_PERIOD_US, periods, PR_BURST_US / 1000, PR_REST_US / 1000, cpu);
-    printf("%-11s %9s %9s %9s %11s %9s %7s | %9s %9s %11s %9s\n", "allocator", "m median", "m p99", "m p99.9",
-           "m max", "max us", "x lock", "f median", "f p99.9", "f max", "max us");
+    printf("%-11s %9s %9s %9s %11s %9s %7s | %9s %9s %11s %9s\n", "allocator", "m median", "m p99", "m p99.9", "m max",
+           "max us", "x lock", "f median", "f p99.9", "f max", "max us");
     const pr_result_t *lock = n > 0u && strcmp(res[0].name, "tlsf+mutex") == 0 ? &res[0] : NULL;
     char path[512];
     FILE *csv = bench_csv_open(ctx, "prio.csv", false, path, sizeof path);

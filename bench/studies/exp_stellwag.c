@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_stellwag.c -- experiment "stellwag": the multi-thread study of Stellwag, Krainz and
  * Schroeder-Preikschat 2010, section 3.5 (Figure 10), through the multi-thread driver (mt.h).
@@ -85,10 +86,12 @@ typedef struct sw_paper {
 } sw_paper_t;
 static const char *const paper_who[3] = {"our (wait-free)", "tlsf (1 lock)", "atops (AO_malloc)"};
 static const sw_paper_t paper[SW_NTESTS][3] = {
-    {{5006, 19975, 29707, 20046, 0.15, 92.58}, {6485, 14475, 6e5, 54301, 1.7, 97.92},
+    {{5006, 19975, 29707, 20046, 0.15, 92.58},
+     {6485, 14475, 6e5, 54301, 1.7, 97.92},
      {629, 13846, 367438, 48500, 1.4, 92.49}},
     {{2252, 27557, 37111, 27469, 0.14, -1}, {612, 19975, 3e5, 46791, 1.3, -1}, {901, 20799, 372699, 53998, 1.4, -1}},
-    {{1114, 29444, 57264, 30551, 0.35, 66.79}, {459, 30600, 536698, 74580, 1.3, 98.99},
+    {{1114, 29444, 57264, 30551, 0.35, 66.79},
+     {459, 30600, 536698, 74580, 1.3, 98.99},
      {629, 13642, 1.1e8, 777530, 8.5, 17.32}},
     {{467, 12019, 36788, 11662, 0.6, -1}, {416, 22788, 362585, 47387, 1.3, -1}, {246, 1802, 2.0e7, 131865, 9.3, -1}},
 };
@@ -211,8 +214,8 @@ static size_t cdf_levels(double *q, size_t cap)
     return n;
 }
 
-static void write_cdf(FILE *f, const char *mode, const char *test, const char *alloc, unsigned threads,
-                      const char *op, const uint32_t *sorted, size_t n)
+static void write_cdf(FILE *f, const char *mode, const char *test, const char *alloc, unsigned threads, const char *op,
+                      const uint32_t *sorted, size_t n)
 {
     if (f == NULL || n == 0) {
         return;
@@ -295,8 +298,7 @@ static bool is_baseline(const rt_allocator_t *a, const rt_allocator_t *first_wf)
 
 /* Says which of the allocators selected by --alloc the study leaves out (out[0..n): taken; tm: tlsf
  * under a lock, standing for tlsf). */
-static void note_skipped(const bench_ctx_t *ctx, const sw_entry_t *out, size_t n, const rt_allocator_t *tm,
-                         FILE *notes)
+static void note_skipped(const bench_ctx_t *ctx, const sw_entry_t *out, size_t n, const rt_allocator_t *tm, FILE *notes)
 {
     char skipped[512] = "";
     size_t len = 0;
@@ -338,8 +340,7 @@ static size_t select_allocators(const bench_ctx_t *ctx, sw_entry_t *out, FILE *n
         }
     }
     const rt_allocator_t *tm = bench_mt_tlsf_mutex();
-    if (tm != NULL &&
-        (!ctx->allocs_explicit || bench_selected(ctx, "tlsf") || bench_selected(ctx, tm->name))) {
+    if (tm != NULL && (!ctx->allocs_explicit || bench_selected(ctx, "tlsf") || bench_selected(ctx, tm->name))) {
         out[n++] = (sw_entry_t){tm, 1};
     }
     const rt_allocator_t *pi = bench_mt_tlsf_pi();
@@ -376,8 +377,8 @@ typedef struct sw_buffers {
 static void print_table_head(int test)
 {
     printf("\n-- Test %s: %s --\n", test_name[test], test_text[test]);
-    printf("%-12s %3s %5s %7s %6s  %6s %7s %7s %8s %10s %9s %6s  %8s %7s", "allocator", "T", "over", "mallocs",
-           "fail", "min", "median", "p99", "p99.9", "max", "mean", "c_v", "ops/s", "util");
+    printf("%-12s %3s %5s %7s %6s  %6s %7s %7s %8s %10s %9s %6s  %8s %7s", "allocator", "T", "over", "mallocs", "fail",
+           "min", "median", "p99", "p99.9", "max", "mean", "c_v", "ops/s", "util");
     if (test == 1 || test == 3) {
         printf("  %-24s", "free median/p99/max");
     }
@@ -395,8 +396,8 @@ static void print_paper(int test)
         } else {
             snprintf(util, sizeof util, "%.2f %%", p->util);
         }
-        printf("  %-18s min %.0f  median %.0f  max %.0f  avg %.0f  c_v %.2f  util %s\n", paper_who[c], p->min,
-               p->med, p->max, p->avg, p->cv, util);
+        printf("  %-18s min %.0f  median %.0f  max %.0f  avg %.0f  c_v %.2f  util %s\n", paper_who[c], p->min, p->med,
+               p->max, p->avg, p->cv, util);
     }
 }
 
@@ -468,7 +469,8 @@ static void sw_collect(sw_result_t *r, const mt_run_t *run, const mt_config_t *c
         r->refused += th->refused;
         r->live += th->bytes_obtained - th->bytes_freed;
         r->fail_max = th->fail_max > r->fail_max ? th->fail_max : r->fail_max;
-        r->fail_work.nodes = th->fail_work_max.nodes > r->fail_work.nodes ? th->fail_work_max.nodes : r->fail_work.nodes;
+        r->fail_work.nodes =
+            th->fail_work_max.nodes > r->fail_work.nodes ? th->fail_work_max.nodes : r->fail_work.nodes;
         r->fail_work.rmw = th->fail_work_max.rmw > r->fail_work.rmw ? th->fail_work_max.rmw : r->fail_work.rmw;
     }
 }
@@ -583,8 +585,8 @@ static void write_row(FILE *csv, const char *mode, const rt_allocator_t *a, int 
     const mt_summary_t *ss[2] = {&r->ms.s, &r->fs.s};
     for (int j = 0; j < 2; j++) {
         fprintf(csv, "%zu,%llu,%llu,%llu,%llu,%llu,%.1f,%.4f,", ss[j]->n, (unsigned long long)ss[j]->min,
-                (unsigned long long)ss[j]->median, (unsigned long long)ss[j]->p99,
-                (unsigned long long)ss[j]->p999, (unsigned long long)ss[j]->max, ss[j]->mean, ss[j]->cv);
+                (unsigned long long)ss[j]->median, (unsigned long long)ss[j]->p99, (unsigned long long)ss[j]->p999,
+                (unsigned long long)ss[j]->max, ss[j]->mean, ss[j]->cv);
     }
     fprintf(csv, "%llu,%.0f,%llu,", (unsigned long long)r->wall_ns, r->rate, (unsigned long long)r->live);
     if (never_freed) {
@@ -632,7 +634,9 @@ static bool run_one(bench_ctx_t *ctx, const sw_entry_t *e, int test, unsigned th
     }
     if (!r.ok) {
         printf("%-12s %3u  %s\n", a->name, threads,
-               drv_stop ? "interrupted" : a->create != NULL ? "could not be created over 64 MiB" : "could not start");
+               drv_stop            ? "interrupted"
+               : a->create != NULL ? "could not be created over 64 MiB"
+                                   : "could not start");
         return !drv_stop;
     }
     work_out[0] = wr.ms;
@@ -661,8 +665,9 @@ static bool rt_prepare(void)
     int lock = mt_lock_memory();
     printf("\n== stellwag --rt: the same study with SCHED_FIFO and locked memory ==\n");
     printf("SCHED_FIFO (priority max - 1): %s; mlockall(MCL_CURRENT | MCL_FUTURE%s): %s.\n",
-           perm == 0 ? "granted" : perm == EPERM ? "NOT permitted here (EPERM): threads run SCHED_OTHER"
-                                                 : strerror(perm),
+           perm == 0       ? "granted"
+           : perm == EPERM ? "NOT permitted here (EPERM): threads run SCHED_OTHER"
+                           : strerror(perm),
 #ifdef MCL_ONFAULT
            " | MCL_ONFAULT",
 #else
@@ -720,9 +725,9 @@ static void print_work_table(const sw_work_row_t *wrows, size_t nw)
                 snprintf(b[3], sizeof b[0], "%u / %u / %.1f", w->rmw_max, w->rmw_p99, w->rmw_mean);
             }
         }
-        printf("%-8s %-4s %3u  %-28s %-26s  %-24s %-18s %5zu %7u\n", r->a->name, test_name[r->test], r->threads,
-               b[0], b[1], r->st[1].s.n ? b[2] : "-", r->st[1].s.n ? b[3] : "-",
-               r->st[0].over_bound + r->st[1].over_bound, r->fail.nodes);
+        printf("%-8s %-4s %3u  %-28s %-26s  %-24s %-18s %5zu %7u\n", r->a->name, test_name[r->test], r->threads, b[0],
+               b[1], r->st[1].s.n ? b[2] : "-", r->st[1].s.n ? b[3] : "-", r->st[0].over_bound + r->st[1].over_bound,
+               r->fail.nodes);
     }
 }
 

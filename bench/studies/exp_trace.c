@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_trace.c -- experiment "trace" (doc/traces.md): three real programs, recorded with
  * `rtbench trace record`, then replayed and sized against every selected allocator.
@@ -72,25 +73,33 @@ typedef struct tp_program {
 } tp_program_t;
 
 static const tp_program_t programs[] = {
-    {"sqlite3", "sqlite3", {":memory:", ".read workloads/programs/workload.sql", NULL},
-     "workloads/programs/workload.sql", NULL},
+    {"sqlite3",
+     "sqlite3",
+     {":memory:", ".read workloads/programs/workload.sql", NULL},
+     "workloads/programs/workload.sql",
+     NULL},
     {"lua5.4", "lua5.4", {"workloads/programs/workload.lua", NULL, NULL}, "workloads/programs/workload.lua", NULL},
-    {"python3", "/usr/bin/python3", {"workloads/programs/workload.py", NULL, NULL}, "workloads/programs/workload.py",
+    {"python3",
+     "/usr/bin/python3",
+     {"workloads/programs/workload.py", NULL, NULL},
+     "workloads/programs/workload.py",
      NULL},
 };
 
 /* The threaded program: 4 producer threads hand objects to a consumer thread, so most frees are
  * another thread's; PYTHONMALLOC=malloc makes every object a malloc. Replayed with one thread per
  * recorded thread (trace/threads.h). */
-static const tp_program_t threaded_program = {"python3-threads", "/usr/bin/python3",
+static const tp_program_t threaded_program = {"python3-threads",
+                                              "/usr/bin/python3",
                                               {"workloads/programs/workload_threads.py", NULL, NULL},
-                                              "workloads/programs/workload_threads.py", "PYTHONMALLOC=malloc"};
+                                              "workloads/programs/workload_threads.py",
+                                              "PYTHONMALLOC=malloc"};
 enum { TP_NPROGRAMS = sizeof programs / sizeof programs[0] };
 
 typedef struct tp_params {
-    size_t max_ops;   /* replay only the first max_ops ops of a stream (0: all) */
-    bool trees;       /* the wait-free trees (family tree) measured */
-    size_t sample;    /* calls counted per allocator (rp_count) */
+    size_t max_ops; /* replay only the first max_ops ops of a stream (0: all) */
+    bool trees;     /* the wait-free trees (family tree) measured */
+    size_t sample;  /* calls counted per allocator (rp_count) */
     unsigned reps;
     rp_size_opts_t size;
     size_t thr_max_ops; /* the threaded program: the first ops of its stream replayed (0: all) */
@@ -232,8 +241,8 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
         return 1;
     }
     memset(buf, 0xA5, heap);
-    printf("\n%s, stream %zu: %zu ops (%zu allocating, %zu frees), live peak %llu bytes; replay heap %zu MiB\n",
-           prog, si, t->nops, t->nmalloc, t->nfree, (unsigned long long)peak, heap >> 20);
+    printf("\n%s, stream %zu: %zu ops (%zu allocating, %zu frees), live peak %llu bytes; replay heap %zu MiB\n", prog,
+           si, t->nops, t->nmalloc, t->nfree, (unsigned long long)peak, heap >> 20);
     /* time: the selected allocators plus glibc (the ratio's reference), interleaved */
     const rt_allocator_t *timed[BENCH_MAX_SELECTED + 1];
     size_t nt = 0;
@@ -329,8 +338,7 @@ static int run_stream(bench_ctx_t *ctx, const tp_params_t *pp, const char *prog,
         if (r.f_known) {
             snprintf(fv, sizeof fv, r.f_approx ? "~%.1f" : "%.1f", r.f);
         }
-        printf("%-10s %6zu %11s %7s %8s %8s %9s %7s %7s %s%s%s\n", a->name, r.failures, hv, rv, gfp, im, px, nr, fv,
-               wc,
+        printf("%-10s %6zu %11s %7s %8s %8s %9s %7s %7s %s%s%s\n", a->name, r.failures, hv, rv, gfp, im, px, nr, fv, wc,
                s.found && s.nonmono ? " [size non-monotone]" : "", s.found && !s.verified ? " [NOT verified]" : "");
         if (csv != NULL) {
             write_row(csv, prog, si, a, t, peak, &s, hb, bound, formula, &g, &r, ns[k], glibc_ns);
@@ -362,7 +370,8 @@ static void print_intro(const tp_params_t *pp)
            "(r+1)M+2B\n(Knuth 2.5 ex. 41); instructions: %zu calls spread evenly over the stream, the same for every "
            "allocator\n(p99 shown from 1,000 calls); ns: median of %u untimed replays, interleaved with glibc (a "
            "clock: noise on a\nloaded machine); F: heap needed / live peak - 1 (as `trace size`: the trees' 100-200 "
-           "%% is power-of-two rounding);\nglibc fp: glibc's footprint / live peak -- the peak of mallinfo2 arena + hblkhd "
+           "%% is power-of-two rounding);\nglibc fp: glibc's footprint / live peak -- the peak of mallinfo2 arena + "
+           "hblkhd "
            "(bytes held from the system,\nfree chunks and top included) over a replay in a process of its own, "
            "on a new arena\n",
            pp->size.res_abs, pp->size.res_rel * 100.0, pp->size.checks, pp->sample, pp->reps);
@@ -374,9 +383,11 @@ static void open_csvs(const bench_ctx_t *ctx, FILE **csv, char *path, FILE **pcs
     *csv = bench_csv_open(ctx, "trace.csv", false, path, len);
     *pcsv = bench_csv_open(ctx, "trace_programs.csv", false, ppath, len);
     if (*csv != NULL) {
-        fprintf(*csv, "program,stream,allocator,ops,live_peak,failures,heap_needed,ratio,resolution,verified,"
-                      "nonmonotone,bound,bound_formula,glibc_footprint,glibc_footprint_ratio,glibc_fresh,ic_stride,ins_mean,ins_p99,ins_max,%s,ns_per_call,"
-                      "ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
+        fprintf(*csv,
+                "program,stream,allocator,ops,live_peak,failures,heap_needed,ratio,resolution,verified,"
+                "nonmonotone,bound,bound_formula,glibc_footprint,glibc_footprint_ratio,glibc_fresh,ic_stride,ins_mean,"
+                "ins_p99,ins_max,%s,ns_per_call,"
+                "ns_ratio_glibc,f_percent,f_approx,worst_op,worst_kind,worst_size,worst_ins\n",
                 rp_kinds_header);
     }
     if (*pcsv != NULL) {

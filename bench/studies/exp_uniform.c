@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_uniform.c -- experiments "churn" and "small" (and the TLSF targets on them).
  *
@@ -48,8 +49,8 @@ static uint64_t loop_once(drv_instance_t *in, const wl_trace_t *t)
 
 /* Best of LOOP_REPEATS untimed replays of `in`, alternating with replays of `ref` when ref is
  * not NULL. Stores ns per op (0 when interrupted) in *ns and *ref_ns. */
-static void loop_ns_per_op(drv_instance_t *in, drv_instance_t *ref, const wl_trace_t *t, progress_ctx_t *pc,
-                           double *ns, double *ref_ns)
+static void loop_ns_per_op(drv_instance_t *in, drv_instance_t *ref, const wl_trace_t *t, progress_ctx_t *pc, double *ns,
+                           double *ref_ns)
 {
     uint64_t best = UINT64_MAX, ref_best = UINT64_MAX;
     char phase[32];
@@ -91,8 +92,8 @@ static void write_raw(const bench_ctx_t *ctx, const wl_trace_t *t, const char *a
         const wl_op_t *op = &t->ops[i];
         uint32_t b = two_runs ? c2[i] : c1[i];
         uint32_t m = c1[i] < b ? c1[i] : b;
-        fprintf(f, "%zu,%s,%u,%u,%u,%u,%u,", i, op->kind == WL_MALLOC ? "malloc" : "free", op->slot, op->size,
-                c1[i], b, m);
+        fprintf(f, "%zu,%s,%u,%u,%u,%u,%u,", i, op->kind == WL_MALLOC ? "malloc" : "free", op->slot, op->size, c1[i], b,
+                m);
         if (p[i] == DRV_NO_PROBES) {
             fprintf(f, "\n");
         } else {
@@ -154,11 +155,12 @@ static void open_csvs(bench_ctx_t *ctx, un_state_t *st)
     st->cdf = bench_csv_open(ctx, name, false, st->cdf_path, sizeof st->cdf_path);
     if (st->csv != NULL) {
         fprintf(st->csv, "# workload: %s\n", st->t.params);
-        fprintf(st->csv, "allocator,ops,mallocs,frees,failures,runs,"
-                         "malloc_median,malloc_p90,malloc_p99,malloc_p999,malloc_max,malloc_min,malloc_mean,malloc_sd,"
-                         "malloc_cv,free_median,free_p90,free_p99,free_p999,free_max,free_min,free_mean,free_sd,free_cv,"
-                         "loop_ns_per_op,glibc_ref_ns_per_op,loop_x_glibc,probes_max,probes_mean,probes_differ,"
-                         "interrupted\n");
+        fprintf(st->csv,
+                "allocator,ops,mallocs,frees,failures,runs,"
+                "malloc_median,malloc_p90,malloc_p99,malloc_p999,malloc_max,malloc_min,malloc_mean,malloc_sd,"
+                "malloc_cv,free_median,free_p90,free_p99,free_p999,free_max,free_min,free_mean,free_sd,free_cv,"
+                "loop_ns_per_op,glibc_ref_ns_per_op,loop_x_glibc,probes_max,probes_mean,probes_differ,"
+                "interrupted\n");
     }
     if (st->cdf != NULL) {
         fprintf(st->cdf, "allocator,op,percentile,%s\n", ctx->clock.unit);
@@ -172,9 +174,7 @@ static bool study_setup(bench_ctx_t *ctx, un_state_t *st, const wl_uniform_spec_
     st->tlsf_ratio = -1.0;
     /* quick: a tenth of the ops -- 1000 or 10000 slots are past their warm-up within the first
      * 20,000 ops, and the percentiles up to p99.9 still rest on 100 calls or more */
-    size_t nops = ctx->ops != 0                ? ctx->ops
-                  : ctx->scale == BENCH_QUICK ? spec->default_ops / 10u
-                                              : spec->default_ops;
+    size_t nops = ctx->ops != 0 ? ctx->ops : ctx->scale == BENCH_QUICK ? spec->default_ops / 10u : spec->default_ops;
     uint32_t **bufs[] = {&st->c1, &st->c2, &st->p1, &st->p2, &st->ms, &st->fs, &st->sorted_m, &st->sorted_f};
     bool ok = true;
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
@@ -190,11 +190,12 @@ static bool study_setup(bench_ctx_t *ctx, un_state_t *st, const wl_uniform_spec_
     printf("%zu ops (%zu malloc, %zu free), xorshift64* seed %llu; heaps over a %zu MiB arena touched before "
            "timing\n",
            st->t.nops, st->t.nmalloc, st->t.nfree, (unsigned long long)ctx->seed, ctx->arena_size >> 20);
-    printf("per call: raw %s of one call through the descriptor, %s; per-op minimum of 2 identical runs;\n"
-           "nothing subtracted (empty timed region: median %llu). loop: the same ops untimed, ns/op, best of %d;\n"
-           "glibc: glibc's loop replayed alternately with this allocator's (best of %d each); x glibc: the ratio of the\n"
-           "two. probes: of each malloc.\n",
-           unit, ctx->clock.source, (unsigned long long)ctx->clock.empty_median, LOOP_REPEATS, LOOP_REPEATS);
+    printf(
+        "per call: raw %s of one call through the descriptor, %s; per-op minimum of 2 identical runs;\n"
+        "nothing subtracted (empty timed region: median %llu). loop: the same ops untimed, ns/op, best of %d;\n"
+        "glibc: glibc's loop replayed alternately with this allocator's (best of %d each); x glibc: the ratio of the\n"
+        "two. probes: of each malloc.\n",
+        unit, ctx->clock.source, (unsigned long long)ctx->clock.empty_median, LOOP_REPEATS, LOOP_REPEATS);
     open_csvs(ctx, st);
     st->have_glibc = drv_open(&st->gin, &bench_glibc, ctx->arena, ctx->arena_size, st->t.slots, false);
     if (st->have_glibc) {

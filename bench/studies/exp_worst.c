@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/studies/exp_worst.c -- experiment "worst": each allocator driven to its known worst or bad case
  * (workload.h, wl_worst), every measured call's instructions counted exactly (inscount.h: ptrace
@@ -33,12 +34,9 @@ typedef struct ws_scenario {
 /* Quick scale leaves out memfrag N=10000: single-stepping its one malloc (320,000 instructions on
  * the list heaps, ~20 s each) is most of the experiment, and N=1000 shows the same linear walk. */
 static const ws_scenario_t scenarios[] = {
-    {"memfrag N=1000", WL_WORST_MEMFRAG, 1000, true},
-    {"memfrag N=10000", WL_WORST_MEMFRAG, 10000, false},
-    {"cascade", WL_WORST_CASCADE, 1, true},
-    {"consolidate N=4000", WL_WORST_CONSOLIDATE, 4000, true},
-    {"splitmerge", WL_WORST_SPLITMERGE, 1, true},
-    {"quickflush N=256", WL_WORST_QUICKFLUSH, 256, true},
+    {"memfrag N=1000", WL_WORST_MEMFRAG, 1000, true}, {"memfrag N=10000", WL_WORST_MEMFRAG, 10000, false},
+    {"cascade", WL_WORST_CASCADE, 1, true},           {"consolidate N=4000", WL_WORST_CONSOLIDATE, 4000, true},
+    {"splitmerge", WL_WORST_SPLITMERGE, 1, true},     {"quickflush N=256", WL_WORST_QUICKFLUSH, 256, true},
 };
 enum { WS_N = sizeof scenarios / sizeof scenarios[0] };
 
@@ -49,9 +47,8 @@ typedef struct ws_paper {
 } ws_paper_t;
 
 static const ws_paper_t paper[] = {
-    {"firstfit", "First-Fit", 81995, 126}, {"bestfit", "Best-Fit", 98385, 126},
-    {"buddy", "Binary-Buddy", 1403, 1379}, {"glibc", "DLmalloc", 721108, 83},
-    {"halffit", "Half-Fit", 136, 166},     {"tlsf", "TLSF", 170, 194},
+    {"firstfit", "First-Fit", 81995, 126}, {"bestfit", "Best-Fit", 98385, 126}, {"buddy", "Binary-Buddy", 1403, 1379},
+    {"glibc", "DLmalloc", 721108, 83},     {"halffit", "Half-Fit", 136, 166},   {"tlsf", "TLSF", 170, 194},
 };
 
 static void on_progress(void *context, double done)
@@ -80,7 +77,8 @@ typedef struct ws_result {
 static bool study_setup(bench_ctx_t *ctx, ws_state_t *st)
 {
     printf("heap: the %zu MiB arena, a fresh instance per allocator and scenario (system allocators: the process\n"
-           "heap of a forked child). Scenarios (bench/workload.h, wl_worst):\n", ctx->arena_size >> 20);
+           "heap of a forked child). Scenarios (bench/workload.h, wl_worst):\n",
+           ctx->arena_size >> 20);
     for (size_t s = 0; s < WS_N; s++) {
         if (!wl_worst(&st->traces[s], scenarios[s].which, scenarios[s].n)) {
             for (size_t j = 0; j < s; j++) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/firmware/board.h -- what the application needs from a board: a periodic timer
  * interrupt, a console and an exit that need no C library (usable from fault and interrupt

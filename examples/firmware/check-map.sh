@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # examples/firmware/check-map.sh -- checks a firmware's link map: malloc is rtalloc's shim, and
 # none of the C library's own allocator objects is linked.
 #

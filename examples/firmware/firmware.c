@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/firmware/firmware.c -- a firmware whose C library allocates from rtalloc's TLSF heap
  * (ports/libc), tested while a timer interrupt allocates too.
@@ -96,10 +97,7 @@ static _Noreturn void fail(int status, const char *what, const char *detail)
 
 /* Word i of a block's pattern. Byte j of the block is byte j % 4 of word j / 4 whatever the
  * block's length, so a prefix (realloc's kept part) checks against the same pattern. */
-static uint32_t pattern_word(uint32_t key, size_t i)
-{
-    return (key ^ 0xA5A5A5A5u) + (uint32_t)i * 0x9E3779B1u;
-}
+static uint32_t pattern_word(uint32_t key, size_t i) { return (key ^ 0xA5A5A5A5u) + (uint32_t)i * 0x9E3779B1u; }
 
 static uint8_t pattern_byte(uint32_t key, size_t j)
 {
@@ -441,8 +439,7 @@ static void libc_allocations(void)
     char *t = NULL;
     int len = asprintf(&t, "%s, %d", s, 42);
     rt_heap_stats(rtalloc_libc_heap(), &after);
-    expect(len > 0 && t != NULL && pool_of(t, (size_t)len + 1u) >= 0,
-           "asprintf's block is not in the heap");
+    expect(len > 0 && t != NULL && pool_of(t, (size_t)len + 1u) >= 0, "asprintf's block is not in the heap");
     expect(after.mallocs > before.mallocs, "asprintf did not allocate from the heap");
     printf("firmware: the C library's strdup and asprintf (%lu heap allocations) are served by "
            "rtalloc\n",
@@ -456,8 +453,8 @@ static void libc_allocations(void)
     expect(pool_of(stdout, sizeof *stdout) >= 0, "newlib's stdout FILE is not in the heap");
     expect(stdout->_bf._base != NULL && pool_of(stdout->_bf._base, (size_t)stdout->_bf._size) >= 0,
            "newlib's stdout buffer is not in the heap");
-    printf("firmware: newlib's stdout FILE and its %d-byte buffer lie in the heap (pool %d)\n",
-           stdout->_bf._size, pool_of(stdout->_bf._base, (size_t)stdout->_bf._size) + 1);
+    printf("firmware: newlib's stdout FILE and its %d-byte buffer lie in the heap (pool %d)\n", stdout->_bf._size,
+           pool_of(stdout->_bf._base, (size_t)stdout->_bf._size) + 1);
 #endif
 }
 
@@ -497,8 +494,7 @@ static void edge_cases(void)
 int main(void)
 {
     const char *created_before_main = rtalloc_libc_creator();
-    printf("firmware: %s, %s, malloc = rtalloc TLSF (ports/libc), lock: %s\n", fw_board_name,
-           FW_LIBC, FW_LOCK);
+    printf("firmware: %s, %s, malloc = rtalloc TLSF (ports/libc), lock: %s\n", fw_board_name, FW_LIBC, FW_LOCK);
     libc_allocations();
     rt_heap_t *heap = rtalloc_libc_heap();
     if (heap == NULL) {
@@ -506,9 +502,9 @@ int main(void)
     }
     rt_stats_t stats;
     rt_heap_stats(heap, &stats);
-    printf("firmware: heap created by %s, %s; %lu pools, capacity %lu bytes\n",
-           rtalloc_libc_creator(), created_before_main != NULL ? "before main" : "in main (lazily)",
-           (unsigned long)rtalloc_libc_pools(), (unsigned long)stats.capacity);
+    printf("firmware: heap created by %s, %s; %lu pools, capacity %lu bytes\n", rtalloc_libc_creator(),
+           created_before_main != NULL ? "before main" : "in main (lazily)", (unsigned long)rtalloc_libc_pools(),
+           (unsigned long)stats.capacity);
     edge_cases();
 #if FW_FAULT
     fflush(stdout);
@@ -549,12 +545,11 @@ int main(void)
 
     printf("firmware: main: %lu calls (malloc %lu, calloc %lu, realloc %lu, aligned %lu, "
            "free %lu), %lu pattern checks, %lu out of memory (errno ENOMEM)\n",
-           (unsigned long)counts.calls, (unsigned long)counts.mallocs,
-           (unsigned long)counts.callocs, (unsigned long)counts.reallocs,
-           (unsigned long)counts.aligned, (unsigned long)counts.frees, (unsigned long)counts.checks,
-           (unsigned long)counts.out_of_memory);
-    printf("firmware: main's blocks from pool 1: %lu, from pool 2: %lu\n",
-           (unsigned long)counts.pool_blocks[0], (unsigned long)counts.pool_blocks[1]);
+           (unsigned long)counts.calls, (unsigned long)counts.mallocs, (unsigned long)counts.callocs,
+           (unsigned long)counts.reallocs, (unsigned long)counts.aligned, (unsigned long)counts.frees,
+           (unsigned long)counts.checks, (unsigned long)counts.out_of_memory);
+    printf("firmware: main's blocks from pool 1: %lu, from pool 2: %lu\n", (unsigned long)counts.pool_blocks[0],
+           (unsigned long)counts.pool_blocks[1]);
     printf("firmware: interrupts: %lu, inside an allocator call of main: %lu; the handler's "
            "allocator calls: %lu\n",
            (unsigned long)irqs, (unsigned long)irqs_inside, (unsigned long)irq_calls);
@@ -563,9 +558,8 @@ int main(void)
     rt_heap_stats(heap, &stats);
     printf("firmware: heap after freeing: %lu used blocks (before the loop %lu), "
            "rt_heap_check %s, errors reported %lu (too large: %lu)\n",
-           (unsigned long)stats.used_blocks, (unsigned long)baseline_blocks,
-           checked ? "ok" : "FAILED", (unsigned long)stats.errors,
-           (unsigned long)too_large_reports);
+           (unsigned long)stats.used_blocks, (unsigned long)baseline_blocks, checked ? "ok" : "FAILED",
+           (unsigned long)stats.errors, (unsigned long)too_large_reports);
     fflush(stdout);
     if (!checked) {
         fail(FW_EXIT_CHECK, "rt_heap_check", "the heap is damaged");
@@ -574,8 +568,7 @@ int main(void)
         fail(FW_EXIT_CHECK, "leak", "the heap holds other blocks than before the loop");
     }
     if (irqs_inside < FW_MIN_INSIDE) {
-        fail(FW_EXIT_COVERAGE, "too few interrupts inside allocator calls",
-             "the test would not see a missing lock");
+        fail(FW_EXIT_COVERAGE, "too few interrupts inside allocator calls", "the test would not see a missing lock");
     }
     if (counts.pool_blocks[0] == 0u || counts.pool_blocks[1] == 0u) {
         fail(FW_EXIT_COVERAGE, "a pool served no block", "the regions are not both in use");

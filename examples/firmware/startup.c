@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/firmware/startup.c -- the C part of the reset sequence, for newlib-nano and picolibc
  * alike (the architecture's reset handler, cortex-m4/vectors.c or rv32/start.S, sets up the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/buddy.h -- binary buddy allocator over a caller-supplied buffer (Knuth; Masmano 2006
  * section 2).
@@ -74,10 +75,10 @@ rt_buddy_t *rt_buddy_create(void *mem, size_t size);
 /* As rtalloc/heap.h: NULL iff size is 0, too large (reported RT_ERR_TOO_LARGE) or out of memory.
  * Alignment: the block size, at least RT_BUDDY_MIN_BLOCK. O(K). */
 void *rt_buddy_malloc(rt_buddy_t *buddy, size_t size);
-void rt_buddy_free(rt_buddy_t *buddy, void *ptr);                      /* O(K) */
+void rt_buddy_free(rt_buddy_t *buddy, void *ptr); /* O(K) */
 /* realloc, calloc and memalign: edge cases and bad input as rtalloc/heap.h (realloc(NULL, n) =
  * malloc(n); realloc(p, 0) frees p and returns NULL). */
-void *rt_buddy_realloc(rt_buddy_t *buddy, void *ptr, size_t size);     /* in place if the order
+void *rt_buddy_realloc(rt_buddy_t *buddy, void *ptr, size_t size); /* in place if the order
                                                                           does not grow */
 void *rt_buddy_calloc(rt_buddy_t *buddy, size_t count, size_t size);
 void *rt_buddy_memalign(rt_buddy_t *buddy, size_t alignment, size_t size);

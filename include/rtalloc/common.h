@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/common.h -- types shared by every allocator of the library: statistics, the error
  * handler for bad input (doc/design.md, "Bad input and the handler"), lock hooks, and the block
@@ -80,33 +81,33 @@ typedef void (*rt_unlock_fn)(void *context, uintptr_t token);
 /* Statistics. Counters are exact; byte figures count whole blocks (header included) unless
  * named otherwise. */
 typedef struct rt_stats {
-    size_t capacity;      /* bytes the allocator manages for blocks (all pools) */
-    size_t used_bytes;    /* bytes in live blocks, headers and rounding included */
-    size_t free_bytes;    /* capacity - used_bytes - quarantined_bytes */
-    size_t largest_free;  /* the largest single request that would succeed now (payload bytes) */
-    size_t peak_used;     /* highest used_bytes ever */
-    size_t watermark;     /* highest address ever handed out (end of a live block), as bytes
+    size_t capacity;     /* bytes the allocator manages for blocks (all pools) */
+    size_t used_bytes;   /* bytes in live blocks, headers and rounding included */
+    size_t free_bytes;   /* capacity - used_bytes - quarantined_bytes */
+    size_t largest_free; /* the largest single request that would succeed now (payload bytes) */
+    size_t peak_used;    /* highest used_bytes ever */
+    size_t watermark;    /* highest address ever handed out (end of a live block), as bytes
                              from the start of the managed memory: the allocator's peak memory
                              in the sense of Masmano's fragmentation factor */
     size_t used_blocks;
     size_t free_blocks;
-    uint64_t mallocs;     /* successful allocations (malloc, calloc, memalign, realloc's moves) */
-    uint64_t frees;       /* successful frees */
-    uint64_t reallocs;    /* successful reallocs, of which ... */
+    uint64_t mallocs;           /* successful allocations (malloc, calloc, memalign, realloc's moves) */
+    uint64_t frees;             /* successful frees */
+    uint64_t reallocs;          /* successful reallocs, of which ... */
     uint64_t reallocs_in_place; /* ... were done without moving */
-    uint64_t failures;    /* requests that returned NULL (out of memory or refused) */
-    uint64_t errors;      /* reports to the error handler */
-    size_t quarantined_bytes; /* bytes fenced off after detected damage: never handed out again
+    uint64_t failures;          /* requests that returned NULL (out of memory or refused) */
+    uint64_t errors;            /* reports to the error handler */
+    size_t quarantined_bytes;   /* bytes fenced off after detected damage: never handed out again
                                  (0 for allocators without containment) */
 } rt_stats_t;
 
 /* One block as seen by a walk. */
 typedef struct rt_block_info {
-    void *pointer;     /* the payload (what malloc returned, for a used block) */
-    size_t size;       /* usable bytes of the payload */
-    size_t footprint;  /* bytes the block occupies, header included */
+    void *pointer;    /* the payload (what malloc returned, for a used block) */
+    size_t size;      /* usable bytes of the payload */
+    size_t footprint; /* bytes the block occupies, header included */
     bool used;
-    bool quarantined;  /* damaged memory fenced off by the allocator (never used, never free) */
+    bool quarantined; /* damaged memory fenced off by the allocator (never used, never free) */
 } rt_block_info_t;
 
 /* Walk callback: return false to stop the walk. */

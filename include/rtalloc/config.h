@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/config.h -- every compile-time knob of the library, each an #ifndef default.
  *
@@ -165,12 +166,14 @@
  * platform intrinsic if the compiler lacks the builtins (GCC and Clang have them; on
  * Cortex-M3/M4 they compile to CLZ and RBIT+CLZ, on RV32 without Zbb to a short libgcc loop). */
 #ifndef RT_CLZ
-#define RT_CLZ(x) ((unsigned)(sizeof(size_t) == sizeof(long) ? __builtin_clzl((unsigned long)(x)) \
-                                                            : __builtin_clzll((unsigned long long)(x))))
+#define RT_CLZ(x)                                                                   \
+    ((unsigned)(sizeof(size_t) == sizeof(long) ? __builtin_clzl((unsigned long)(x)) \
+                                               : __builtin_clzll((unsigned long long)(x))))
 #endif
 #ifndef RT_CTZ
-#define RT_CTZ(x) ((unsigned)(sizeof(size_t) == sizeof(long) ? __builtin_ctzl((unsigned long)(x)) \
-                                                            : __builtin_ctzll((unsigned long long)(x))))
+#define RT_CTZ(x)                                                                   \
+    ((unsigned)(sizeof(size_t) == sizeof(long) ? __builtin_ctzl((unsigned long)(x)) \
+                                               : __builtin_ctzll((unsigned long long)(x))))
 #endif
 
 #endif /* RTALLOC_CONFIG_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/fma.h -- the Fast Memory Allocator, a power-of-two page allocator (Thomas, "Fast Memory
  * Allocation", Dr. Dobb's Journal 1998; doc/allocators.md, "FMA"), and its comparison point, the
@@ -149,16 +150,18 @@ extern "C" {
 typedef struct rt_fma rt_fma_t;
 
 #define RT_FMA_BSD44 1u /* flag: the BSD 4.4 baseline (no uniting, pages never returned) */
-#define RT_FMA_JOURNAL 2u /* flag: keep an undo journal so that an operation interrupted by the
+#define RT_FMA_JOURNAL \
+    2u /* flag: keep an undo journal so that an operation interrupted by the
                              death of its process can be rolled back (rt_fma_recover) */
-#define RT_FMA_ZEROED 4u /* flag: every byte of the buffer is zero (a fresh mapping): calloc of a
+#define RT_FMA_ZEROED \
+    4u /* flag: every byte of the buffer is zero (a fresh mapping): calloc of a
                             page or more clears only the pages handed out before (FMA; the
                             BSD baseline clears every block) */
 
-#define RT_FMA_MIN_BLOCK 16u           /* smallest block, and the alignment of every block */
-#define RT_FMA_PAGE_LOG2 12u           /* default page: 4 KiB */
-#define RT_FMA_PAGE_LOG2_MIN 5u        /* pages of 32 bytes up to ... */
-#define RT_FMA_PAGE_LOG2_MAX 16u       /* ... 64 KiB (the size index has 4 bits) */
+#define RT_FMA_MIN_BLOCK 16u     /* smallest block, and the alignment of every block */
+#define RT_FMA_PAGE_LOG2 12u     /* default page: 4 KiB */
+#define RT_FMA_PAGE_LOG2_MIN 5u  /* pages of 32 bytes up to ... */
+#define RT_FMA_PAGE_LOG2_MAX 16u /* ... 64 KiB (the size index has 4 bits) */
 
 /* Smallest buffer rt_fma_create accepts at any address (4 KiB pages): the metadata of one page,
  * the worst-case alignment padding, and the page. Constant. */
@@ -224,11 +227,11 @@ void rt_fma_set_lock(rt_fma_t *f, rt_lock_fn lock, rt_unlock_fn unlock, void *ct
 
 /* Page accounting for the benchmark (pages, not bytes). */
 typedef struct rt_fma_page_counts { /* (not rt_fma_pages: C++ would see the function hide it) */
-    size_t total;       /* pages of the region */
-    size_t used;        /* pages in use now (cut, whole or part of a multi-page block) */
-    size_t touched;     /* high water of lastused: pages ever handed out */
-    size_t peak_used;   /* most pages in use at once */
-    size_t free_listed; /* free pages on the anchor list now */
+    size_t total;                   /* pages of the region */
+    size_t used;                    /* pages in use now (cut, whole or part of a multi-page block) */
+    size_t touched;                 /* high water of lastused: pages ever handed out */
+    size_t peak_used;               /* most pages in use at once */
+    size_t free_listed;             /* free pages on the anchor list now */
 } rt_fma_pages_t;
 /* O(1). */
 void rt_fma_pages(const rt_fma_t *f, rt_fma_pages_t *out);

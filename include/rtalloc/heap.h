@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/heap.h -- the boundary-tag heap: one facade, six interchangeable free-block indexes.
  *
@@ -129,13 +130,13 @@ extern "C" {
 typedef struct rt_heap rt_heap_t;
 
 typedef enum rt_index {
-    RT_INDEX_TLSF = 0,  /* two-level segregated fit, 16 slots per octave */
-    RT_INDEX_TLSF32,    /* two-level segregated fit, 32 slots per octave */
-    RT_INDEX_SEGLIST,   /* the VaiOS blog's 8 size classes, first fit within a class */
-    RT_INDEX_FIRSTFIT,  /* one LIFO free list, first block that fits */
-    RT_INDEX_BESTFIT,   /* one free list, smallest block that fits */
-    RT_INDEX_HALFFIT,   /* Ogasawara 1995: lists by floor(log2 size), bitmap search */
-    RT_INDEX_TLSFQ,     /* TLSF (16 slots per octave) behind quick lists for small blocks */
+    RT_INDEX_TLSF = 0, /* two-level segregated fit, 16 slots per octave */
+    RT_INDEX_TLSF32,   /* two-level segregated fit, 32 slots per octave */
+    RT_INDEX_SEGLIST,  /* the VaiOS blog's 8 size classes, first fit within a class */
+    RT_INDEX_FIRSTFIT, /* one LIFO free list, first block that fits */
+    RT_INDEX_BESTFIT,  /* one free list, smallest block that fits */
+    RT_INDEX_HALFFIT,  /* Ogasawara 1995: lists by floor(log2 size), bitmap search */
+    RT_INDEX_TLSFQ,    /* TLSF (16 slots per octave) behind quick lists for small blocks */
     RT_INDEX_COUNT
 } rt_index_t;
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/mcheap.h -- TLSF heaps per thread over a wait-free back end: ours, for multi-core use,
  * where one TLSF under a lock stops being real-time (a preempted lock holder stalls every other
@@ -84,12 +85,12 @@ typedef struct rt_mc rt_mc_t;
 typedef uintptr_t (*rt_mc_self_fn)(void *context);
 
 typedef struct rt_mc_config {
-    size_t node_size; /* tree node B: a power of two 64 .. 4096; 0: by buffer (64 below 64 KiB ..
+    size_t node_size;   /* tree node B: a power of two 64 .. 4096; 0: by buffer (64 below 64 KiB ..
                          4096 from 4 MiB) */
-    size_t min_span;  /* bytes of a heap's first span; 0: 1/16 of the buffer, 16 KiB .. 256 KiB */
-    size_t span_max;  /* largest span; 0: no limit (the largest tree's root) */
-    unsigned slots;   /* a power of two, 1 .. RT_MC_MAX_SLOTS; 0: 16 */
-    unsigned drain;   /* k, 1 .. 64; 0: RT_MC_DRAIN */
+    size_t min_span;    /* bytes of a heap's first span; 0: 1/16 of the buffer, 16 KiB .. 256 KiB */
+    size_t span_max;    /* largest span; 0: no limit (the largest tree's root) */
+    unsigned slots;     /* a power of two, 1 .. RT_MC_MAX_SLOTS; 0: 16 */
+    unsigned drain;     /* k, 1 .. 64; 0: RT_MC_DRAIN */
     rt_mc_self_fn self; /* NULL: the thread-local default on hosted builds, none freestanding */
     void *self_context;
 } rt_mc_config_t;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/registry.h -- one descriptor for every allocator, and the registry of the library's own.
  *
@@ -18,11 +19,11 @@ extern "C" {
 
 /* What an allocator is, as a property: code never decides by a name prefix. */
 typedef enum rt_family {
-    RT_FAMILY_SYSTEM = 0, /* a system peer (glibc, jemalloc, ...): no buffer, no handle */
-    RT_FAMILY_HEAP,       /* boundary-tag heap over a free-block index (rtalloc/heap.h) */
-    RT_FAMILY_BUDDY,      /* binary buddy, out-of-band metadata (rtalloc/buddy.h) */
-    RT_FAMILY_TREE,       /* wait-free buddy tree, post-order subtrees (rtalloc/waitfree.h) */
-    RT_FAMILY_PAGES,      /* power-of-two blocks cut from pages: FMA, BSD 4.4 (rtalloc/fma.h) */
+    RT_FAMILY_SYSTEM = 0,  /* a system peer (glibc, jemalloc, ...): no buffer, no handle */
+    RT_FAMILY_HEAP,        /* boundary-tag heap over a free-block index (rtalloc/heap.h) */
+    RT_FAMILY_BUDDY,       /* binary buddy, out-of-band metadata (rtalloc/buddy.h) */
+    RT_FAMILY_TREE,        /* wait-free buddy tree, post-order subtrees (rtalloc/waitfree.h) */
+    RT_FAMILY_PAGES,       /* power-of-two blocks cut from pages: FMA, BSD 4.4 (rtalloc/fma.h) */
     RT_FAMILY_TREE_CACHED, /* the wait-free tree behind per-thread caches (rtalloc/wfcache.h): the
                              tree's geometry; a freed block may wait in the freeing thread's cache */
     RT_FAMILY_THREAD_HEAPS /* boundary-tag heaps per thread over spans of wait-free trees
@@ -46,7 +47,7 @@ typedef struct rt_allocator {
     /* Time bound of malloc and free, as written in the allocator's header, e.g. "O(1)". */
     const char *malloc_bound;
     const char *free_bound;
-    size_t alignment;        /* every pointer returned is a multiple of this */
+    size_t alignment; /* every pointer returned is a multiple of this */
     /* Creates an instance over [mem, mem + size); NULL when the buffer is too small. NULL for a
      * system allocator, which then ignores the handle (pass NULL). */
     void *(*create)(void *mem, size_t size);

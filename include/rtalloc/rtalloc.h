@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/rtalloc.h -- umbrella header: every allocator of the freestanding core.
  */

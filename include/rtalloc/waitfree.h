@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/waitfree.h -- the wait-free buddy tree of Stellwag, Krainz and Schroeder-Preikschat
  * (2010, "A wait-free dynamic storage allocator by adopting the helping queue pattern";
@@ -208,7 +209,7 @@ typedef struct rt_wf_bound {
     uint64_t malloc_rmw;
     uint64_t free_nodes;
     uint64_t free_rmw;
-    uint32_t path;         /* H - s + 1: the nodes of the direct path */
+    uint32_t path; /* H - s + 1: the nodes of the direct path */
 } rt_wf_bound_t;
 
 /* Usable bytes of a chunk of height s for node size B: (2^(s+1) - 1) * B - 12. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/wfcache.h -- the wait-free buddy tree (rtalloc/waitfree.h) with bounded per-thread
  * caches in front: ours, for multi-core use, where the paper's tree walks ~H nodes with atomic
@@ -103,13 +104,13 @@ typedef struct rt_wfc rt_wfc_t;
 typedef uintptr_t (*rt_wfc_self_fn)(void *context);
 
 typedef struct rt_wfc_config {
-    size_t node_size;     /* 0: RT_WF_NODE_SIZE */
-    unsigned tree_flags;  /* RT_WF_* variant of the tree (default RT_WF_HINTS | RT_WF_LAZY_REINIT) */
-    unsigned heights;     /* cached heights 0 .. heights - 1 (<= RT_WFC_MAX_HEIGHTS; 0: none) */
-    unsigned batch_log2;  /* j: a refill claims 2^j chunks (<= RT_WFC_MAX_BATCH) */
-    unsigned capacity;    /* chunks per cached height per cache (2^j - 1 .. 255) */
-    unsigned caches;      /* slots: a power of two, 1 .. RT_WFC_MAX_CACHES */
-    rt_wfc_self_fn self;  /* NULL: the default hook above */
+    size_t node_size;    /* 0: RT_WF_NODE_SIZE */
+    unsigned tree_flags; /* RT_WF_* variant of the tree (default RT_WF_HINTS | RT_WF_LAZY_REINIT) */
+    unsigned heights;    /* cached heights 0 .. heights - 1 (<= RT_WFC_MAX_HEIGHTS; 0: none) */
+    unsigned batch_log2; /* j: a refill claims 2^j chunks (<= RT_WFC_MAX_BATCH) */
+    unsigned capacity;   /* chunks per cached height per cache (2^j - 1 .. 255) */
+    unsigned caches;     /* slots: a power of two, 1 .. RT_WFC_MAX_CACHES */
+    rt_wfc_self_fn self; /* NULL: the default hook above */
     void *self_context;
 } rt_wfc_config_t;
 
@@ -130,10 +131,10 @@ typedef struct rt_wfc_trace {
 } rt_wfc_trace_t;
 
 typedef struct rt_wfc_bound {
-    uint32_t height;      /* s */
-    bool cached;          /* s < heights */
-    uint32_t hit_nodes;   /* a malloc or free served by the cache (no RMW) */
-    uint32_t probes;      /* slot reads, at most */
+    uint32_t height;                   /* s */
+    bool cached;                       /* s < heights */
+    uint32_t hit_nodes;                /* a malloc or free served by the cache (no RMW) */
+    uint32_t probes;                   /* slot reads, at most */
     uint64_t malloc_nodes, malloc_rmw; /* worst case of any malloc of this size */
     uint64_t free_nodes, free_rmw;     /* worst case of any free of such a chunk */
 } rt_wfc_bound_t;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/console.c -- text to the host over semihosting: a line buffer flushed with one
  * SYS_WRITE0 per line (or when full), and the printf family on top of port_vformat.

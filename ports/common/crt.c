@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/crt.c -- the C run-time start (.data, .bss, main), exit, panic and fault reports.
  */
@@ -41,8 +42,8 @@ _Noreturn void port_panic(const char *message)
 
 _Noreturn void port_fault(const char *what, uint32_t pc, uint32_t detail1, uint32_t detail2)
 {
-    port_printf("port: FAULT: %s at pc 0x%08lx (0x%08lx 0x%08lx)\n", what, (unsigned long)pc,
-                (unsigned long)detail1, (unsigned long)detail2);
+    port_printf("port: FAULT: %s at pc 0x%08lx (0x%08lx 0x%08lx)\n", what, (unsigned long)pc, (unsigned long)detail1,
+                (unsigned long)detail2);
     port_exit(PORT_EXIT_FAULT);
 }
 

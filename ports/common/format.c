@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/format.c -- the port's printf formatter: a subset of C's, with no libc and no
  * floating point, enough for the tests and the studies' CSV lines.
@@ -31,8 +32,8 @@ static void emit_repeat(fmt_out_t *o, char c, int n)
 enum { F_LEFT = 1, F_ZERO = 2, F_PLUS = 4, F_SPACE = 8, F_ALT = 16 };
 
 /* One integer conversion: magnitude `v`, sign, base, flags, width, precision (-1 if none). */
-static void emit_integer(fmt_out_t *o, unsigned long long v, bool negative, unsigned base,
-                         bool upper, unsigned flags, int width, int precision)
+static void emit_integer(fmt_out_t *o, unsigned long long v, bool negative, unsigned base, bool upper, unsigned flags,
+                         int width, int precision)
 {
     char digits[24]; /* 2^64 in octal: 22 digits */
     int nd = 0;
@@ -196,8 +197,7 @@ int port_vformat(void (*out)(void *context, char c), void *context, const char *
             default: v = va_arg(ap, unsigned); break;
             }
             unsigned base = conv == 'u' ? 10u : conv == 'o' ? 8u : 16u;
-            emit_integer(&o, v, false, base, conv == 'X', flags & ~(unsigned)(F_PLUS | F_SPACE),
-                         width, precision);
+            emit_integer(&o, v, false, base, conv == 'X', flags & ~(unsigned)(F_PLUS | F_SPACE), width, precision);
             break;
         }
         case 'p': {

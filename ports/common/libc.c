@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/libc.c -- the C library subset of port_libc.h. Small and obviously correct rather
  * than fast: it serves tests and the harness, never the measured allocator code (the core calls
@@ -360,8 +361,8 @@ void free(void *p)
         return;
     }
     arena_block_t *b = (arena_block_t *)(void *)((unsigned char *)p - ARENA_HEADER);
-    if ((uintptr_t)p < (uintptr_t)__port_arena_start + ARENA_HEADER ||
-        (uintptr_t)p >= (uintptr_t)__port_arena_end || b->magic != ARENA_MAGIC || b->freed != 0u) {
+    if ((uintptr_t)p < (uintptr_t)__port_arena_start + ARENA_HEADER || (uintptr_t)p >= (uintptr_t)__port_arena_end ||
+        b->magic != ARENA_MAGIC || b->freed != 0u) {
         port_panic("free: not a live block of the test arena");
     }
     b->freed = 1;
@@ -373,10 +374,8 @@ void free(void *p)
 
 void port_arena_report(void)
 {
-    port_printf(
-        "port: malloc arena %p..%p (%lu KiB), high-water %lu KiB\n", (void *)__port_arena_start,
-        (void *)__port_arena_end,
-        (unsigned long)(((uintptr_t)__port_arena_end - (uintptr_t)__port_arena_start) >> 10),
-        (unsigned long)((arena_high == 0u ? 0u : arena_high - (uintptr_t)__port_arena_start) >>
-                        10));
+    port_printf("port: malloc arena %p..%p (%lu KiB), high-water %lu KiB\n", (void *)__port_arena_start,
+                (void *)__port_arena_end,
+                (unsigned long)(((uintptr_t)__port_arena_end - (uintptr_t)__port_arena_start) >> 10),
+                (unsigned long)((arena_high == 0u ? 0u : arena_high - (uintptr_t)__port_arena_start) >> 10));
 }

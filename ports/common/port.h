@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/port.h -- the harness API of rtalloc's bare-metal ports (QEMU mps2-an386 Cortex-M4F,
  * QEMU virt RV32IMAC): console text, exit status, an exact per-call instruction counter, and lock

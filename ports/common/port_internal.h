@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/port_internal.h -- what the common part of the port (the files of ports/common) needs from
  * each architecture (ports/<arch>/port_arch.c, startup). Not for programs: they use port.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/port_libc.h -- the few C library functions the tests use, for the bare-metal
  * targets (no libc there: riscv64-unknown-elf ships none, and newlib would be one more moving
@@ -21,8 +22,7 @@
 #include "port.h"
 
 /* <inttypes.h>: both targets are ILP32 with a 64-bit unsigned long long. */
-_Static_assert(_Generic((uint64_t)0, unsigned long long : 1, default : 0),
-               "uint64_t is unsigned long long");
+_Static_assert(_Generic((uint64_t)0, unsigned long long : 1, default : 0), "uint64_t is unsigned long long");
 _Static_assert(_Generic((int64_t)0, long long : 1, default : 0), "int64_t is long long");
 #define PRId64 "lld"
 #define PRIi64 "lli"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/common/selftest.c -- the instruction counter verifies itself before anyone reports a count
  * (VaiOS blog: a clock you have not verified is not evidence).
@@ -18,8 +19,7 @@ uint32_t port_count_overhead;
 #define PHASES 8u
 #define EMPTY_RUNS 64u
 
-static const uint32_t lengths[] = {1u,  2u,   3u,    4u,     5u,      7u,
-                                   10u, 100u, 1000u, 10000u, 100000u, 1000000u};
+static const uint32_t lengths[] = {1u, 2u, 3u, 4u, 5u, 7u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u};
 #define NLENGTHS (sizeof lengths / sizeof lengths[0])
 
 static volatile uint32_t opaque_one = 1u; /* a loop count the compiler cannot see */
@@ -55,11 +55,9 @@ static bool fail(const char *what, uint32_t n, uint32_t phase, uint32_t got, uin
     if (n > 0u) {
         port_snprintf(loop, sizeof loop, " of 2 x %lu instructions", (unsigned long)n);
     }
-    port_printf(
-        "port: counter FAILED: %s%s, phase %lu: measured %lu, expected %lu; the counter needs "
-        "QEMU %s\n",
-        what, loop, (unsigned long)phase, (unsigned long)got, (unsigned long)expected,
-        port_arch_icount_flags);
+    port_printf("port: counter FAILED: %s%s, phase %lu: measured %lu, expected %lu; the counter needs "
+                "QEMU %s\n",
+                what, loop, (unsigned long)phase, (unsigned long)got, (unsigned long)expected, port_arch_icount_flags);
     return false;
 }
 
@@ -101,18 +99,16 @@ static bool run_checks(void)
             uint32_t got = api_loop(lengths[l]);
             if (got != 2u * lengths[l]) {
                 port_count_overhead = 0;
-                return fail("loop through port_count_begin/end", lengths[l], p, got,
-                            2u * lengths[l]);
+                return fail("loop through port_count_begin/end", lengths[l], p, got, 2u * lengths[l]);
             }
         }
     }
-    port_printf(
-        "port: counter ok: %s; empty read pair %lu, API overhead %lu (subtracted); loops of "
-        "2 n instructions measured exactly for n = 1 .. %lu (%u lengths x %u phases, assembly and "
-        "C API: %u measurements)\n",
-        port_arch_count_unit, (unsigned long)empty, (unsigned long)overhead,
-        (unsigned long)lengths[NLENGTHS - 1u], (unsigned)NLENGTHS, (unsigned)PHASES,
-        (unsigned)(2u * NLENGTHS * PHASES));
+    port_printf("port: counter ok: %s; empty read pair %lu, API overhead %lu (subtracted); loops of "
+                "2 n instructions measured exactly for n = 1 .. %lu (%u lengths x %u phases, assembly and "
+                "C API: %u measurements)\n",
+                port_arch_count_unit, (unsigned long)empty, (unsigned long)overhead,
+                (unsigned long)lengths[NLENGTHS - 1u], (unsigned)NLENGTHS, (unsigned)PHASES,
+                (unsigned)(2u * NLENGTHS * PHASES));
     return true;
 }
 
@@ -127,8 +123,7 @@ bool port_selftest(void)
 void port_require_counter(void)
 {
     if (!port_selftest()) {
-        port_printf(
-            "port: refusing to report instruction counts (the counter failed its self-check)\n");
+        port_printf("port: refusing to report instruction counts (the counter failed its self-check)\n");
         port_exit(PORT_EXIT_CLOCK);
     }
 }

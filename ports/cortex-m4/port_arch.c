@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/cortex-m4/port_arch.c -- Cortex-M4F on QEMU mps2-an386: semihosting, the SysTick
  * instruction counter, PRIMASK lock hooks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/cortex-m4/port_arch.h -- Cortex-M4F on QEMU mps2-an386: the inline counter read behind
  * port_count_begin/end (ports/common/port.h).

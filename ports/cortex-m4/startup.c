@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/cortex-m4/startup.c -- vector table, reset handler and fault reports for Cortex-M4F
  * (QEMU mps2-an386). Built without an FPU (no __ARM_FP), the reset skips the CPACR step.
@@ -48,19 +49,14 @@ void port_fault_report(const uint32_t *frame)
 {
     uint32_t ipsr;
     __asm__ __volatile__("mrs %0, ipsr" : "=r"(ipsr));
-    static const char *const names[] = {"?",         "reset",    "NMI",       "HardFault",
-                                        "MemManage", "BusFault", "UsageFault"};
+    static const char *const names[] = {"?", "reset", "NMI", "HardFault", "MemManage", "BusFault", "UsageFault"};
     uint32_t n = ipsr & 0x1FFu;
     uint32_t cfsr = *(volatile uint32_t *)0xE000ED28u;
     uint32_t hfsr = *(volatile uint32_t *)0xE000ED2Cu;
-    port_printf(
-        "\nport: %s (exception %lu): CFSR 0x%08lx HFSR 0x%08lx MMFAR 0x%08lx BFAR 0x%08lx%s\n",
-        n < 7u ? names[n] : "exception", (unsigned long)n, (unsigned long)cfsr, (unsigned long)hfsr,
-        (unsigned long)*(volatile uint32_t *)0xE000ED34u,
-        (unsigned long)*(volatile uint32_t *)0xE000ED38u,
-        (cfsr & (1u << 16)) != 0u
-            ? " (undefined instruction: __builtin_trap, RT_ASSERT or RT_PANIC)"
-            : "");
+    port_printf("\nport: %s (exception %lu): CFSR 0x%08lx HFSR 0x%08lx MMFAR 0x%08lx BFAR 0x%08lx%s\n",
+                n < 7u ? names[n] : "exception", (unsigned long)n, (unsigned long)cfsr, (unsigned long)hfsr,
+                (unsigned long)*(volatile uint32_t *)0xE000ED34u, (unsigned long)*(volatile uint32_t *)0xE000ED38u,
+                (cfsr & (1u << 16)) != 0u ? " (undefined instruction: __builtin_trap, RT_ASSERT or RT_PANIC)" : "");
     port_fault(n < 7u ? names[n] : "exception", frame[6], frame[5], frame[0]); /* pc; lr, r0 */
 }
 
@@ -68,8 +64,8 @@ static void port_unexpected(void)
 {
     uint32_t ipsr;
     __asm__ __volatile__("mrs %0, ipsr" : "=r"(ipsr));
-    port_printf("\nport: unexpected exception %lu (IRQ %ld) without a handler\n",
-                (unsigned long)(ipsr & 0x1FFu), (long)(ipsr & 0x1FFu) - 16);
+    port_printf("\nport: unexpected exception %lu (IRQ %ld) without a handler\n", (unsigned long)(ipsr & 0x1FFu),
+                (long)(ipsr & 0x1FFu) - 16);
     port_exit(PORT_EXIT_FAULT);
 }
 

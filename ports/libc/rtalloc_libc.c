@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/libc/rtalloc_libc.c -- the C library's malloc family over one rtalloc TLSF heap
  * (newlib, newlib-nano, picolibc). What it defines, when it creates the heap and which lock it
@@ -155,8 +156,7 @@ extern char __rtalloc_heap2_end[] __attribute__((weak));
 extern char __heap_start[] __attribute__((weak));
 extern char __heap_end[] __attribute__((weak));
 
-static size_t add_region(rtalloc_libc_region_t *regions, size_t n, size_t max, char *start,
-                         char *end)
+static size_t add_region(rtalloc_libc_region_t *regions, size_t n, size_t max, char *start, char *end)
 {
     if (n < max && start != NULL && end != NULL && end > start) {
         regions[n].start = start;

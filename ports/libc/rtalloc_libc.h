@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/libc/rtalloc_libc.h -- rtalloc's TLSF heap as the C library's malloc, on bare metal.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/rv32/port_arch.c -- RV32IMAC on QEMU virt: the minstret instruction counter, mstatus.MIE
  * lock hooks, trap reports and the SiFive test device as the exit of last resort.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/rv32/port_arch.h -- RV32IMAC on QEMU virt: the inline counter read behind
  * port_count_begin/end (ports/common/port.h).

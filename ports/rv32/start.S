@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/rv32/start.S -- RV32IMAC on QEMU virt (-bios none): reset entry, trap vector and the
  * semihosting trap sequence.

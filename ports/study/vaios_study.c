@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/study/vaios_study.c -- the VaiOS blog's study (sections 7-10) and its open thread
  * (section 12, interrupt latency) on the emulated boards, for every allocator of the registry.
@@ -90,12 +91,12 @@ enum {
 
 /* --- the counting lock hooks ------------------------------------------------------------------- */
 
-static uint32_t mk_depth;      /* nesting of the sections in progress */
-static port_count_t mk_t0;     /* count at the outermost lock */
-static uint32_t mk_last;       /* the last outermost section, raw (wrappers included) */
-static uint32_t mk_op_max;     /* longest section of the current operation, raw */
+static uint32_t mk_depth;       /* nesting of the sections in progress */
+static port_count_t mk_t0;      /* count at the outermost lock */
+static uint32_t mk_last;        /* the last outermost section, raw (wrappers included) */
+static uint32_t mk_op_max;      /* longest section of the current operation, raw */
 static uint32_t mk_op_sections; /* outermost sections of the current operation */
-static uint32_t mk_wrap;       /* the wrappers' own instructions inside a raw count (calibrate) */
+static uint32_t mk_wrap;        /* the wrappers' own instructions inside a raw count (calibrate) */
 
 uintptr_t study_mk_lock(void *context);
 void study_mk_unlock(void *context, uintptr_t token);
@@ -129,10 +130,7 @@ static void mk_begin_op(void)
 }
 
 /* The allocator's part of the longest section of the operation (0 when it took none). */
-static uint32_t mk_op_masked(void)
-{
-    return mk_op_sections == 0u ? 0u : mk_op_max - mk_wrap;
-}
+static uint32_t mk_op_masked(void) { return mk_op_sections == 0u ? 0u : mk_op_max - mk_wrap; }
 
 /* Calls the counting hooks around exactly 3 instructions (set up the unlock's arguments, call
  * it): the raw count minus 3 is what the wrappers themselves put inside every count. */
@@ -156,8 +154,8 @@ static uint32_t calibrate(void)
                          "jal ra, study_mk_unlock\n\t"
                          :
                          :
-                         : "ra", "t0", "t1", "t2", "t3", "t4", "t5", "t6", "a0", "a1", "a2", "a3", "a4", "a5",
-                           "a6", "a7", "memory");
+                         : "ra", "t0", "t1", "t2", "t3", "t4", "t5", "t6", "a0", "a1", "a2", "a3", "a4", "a5", "a6",
+                           "a7", "memory");
 #endif
     return mk_last;
 }
@@ -186,8 +184,7 @@ static void *open_instance(const rt_allocator_t *d, void *buf, size_t size, hook
 /* One operation of a trace on slot table `slots`: its instructions in *instr (0 when no call was
  * made: the free of an empty slot), probes of a malloc in *probes. Returns 'A', 'F', 'O' or 0 (no
  * call). */
-static char apply(const rt_allocator_t *d, void *h, void **slots, const wl_op_t *op, uint32_t *instr,
-                  uint32_t *probes)
+static char apply(const rt_allocator_t *d, void *h, void **slots, const wl_op_t *op, uint32_t *instr, uint32_t *probes)
 {
     *instr = 0;
     *probes = 0;
@@ -362,9 +359,8 @@ static void memfrag(const rt_allocator_t *const *all, size_t count, unsigned cha
             if (got != 'A') {
                 port_printf("@MF,%lu,O,,,,,\n", (unsigned long)n);
             } else {
-                port_printf("@MF,%lu,%lu,%lu,%lu,%lu,%lu,%lu\n", (unsigned long)n, (unsigned long)mi,
-                            (unsigned long)mp, (unsigned long)fi, (unsigned long)mm, (unsigned long)fm,
-                            (unsigned long)setup);
+                port_printf("@MF,%lu,%lu,%lu,%lu,%lu,%lu,%lu\n", (unsigned long)n, (unsigned long)mi, (unsigned long)mp,
+                            (unsigned long)fi, (unsigned long)mm, (unsigned long)fm, (unsigned long)setup);
             }
             free(slots);
             wl_release(&t);
@@ -381,10 +377,8 @@ typedef struct wc_scenario {
 } wc_scenario_t;
 
 static const wc_scenario_t scenarios[] = {
-    {"memfrag N=1000", WL_WORST_MEMFRAG, 1000},
-    {"memfrag N=4000", WL_WORST_MEMFRAG, 4000},
-    {"cascade", WL_WORST_CASCADE, 1},
-    {"consolidate N=4000", WL_WORST_CONSOLIDATE, 4000},
+    {"memfrag N=1000", WL_WORST_MEMFRAG, 1000}, {"memfrag N=4000", WL_WORST_MEMFRAG, 4000},
+    {"cascade", WL_WORST_CASCADE, 1},           {"consolidate N=4000", WL_WORST_CONSOLIDATE, 4000},
     {"splitmerge", WL_WORST_SPLITMERGE, 1},
 };
 

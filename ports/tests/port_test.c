@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/tests/port_test.c -- the port's own test, on the target: the instruction counter's
  * self-check, the formatter, the test arena, the interrupt-masking lock hooks (nesting, and
@@ -17,11 +18,11 @@ static bool check_format(void)
 {
     char b[96];
     int n;
-#define FMT(expect, ...)                                                                           \
-    do {                                                                                           \
-        n = snprintf(b, sizeof b, __VA_ARGS__);                                                    \
-        TL_CHECK(strcmp(b, expect) == 0 && n == (int)strlen(expect), "format %s: got \"%s\" (%d)", \
-                 #__VA_ARGS__, b, n);                                                              \
+#define FMT(expect, ...)                                                                                            \
+    do {                                                                                                            \
+        n = snprintf(b, sizeof b, __VA_ARGS__);                                                                     \
+        TL_CHECK(strcmp(b, expect) == 0 && n == (int)strlen(expect), "format %s: got \"%s\" (%d)", #__VA_ARGS__, b, \
+                 n);                                                                                                \
     } while (0)
     FMT("42", "%d", 42);
     FMT("-42", "%i", -42);
@@ -139,16 +140,15 @@ static bool check_hooks(void)
         TL_CHECK(p != NULL && !port_irq_masked(), "%s: malloc with hooks", d->name);
         uintptr_t outer = port_lock_hook(NULL); /* called from a critical section already */
         void *q = d->malloc(h, 200);
-        TL_CHECK(q != NULL && port_irq_masked(),
-                 "%s: the heap's unlock keeps an outer section masked", d->name);
+        TL_CHECK(q != NULL && port_irq_masked(), "%s: the heap's unlock keeps an outer section masked", d->name);
         port_unlock_hook(NULL, outer);
         d->free(h, p);
         d->free(h, q);
         TL_CHECK(!port_irq_masked(), "%s: unmasked after the calls", d->name);
         TL_CHECK(probe.locks == probe.unlocks && probe.locks >= 4u && probe.max_depth == 1u &&
                      probe.unmasked_inside == 0u,
-                 "%s: %u locks, %u unlocks, depth %u, %u times unmasked inside", d->name,
-                 probe.locks, probe.unlocks, probe.max_depth, probe.unmasked_inside);
+                 "%s: %u locks, %u unlocks, depth %u, %u times unmasked inside", d->name, probe.locks, probe.unlocks,
+                 probe.max_depth, probe.unmasked_inside);
         printf("lock hooks: %-9s %u lock/unlock pairs for 2 mallocs + 2 frees, interrupts masked "
                "inside each\n",
                d->name, probe.locks);
@@ -181,10 +181,9 @@ static bool check_counts(void)
     }
     for (int i = 0; i < 4; i++) {
         TL_CHECK(p[i] != NULL && m[i] > 10u && m[i] < 1000u && f[i] > 10u && f[i] < 1000u,
-                 "tlsf call %d: %lu / %lu instructions", i, (unsigned long)m[i],
-                 (unsigned long)f[i]);
-        printf("tlsf: malloc(%zu) %lu instructions, its free %lu instructions\n", sizes[i],
-               (unsigned long)m[i], (unsigned long)f[i]);
+                 "tlsf call %d: %lu / %lu instructions", i, (unsigned long)m[i], (unsigned long)f[i]);
+        printf("tlsf: malloc(%zu) %lu instructions, its free %lu instructions\n", sizes[i], (unsigned long)m[i],
+               (unsigned long)f[i]);
     }
     uint32_t t = port_count_begin();
     void *again = d->malloc(h, 100);

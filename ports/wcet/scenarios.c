@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/wcet/scenarios.c -- TLSF's entry points driven down their longest paths on the target,
  * every call measured exactly, for the check against the static bound (tools/wcet.py,
@@ -35,8 +36,8 @@ static unsigned char arena[HEAP_BYTES] __attribute__((aligned(8)));
 
 /* --- the assembly's counters ---------------------------------------------------------------- */
 
-uint32_t wcet_t[2];             /* the trampoline's two counter reads */
-uint32_t wcet_excluded;         /* instructions of the copy routines and the handler, so far */
+uint32_t wcet_t[2];     /* the trampoline's two counter reads */
+uint32_t wcet_excluded; /* instructions of the copy routines and the handler, so far */
 uint32_t wcet_handler_calls;
 typedef void (*any_fn)(void); /* any function, called through wcet_call with its own type */
 uintptr_t wcet_call(any_fn fn, uintptr_t a, uintptr_t b, uintptr_t c);
@@ -104,8 +105,8 @@ static uint32_t calibrate(void)
                          "jal ra, wcet_mk_unlock\n\t"
                          :
                          :
-                         : "ra", "t0", "t1", "t2", "t3", "t4", "t5", "t6", "a0", "a1", "a2", "a3", "a4", "a5",
-                           "a6", "a7", "memory");
+                         : "ra", "t0", "t1", "t2", "t3", "t4", "t5", "t6", "a0", "a1", "a2", "a3", "a4", "a5", "a6",
+                           "a7", "memory");
 #endif
     return mk_last;
 }
@@ -117,13 +118,13 @@ static const char *const cfg_name[] = {"port", "none", "held"};
 static cfg_t cfg;
 static int failures;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            port_printf("wcet_scenarios: FAILED: " __VA_ARGS__);                                   \
-            port_printf(" (%s:%d)\n", __FILE__, __LINE__);                                         \
-            port_exit(1);                                                                          \
-        }                                                                                          \
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            port_printf("wcet_scenarios: FAILED: " __VA_ARGS__); \
+            port_printf(" (%s:%d)\n", __FILE__, __LINE__);       \
+            port_exit(1);                                        \
+        }                                                        \
     } while (0)
 
 /* A heap over the first `bytes` of the arena, the handler and this configuration's hooks on. */
@@ -189,7 +190,7 @@ static rt_heap_t *heap_quarantined(void **fenced)
     void *v[17];
     for (int i = 0; i < 17; i++) {
         v[i] = must(rt_tlsf_malloc(h, 24));
-        for (int k = 0; k < 4; k++) { /* sound blocks enough between two damaged ones that the */
+        for (int k = 0; k < 4; k++) {    /* sound blocks enough between two damaged ones that the */
             must(rt_tlsf_malloc(h, 24)); /* walk finds where the blocks resume: 16 fenced blocks */
         }
     }
@@ -259,7 +260,7 @@ static rt_heap_t *m_climb_pools(call_t *c)
     rt_heap_t *h = heap_four_pools();
     void *small = must(rt_tlsf_malloc(h, 580)); /* block 584: the slot [576, 608) */
     must(rt_tlsf_malloc(h, 8));
-    void *b1 = must(rt_tlsf_malloc(h, 1996));  /* block 2000: a row above */
+    void *b1 = must(rt_tlsf_malloc(h, 1996)); /* block 2000: a row above */
     must(rt_tlsf_malloc(h, 8));
     void *b2 = must(rt_tlsf_malloc(h, 1996));
     must(rt_tlsf_malloc(h, 8));
@@ -764,19 +765,18 @@ static void run(const scenario_t *s)
         uintptr_t r;
         uint32_t n = measure(c.fn, c.a, c.b, c.c, &r);
         uint32_t held = mk_sections != 0u ? mk_max - mk_wrap : 0u;
-        CHECK(s->expect == R_ANY || (s->expect == R_NULL) == (r == 0u), "%s %s (%s): returned %p",
-              s->entry, s->name, cfg_name[k], (void *)r);
-        CHECK(wcet_handler_calls == calls + s->reports, "%s %s (%s): %lu reports, expected %u", s->entry,
-              s->name, cfg_name[k], (unsigned long)(wcet_handler_calls - calls), s->reports);
-        CHECK(s->took == NULL || s->took(h, r), "%s %s (%s): not the path it is named after", s->entry,
-              s->name, cfg_name[k]);
+        CHECK(s->expect == R_ANY || (s->expect == R_NULL) == (r == 0u), "%s %s (%s): returned %p", s->entry, s->name,
+              cfg_name[k], (void *)r);
+        CHECK(wcet_handler_calls == calls + s->reports, "%s %s (%s): %lu reports, expected %u", s->entry, s->name,
+              cfg_name[k], (unsigned long)(wcet_handler_calls - calls), s->reports);
+        CHECK(s->took == NULL || s->took(h, r), "%s %s (%s): not the path it is named after", s->entry, s->name,
+              cfg_name[k]);
         if (h != NULL) {
             uint32_t after = fenced_bytes(h);
             /* (containment may find nothing to fence: a wild pointer into a pool) */
-            CHECK(s->damage || after == fenced, "%s %s (%s): fenced bytes %lu -> %lu", s->entry, s->name,
-                  cfg_name[k], (unsigned long)fenced, (unsigned long)after);
-            CHECK(rt_heap_check(h), "%s %s (%s): the heap fails its check afterwards", s->entry, s->name,
-                  cfg_name[k]);
+            CHECK(s->damage || after == fenced, "%s %s (%s): fenced bytes %lu -> %lu", s->entry, s->name, cfg_name[k],
+                  (unsigned long)fenced, (unsigned long)after);
+            CHECK(rt_heap_check(h), "%s %s (%s): the heap fails its check afterwards", s->entry, s->name, cfg_name[k]);
         }
         port_printf("@W,%s,%s,%s,%s,%lu\n", s->entry, s->name, s->damage ? "damage" : "normal", cfg_name[k],
                     (unsigned long)(cfg == CFG_HELD ? held : n));
@@ -786,15 +786,14 @@ static void run(const scenario_t *s)
 int main(void)
 {
     port_require_counter();
-    rt_set_entropy(NULL, NULL); /* linked, so the tool finds the entropy source's variable */
+    rt_set_entropy(NULL, NULL);                 /* linked, so the tool finds the entropy source's variable */
     rt_set_default_handler(wcet_handler, NULL); /* a call on a pointer that is no heap reports here */
 
     /* the trampoline and the routines of known length */
     uintptr_t r;
     uint32_t ex = wcet_excluded;
     uint32_t known = measure(wcet_known5, 0, 0, 0, &r);
-    CHECK(known == 5u && wcet_excluded == ex, "the trampoline measures %lu for 5 instructions",
-          (unsigned long)known);
+    CHECK(known == 5u && wcet_excluded == ex, "the trampoline measures %lu for 5 instructions", (unsigned long)known);
     static unsigned char s1[64], s2[64];
     const any_fn fns[] = {(any_fn)memcpy, (any_fn)memmove, (any_fn)memset};
     for (size_t f = 0; f < 3; f++) {
@@ -803,8 +802,8 @@ int main(void)
             uint32_t n = port_arch_elapsed(0, 0); /* (silences an unused-function warning) */
             (void)wcet_call(fns[f], (uintptr_t)(f == 1 ? s2 + 3 : s1), f == 2 ? 0x5Au : (uintptr_t)s2, len);
             n = port_arch_elapsed(wcet_t[0], wcet_t[1]) - 2u;
-            CHECK(n == wcet_excluded - before, "routine %lu, %lu bytes: %lu instructions, %lu booked",
-                  (unsigned long)f, (unsigned long)len, (unsigned long)n, (unsigned long)(wcet_excluded - before));
+            CHECK(n == wcet_excluded - before, "routine %lu, %lu bytes: %lu instructions, %lu booked", (unsigned long)f,
+                  (unsigned long)len, (unsigned long)n, (unsigned long)(wcet_excluded - before));
         }
     }
     uint32_t c1 = calibrate(), c2 = calibrate();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/wcet/wcet_m4.S -- exact instruction counts for the WCET scenarios on Cortex-M4
  * (ports/wcet/scenarios.c): a call trampoline that reads SysTick right around the call, and a

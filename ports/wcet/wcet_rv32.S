@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/wcet/wcet_rv32.S -- exact instruction counts for the WCET scenarios on RV32IMAC
  * (ports/wcet/scenarios.c): a call trampoline that reads minstret right around the call, and a

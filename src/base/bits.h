@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bits.h -- the bit helpers of the core's bottom layer: alignment, log2 and shifts that cannot be
  * undefined. Bit scans go through the overridable RT_CLZ / RT_CTZ of rtalloc/config.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hooks.c -- error messages and reporting shared by every allocator of the core.
  */

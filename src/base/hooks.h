@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hooks.h -- what every allocator of the core shares around its algorithm: the caller's lock
  * hooks, the error handler, and the reporting of bad input (doc/design.md, "Bad input and the
@@ -18,7 +19,10 @@ typedef struct rt_hooks {
     uint64_t errors;   /* reports */
 } rt_hooks_t;
 
-static inline __attribute__((always_inline)) uintptr_t rt_hooks_lock(rt_hooks_t *k) { return k->lock != NULL ? k->lock(k->lock_context) : 0u; }
+static inline __attribute__((always_inline)) uintptr_t rt_hooks_lock(rt_hooks_t *k)
+{
+    return k->lock != NULL ? k->lock(k->lock_context) : 0u;
+}
 
 static inline __attribute__((always_inline)) void rt_hooks_unlock(rt_hooks_t *k, uintptr_t token)
 {

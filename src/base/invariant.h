@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * invariant.h -- RT_INVARIANT(cond, why): a pre- or postcondition, or an invariant, stated as
  * code where the comments state it, with the sentence that explains it.

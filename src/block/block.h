@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * block.h -- the block verbs of the boundary-tag heap. No other file touches a header bit.
  *
@@ -148,7 +149,7 @@ static inline size_t blk_fold(size_t x)
 #define BLK_TAG_MUL 0x9E3779B1u
 #define BLK_K1 ((size_t)1 + ((size_t)BLK_TAG_MUL << 32))
 #define BLK_K1_INV ((size_t)0x61C8864F00000001ull) /* BLK_K1 * BLK_K1_INV = 1 mod 2^64 */
-_Static_assert((size_t)(BLK_K1 * BLK_K1_INV) == 1u, "K1's inverse");
+_Static_assert((size_t)(BLK_K1 *BLK_K1_INV) == 1u, "K1's inverse");
 /* The key of the word at address `at`: the heap's key plus (at / 8) * 2^32. */
 static inline size_t blk_key_at(size_t key, const void *at)
 {
@@ -191,7 +192,10 @@ static inline size_t blk_decode(size_t key, const void *at, size_t head)
 #define BLK_DATA_MASK (~(size_t)0)
 static inline size_t blk_key_at(size_t key, const void *at) { return (void)at, key; }
 static inline size_t blk_enc(size_t key, const void *at, size_t data) { return (void)key, (void)at, data; }
-static inline bool blk_head_ok(size_t key, const void *at, size_t head) { return (void)key, (void)at, (void)head, true; }
+static inline bool blk_head_ok(size_t key, const void *at, size_t head)
+{
+    return (void)key, (void)at, (void)head, true;
+}
 static inline size_t blk_decode(size_t key, const void *at, size_t head) { return (void)key, (void)at, head; }
 #endif
 #ifndef BLK_LINEAR_TAG
@@ -213,10 +217,7 @@ static inline bool blk_size_ok(size_t size)
 {
     return size >= BLK_MIN && (size & (BLK_A - 1u)) == 0u && size <= (BLK_DATA_MASK & ~BLK_FLAGS);
 }
-static inline bool blk_placed_ok(const rt_blk *b)
-{
-    return (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) == 0u;
-}
+static inline bool blk_placed_ok(const rt_blk *b) { return (((uintptr_t)b + BLK_W) & (BLK_A - 1u)) == 0u; }
 
 static inline rt_blk *blk_at(void *address) { return (rt_blk *)address; }
 static inline rt_blk *blk_offset(rt_blk *b, size_t bytes) { return blk_at((char *)b + bytes); }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * buddy.c -- binary buddy allocator over a caller-supplied buffer (rtalloc/buddy.h).
  *
@@ -168,33 +169,32 @@ struct rt_buddy {
     size_t units;        /* n */
     unsigned max_order;  /* k_max: order of the largest block this arena can ever hold */
     unsigned last_probes;
-    size_t nonempty;     /* bit k - m set iff heads[k - m] != 0 */
+    size_t nonempty; /* bit k - m set iff heads[k - m] != 0 */
     size_t used_bytes;
     size_t used_blocks;
     size_t free_blocks;
     size_t peak_used;
-    size_t watermark;    /* highest block end handed out, minus arena */
+    size_t watermark; /* highest block end handed out, minus arena */
     uint64_t mallocs, frees, reallocs, reallocs_in_place;
     rt_hooks_t hooks;
-    uintptr_t damage;    /* RT_HARDENING >= 1: the first damaged block the current call found
+    uintptr_t damage;           /* RT_HARDENING >= 1: the first damaged block the current call found
                             (0: none); reported after the lock is released */
-    uintptr_t key;       /* RT_HARDENING >= 1: the links' key, drawn anew by each create
+    uintptr_t key;              /* RT_HARDENING >= 1: the links' key, drawn anew by each create
                             (bd_new_key); 0 at level 0 */
     uintptr_t heads[BD_ORDERS]; /* the first block of list k - m, 0: empty. RT_HARDENING >= 1:
                                    circular lists; else 0-terminated */
 };
 
-#define BD_ALIGN ((size_t)_Alignof(struct rt_buddy))
+#define BD_ALIGN ((size_t) _Alignof(struct rt_buddy))
 
-_Static_assert(RT_BUDDY_MIN_LOG2 >= 1 && RT_BUDDY_MIN_LOG2 < 8 * sizeof(size_t) - 1,
-               "RT_BUDDY_MIN_LOG2 out of range");
+_Static_assert(RT_BUDDY_MIN_LOG2 >= 1 && RT_BUDDY_MIN_LOG2 < 8 * sizeof(size_t) - 1, "RT_BUDDY_MIN_LOG2 out of range");
 _Static_assert(BD_UNIT >= 2u * sizeof(void *), "a free block must hold its two list links");
 _Static_assert(BD_UNIT >= sizeof(bd_node), "a free block must hold its two list links");
 _Static_assert(8 * sizeof(size_t) - 1 <= BD_ORDER_MASK, "an order must fit the table byte");
 _Static_assert(BD_ORDERS <= 8 * sizeof(size_t), "the non-empty-order bitmap is one size_t");
 _Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have the same width");
-_Static_assert((_Alignof(struct rt_buddy) & (_Alignof(struct rt_buddy) - 1)) == 0 &&
-                   _Alignof(struct rt_buddy) >= 2 && _Alignof(struct rt_buddy) <= BD_UNIT,
+_Static_assert((_Alignof(struct rt_buddy) & (_Alignof(struct rt_buddy) - 1)) == 0 && _Alignof(struct rt_buddy) >= 2 &&
+                   _Alignof(struct rt_buddy) <= BD_UNIT,
                "rt_buddy_min_buffer assumes 2 <= alignof(control) <= unit, both powers of two");
 
 /* --- bit helpers (no shift can be undefined: every count is masked below the width) -------- */
@@ -207,10 +207,7 @@ static inline size_t bd_unit_index(size_t x) { return (x >> BD_MIN) | (x << ((BD
 static inline uintptr_t bd_align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
 /* Order of the smallest block holding `size` bytes; 0 < size <= 2^(BITS-1). */
-static inline unsigned bd_order_of(size_t size)
-{
-    return size <= BD_UNIT ? BD_MIN : BD_BITS - RT_CLZ(size - 1u);
-}
+static inline unsigned bd_order_of(size_t size) { return size <= BD_UNIT ? BD_MIN : BD_BITS - RT_CLZ(size - 1u); }
 
 /* --- locking and errors --------------------------------------------------------------------- */
 
@@ -290,8 +287,8 @@ static inline bool bd_linked(const rt_buddy_t *b, uintptr_t x, unsigned k)
     uintptr_t key = b->key;
     uintptr_t n = bd_next(key, x);
     uintptr_t p = bd_prev(key, x);
-    return __builtin_expect(
-        bd_link_ok(b, n, k) && bd_link_ok(b, p, k) && bd_prev(key, n) == x && bd_next(key, p) == x, 1);
+    return __builtin_expect(bd_link_ok(b, n, k) && bd_link_ok(b, p, k) && bd_prev(key, n) == x && bd_next(key, p) == x,
+                            1);
 }
 
 /* Records the first damaged block of the current call (reported after the unlock). */
@@ -592,8 +589,8 @@ static inline void bd_debug_check(rt_buddy_t *b)
 }
 
 /* Reports the damage a call found (RT_HARDENING >= 1), after the lock is released. */
-static void __attribute__((noinline, cold)) bd_report_damage(rt_buddy_t *b, uintptr_t damage, bool refused,
-                                                             const char *operation, size_t size)
+static void __attribute__((noinline, cold))
+bd_report_damage(rt_buddy_t *b, uintptr_t damage, bool refused, const char *operation, size_t size)
 {
     bd_report(b, refused, RT_ERR_CORRUPTED, operation, (const void *)damage, size);
 }
@@ -897,8 +894,8 @@ void rt_buddy_stats(rt_buddy_t *b, rt_stats_t *stats)
         .used_blocks = b->used_blocks,
         .free_blocks = b->free_blocks,
     };
-    rt_front_counts_t counts = {b->mallocs, b->frees, b->reallocs, b->reallocs_in_place, b->hooks.failures,
-                                b->hooks.errors};
+    rt_front_counts_t counts = {b->mallocs,           b->frees,          b->reallocs,
+                                b->reallocs_in_place, b->hooks.failures, b->hooks.errors};
     bd_unlock(b, token);
     rt_front_stats(stats, &own, &counts);
 }

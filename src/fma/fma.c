@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma.c -- the Fast Memory Allocator and the BSD 4.4 baseline over one region (rtalloc/fma.h).
  *
@@ -75,10 +76,16 @@ static inline unsigned fm_tag(uint32_t w) { return w & FMA_TAG_MASK; }
 static inline uint32_t fm_part(uint32_t w) { return w >> 4; }
 
 /* Blocks per page of class i, and the block size. */
-static inline uint32_t fm_nblocks(const rt_fma_t *f, unsigned i) { return (uint32_t)1 << (f->page_log2 - FMA_MIN_LOG2 - i); }
+static inline uint32_t fm_nblocks(const rt_fma_t *f, unsigned i)
+{
+    return (uint32_t)1 << (f->page_log2 - FMA_MIN_LOG2 - i);
+}
 static inline size_t fm_bsize(unsigned i) { return (size_t)RT_FMA_MIN_BLOCK << i; }
 
-static inline bool fm_bit_get(const size_t *map, uint32_t j) { return ((map[j / FM_BITS] >> (j % FM_BITS)) & 1u) != 0u; }
+static inline bool fm_bit_get(const size_t *map, uint32_t j)
+{
+    return ((map[j / FM_BITS] >> (j % FM_BITS)) & 1u) != 0u;
+}
 
 /* --- the journal: every store to metadata goes through FM_SET ----------------------------------- */
 
@@ -135,10 +142,10 @@ static inline void fm_log(rt_fma_t *f, const void *p, size_t len)
     RT_FMA_STEP(f);
 }
 
-#define FM_SET(f, lv, v)                   \
-    do {                                   \
-        fm_log((f), &(lv), sizeof(lv));    \
-        (lv) = (v);                        \
+#define FM_SET(f, lv, v)                \
+    do {                                \
+        fm_log((f), &(lv), sizeof(lv)); \
+        (lv) = (v);                     \
     } while (0)
 
 /* A store into a page taken from the free pages in this very step, past its first word: not
@@ -613,8 +620,7 @@ static bool fm_list_ok(const rt_fma_t *f, unsigned i, uint32_t e)
                    : prev == e || !fm_is_entry(f, prev, i) || !fm_sealed(f, prev) || fm_blk(f, prev)->next != e) {
         return false;
     }
-    return next == 0u ||
-           (next != e && fm_is_entry(f, next, i) && fm_sealed(f, next) && fm_blk(f, next)->prev == e);
+    return next == 0u || (next != e && fm_is_entry(f, next, i) && fm_sealed(f, next) && fm_blk(f, next)->prev == e);
 }
 
 /* The head of the list of class i may be pushed down (its prev link written): an entry block of
@@ -780,7 +786,7 @@ static void *fm_bsd_bucket(rt_fma_t *f, unsigned i)
         } else {
             uint32_t n = fm_nblocks(f, i);
             uint32_t size = (uint32_t)fm_bsize(i);
-            uint32_t next = 0; /* the list is empty: the first block links to nothing */
+            uint32_t next = 0;                 /* the list is empty: the first block links to nothing */
             for (uint32_t j = 0; j < n; j++) { /* O(page / block): 4.4BSD's cut */
                 fm_link_fresh(f, page + j * size, next);
                 next = page + j * size;
@@ -1335,10 +1341,7 @@ static void *fm_malloc_op(rt_fma_t *f, size_t size, const char *operation, uint3
     return error == RT_ERR_NONE ? p : rt_front_refuse(&fm_front, f, error, operation, NULL, size);
 }
 
-void *rt_fma_malloc(rt_fma_t *f, size_t size)
-{
-    return size == 0u ? NULL : fm_malloc_op(f, size, "malloc", NULL);
-}
+void *rt_fma_malloc(rt_fma_t *f, size_t size) { return size == 0u ? NULL : fm_malloc_op(f, size, "malloc", NULL); }
 
 /* calloc: a block of a page or more is cleared only below the first page never handed out when
  * the buffer was zero at create (RT_FMA_ZEROED): the allocator writes nothing into such pages, so
@@ -1502,8 +1505,8 @@ void rt_fma_stats(rt_fma_t *f, rt_stats_t *s)
         .used_blocks = f->used_blocks,
         .free_blocks = f->free_small + (f->pages - f->used_pages),
     };
-    rt_front_counts_t counts = {f->mallocs, f->frees, f->reallocs, f->reallocs_in_place, f->hooks.failures,
-                                f->hooks.errors};
+    rt_front_counts_t counts = {f->mallocs,           f->frees,          f->reallocs,
+                                f->reallocs_in_place, f->hooks.failures, f->hooks.errors};
     fm_unlock(f, token);
     rt_front_stats(s, &own, &counts);
 }

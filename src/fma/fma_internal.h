@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma_internal.h -- the FMA / BSD 4.4 region's layout (rtalloc/fma.h), shared by fma.c and the
  * white-box test tests/unit/fma_unit.c. Not a public header: nothing here is stable.
@@ -8,14 +9,14 @@
 #include "base/hooks.h"
 #include "rtalloc/fma.h"
 
-#define FMA_MIN_LOG2 4u                 /* 16-byte blocks */
-#define FMA_HEADS 13u                   /* classes of 64 KiB pages (12) + BSD's whole-page bucket */
-#define FMA_NIL 0x0FFFFFFFu             /* "-1" of the anchor list, in the 28-bit address part */
-#define FMA_TAG_MULTI 13u               /* first page of a multi-page block; address part: pages */
-#define FMA_TAG_CONT 14u                /* other page of it; address part: distance to the first */
-#define FMA_TAG_FREE 15u                /* free page; address part: next page of the anchor list */
+#define FMA_MIN_LOG2 4u     /* 16-byte blocks */
+#define FMA_HEADS 13u       /* classes of 64 KiB pages (12) + BSD's whole-page bucket */
+#define FMA_NIL 0x0FFFFFFFu /* "-1" of the anchor list, in the 28-bit address part */
+#define FMA_TAG_MULTI 13u   /* first page of a multi-page block; address part: pages */
+#define FMA_TAG_CONT 14u    /* other page of it; address part: distance to the first */
+#define FMA_TAG_FREE 15u    /* free page; address part: next page of the anchor list */
 #define FMA_TAG_MASK 0xFu
-#define FMA_CTRL_ALIGN 16u              /* the control block: its offsets of blocks are x16 */
+#define FMA_CTRL_ALIGN 16u                    /* the control block: its offsets of blocks are x16 */
 #define FMA_SPAN_MAX ((uintptr_t)0xFFFFFFFFu) /* bytes from the control block to the region end */
 
 /* Step hook (tests only): called before every store the core makes to region metadata, between
@@ -46,11 +47,11 @@ typedef struct fma_undo {
 } fma_undo_t;
 
 typedef struct fma_journal {
-    uint32_t count;  /* valid undo records of the step in progress; 0: committed */
-    uint32_t intent; /* FMA_INTENT_* */
-    uint32_t first;  /* the intent's first page */
-    uint32_t pages;  /* the intent's pages (TAKE) */
-    uint32_t high;   /* most records a step has used (for the tests) */
+    uint32_t count;     /* valid undo records of the step in progress; 0: committed */
+    uint32_t intent;    /* FMA_INTENT_* */
+    uint32_t first;     /* the intent's first page */
+    uint32_t pages;     /* the intent's pages (TAKE) */
+    uint32_t high;      /* most records a step has used (for the tests) */
     uint32_t recovered; /* steps rolled back by rt_fma_recover */
     uint32_t pad[2];
     fma_undo_t undo[FMA_JOURNAL_CAP];
@@ -80,20 +81,20 @@ typedef struct fma_block {
 
 struct rt_fma {
     uint32_t page_log2;
-    uint32_t flags;      /* RT_FMA_BSD44, RT_FMA_ZEROED */
-    uint32_t classes;    /* block classes 16 .. page/2: page_log2 - 4; also the whole-page index */
-    uint32_t words;      /* W: size_t words of the allocated-block map per page */
-    uint32_t pages;      /* P */
-    uint32_t table_off;  /* offsets from the control block */
-    uint32_t back_off;   /* the free pages' back links, one word per page */
+    uint32_t flags;     /* RT_FMA_BSD44, RT_FMA_ZEROED */
+    uint32_t classes;   /* block classes 16 .. page/2: page_log2 - 4; also the whole-page index */
+    uint32_t words;     /* W: size_t words of the allocated-block map per page */
+    uint32_t pages;     /* P */
+    uint32_t table_off; /* offsets from the control block */
+    uint32_t back_off;  /* the free pages' back links, one word per page */
     uint32_t freemap_off;
     uint32_t blockmap_off;
     uint32_t pages_off;
     uint32_t journal_off; /* 0: no journal (private instances) */
     uint32_t pending;     /* an error found under the lock, reported after it (rt_error_kind_t) */
-    uint32_t anchor;     /* first page of the free-page list, FMA_NIL when empty */
-    uint32_t lastused;   /* pages [lastused, P) are free and unlisted */
-    uint32_t touched;    /* high water of lastused */
+    uint32_t anchor;      /* first page of the free-page list, FMA_NIL when empty */
+    uint32_t lastused;    /* pages [lastused, P) are free and unlisted */
+    uint32_t touched;     /* high water of lastused */
     uint32_t used_pages;
     uint32_t peak_pages;
     uint32_t free_listed;
@@ -102,7 +103,7 @@ struct rt_fma {
     size_t used_bytes;
     size_t peak_used;
     size_t used_blocks;
-    size_t free_small;   /* free blocks of cut pages (+ BSD's free whole pages) */
+    size_t free_small; /* free blocks of cut pages (+ BSD's free whole pages) */
     uint64_t mallocs, frees, reallocs, reallocs_in_place;
     rt_hooks_t hooks;
 };

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * front.h -- what every allocator of the core does the same way, written once: the refusal of a
  * call (reported through the instance's handler, counted, NULL), calloc's overflow check,
@@ -31,17 +32,16 @@ typedef struct rt_front_ops {
     void (*free)(void *a, void *ptr);
     /* Counts the report (and, when `refused`, a failure) the way the allocator counts, then calls
      * its handler: rt_hooks_report for the locked allocators, atomics for the wait-free tree. */
-    void (*report)(void *a, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
-                   size_t size);
+    void (*report)(void *a, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size);
     size_t (*max_request)(const void *a); /* the largest malloc that can ever succeed */
 } rt_front_ops_t;
 
 /* Reports a refused call and returns NULL, for allocation functions. Cold and out of line, so a
  * hot path that refuses in one branch makes a tail call there and keeps no stack frame (static,
  * not inline: one copy per translation unit that uses it). */
-static void *__attribute__((noinline, cold, unused)) rt_front_refuse(const rt_front_ops_t *ops, void *a,
-                                                                     rt_error_kind_t kind, const char *operation,
-                                                                     const void *ptr, size_t size)
+static void *__attribute__((noinline, cold, unused))
+rt_front_refuse(const rt_front_ops_t *ops, void *a, rt_error_kind_t kind, const char *operation, const void *ptr,
+                size_t size)
 {
     ops->report(a, true, kind, operation, ptr, size);
     return NULL;

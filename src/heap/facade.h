@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * facade.h -- the boundary-tag heap, compiled once per index with the index inlined.
  *
@@ -399,8 +400,8 @@ static void __attribute__((noinline)) heap_free_locked(rt_heap_t *h, void *ptr)
 
 /* A free whose block has a free (or fenced) neighbour (stage 1 passed): the neighbours' checks
  * and the merge, out of line so that the no-merge path needs no saved registers. */
-static void __attribute__((noinline)) heap_free_merge(rt_heap_t *h, rt_blk *b, size_t data, rt_blk *next,
-                                                      size_t next_data, const rt_pool_t *pool)
+static void __attribute__((noinline))
+heap_free_merge(rt_heap_t *h, rt_blk *b, size_t data, rt_blk *next, size_t next_data, const rt_pool_t *pool)
 {
     blk_view v = {b, data, next, next_data, pool};
     rt_error_kind_t kind = heap_vet_neighbours(h, &v);
@@ -482,8 +483,8 @@ FACADE_ENTRY void facade_free(rt_heap_t *h, void *ptr)
 
 /* A realloc the checker (or a later check) refused, the lock held: damage fenced off, the lock
  * released, the report delivered, NULL. Cold. */
-static void *__attribute__((noinline, cold)) heap_realloc_refuse(rt_heap_t *h, uintptr_t token, rt_error_kind_t kind,
-                                                                 void *ptr, size_t size)
+static void *__attribute__((noinline, cold))
+heap_realloc_refuse(rt_heap_t *h, uintptr_t token, rt_error_kind_t kind, void *ptr, size_t size)
 {
     heap_contain_after(h, kind, ptr);
     heap_unlock(h, token);
@@ -515,8 +516,7 @@ static void *__attribute__((noinline)) heap_slide(rt_heap_t *h, uintptr_t token,
         blk_make_stale(key, v->next);
         blk_clear_flag(key, blk_offset(prev, total), BLK_PREV_FREE); /* next was free */
     }
-    RT_INVARIANT(total >= need && blk_size_ok(total),
-                 "heap: realloc's slide into a span smaller than the request");
+    RT_INVARIANT(total >= need && blk_size_ok(total), "heap: realloc's slide into a span smaller than the request");
     blk_make_stale(key, b);
     blk_set_head(key, prev, total); /* used; a free block's predecessor is used */
     h->used += total - old;
@@ -527,9 +527,8 @@ static void *__attribute__((noinline)) heap_slide(rt_heap_t *h, uintptr_t token,
     token = heap_lock(h);
     rt_blk *s = blk_offset(prev, total);
     size_t sd = blk_decode(key, s, s->head);
-    bool s_ok = sd <= BLK_DATA_MASK &&
-                (!blk_data_free(sd) || (blk_head_size(sd) >= BLK_MIN && heap_linked(h, s) &&
-                                        heap_succ_ok(h, s, blk_head_size(sd))));
+    bool s_ok = sd <= BLK_DATA_MASK && (!blk_data_free(sd) || (blk_head_size(sd) >= BLK_MIN && heap_linked(h, s) &&
+                                                               heap_succ_ok(h, s, blk_head_size(sd))));
     if (s_ok) {
         h->used -= heap_trim(h, prev, need, sd);
     } else { /* damage at the new neighbour: the block stays whole, the damage is fenced off */
@@ -637,8 +636,7 @@ static inline void *facade_memalign(rt_heap_t *h, size_t alignment, size_t size)
     /* The gap in front of the aligned payload is 0 or at least one smallest block, and smaller
      * than alignment + BLK_MIN: a gap below BLK_MIN grows by alignment until it holds one (once
      * when A is two words, as alignment > A >= BLK_MIN / 2; twice at most with A = 8 on 64-bit). */
-    if (alignment > h->max_request - size ||
-        heap_block_size(size) + alignment + BLK_MIN > h->max_block) {
+    if (alignment > h->max_request - size || heap_block_size(size) + alignment + BLK_MIN > h->max_block) {
         return rt_front_refuse(&heap_front, h, RT_ERR_TOO_LARGE, "memalign", NULL, size);
     }
     size_t need = heap_block_size(size);
@@ -701,8 +699,7 @@ static inline void *facade_memalign(rt_heap_t *h, size_t alignment, size_t size)
 
 static void ops_insert(rt_heap_t *h, rt_blk *b)
 {
-    RT_INVARIANT(blk_is_free_header(h->key, b, blk_size(b)),
-                 "heap: the index gets a block whose header is not free");
+    RT_INVARIANT(blk_is_free_header(h->key, b, blk_size(b)), "heap: the index gets a block whose header is not free");
     idx_insert(heap_idx(h), b, blk_size(b));
 }
 static void ops_reset(rt_heap_t *h) { idx_reset(heap_idx(h)); }
@@ -730,11 +727,10 @@ static inline size_t facade_head_fit(rt_heap_t *h)
 
 /* The backend's table (rt_heap_init, rt_heap_malloc, rt_heap_free, containment), over the entry
  * points its heap_<name>.c writes out. A layer defines FACADE_LAYER_OPS (its functions). */
-#define FACADE_OPS(INDEX)                                                                                    \
-    {                                                                                                        \
-        .index = (INDEX), .name = FACADE_NAME, .control_size = sizeof(heap_full), .malloc = FACADE_MALLOC,  \
-        .free = FACADE_FREE, .insert = ops_insert, .reset = ops_reset, .fit_limit = ops_fit_limit,          \
-        FACADE_LAYER_OPS,                                                                                    \
+#define FACADE_OPS(INDEX)                                                                                            \
+    {                                                                                                                \
+        .index = (INDEX), .name = FACADE_NAME, .control_size = sizeof(heap_full), .malloc = FACADE_MALLOC,           \
+        .free = FACADE_FREE, .insert = ops_insert, .reset = ops_reset, .fit_limit = ops_fit_limit, FACADE_LAYER_OPS, \
     }
 
 #endif /* RT_HEAP_FACADE_H */

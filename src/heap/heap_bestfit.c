@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap with a best-fit free list. See index/fitlist.h. */
 #define FITLIST_BEST 1
 #include "index/fitlist.h"
@@ -9,10 +10,7 @@ void *rt_bestfit_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, siz
 void rt_bestfit_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_bestfit_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_bestfit_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_bestfit_memalign(rt_heap_t *h, size_t alignment, size_t size)
-{
-    return facade_memalign(h, alignment, size);
-}
+void *rt_bestfit_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
 
 bool heap_bestfit_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_common.c -- the parts of the boundary-tag heap that do not depend on the index and are
  * off the hot path: creation and pools, error reports, statistics, the integrity check, the walk,
@@ -17,7 +18,8 @@ static bool ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b
 static void guard_fill(uintptr_t p)
 {
     /* wcet: <= RT_HEAP_GUARD; a byte at a time */
-    for (volatile unsigned char *g = (volatile unsigned char *)p; g < (volatile unsigned char *)(p + RT_HEAP_GUARD); g++) {
+    for (volatile unsigned char *g = (volatile unsigned char *)p; g < (volatile unsigned char *)(p + RT_HEAP_GUARD);
+         g++) {
         *g = RT_HEAP_GUARD_BYTE;
     }
 }
@@ -125,7 +127,8 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
     /* zeroed word by word (the size is a multiple of a word): through a volatile pointer, so that
      * the compiler makes no memset call of it -- a firmware need not link one for create */
     /* wcet: <= CONTROL_BYTES / sizeof(uintptr_t); a word at a time (ops->control_size bytes) */
-    for (volatile uintptr_t *w = (volatile uintptr_t *)(void *)h; w < (volatile uintptr_t *)(void *)((char *)h + ops->control_size); w++) {
+    for (volatile uintptr_t *w = (volatile uintptr_t *)(void *)h;
+         w < (volatile uintptr_t *)(void *)((char *)h + ops->control_size); w++) {
         *w = 0u;
     }
     h->self = (uintptr_t)0 - (uintptr_t)h;
@@ -167,14 +170,14 @@ rt_error_kind_t heap_own_error(const rt_heap_t *h, const rt_pool_t *pool, void *
     if ((d & BLK_FENCE) == BLK_MARK) {
         /* a block a layer holds (freed); at level 0 (no tag) only the layer can tell */
         return h->quick != NULL && (RT_HARDENING >= 1 || h->ops->layer_holds(h, b)) ? RT_ERR_DOUBLE_FREE
-                                                                                   : RT_ERR_BAD_POINTER;
+                                                                                    : RT_ERR_BAD_POINTER;
     }
     if ((d & BLK_FREE) != 0u) {
         /* A double free finds a genuine free header (size | FREE, its footer agreeing) or the
          * stale mark a merge left; anything else with FREE set is not a header at all. */
         size_t room = (size_t)((char *)pool->end - (char *)b);
-        bool genuine = d == (size | BLK_FREE) && size >= BLK_MIN && size <= room &&
-                       blk_prev_size(blk_offset(b, size)) == size;
+        bool genuine =
+            d == (size | BLK_FREE) && size >= BLK_MIN && size <= room && blk_prev_size(blk_offset(b, size)) == size;
         return genuine || d == BLK_STALE ? RT_ERR_DOUBLE_FREE : RT_ERR_BAD_POINTER;
     }
     return RT_ERR_BAD_POINTER; /* level 0: a used header with impossible bits */
@@ -212,7 +215,8 @@ rt_error_kind_t rt_heap_vet(rt_heap_t *h, const void *ptr)
     HEAP_REQUIRE(h, "vet", RT_ERR_BAD_HEAP);
     uintptr_t token = heap_lock(h);
     blk_view v;
-    rt_error_kind_t error = ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_vet(h, (void *)(uintptr_t)ptr, h->quick != NULL, &v);
+    rt_error_kind_t error =
+        ptr == NULL ? RT_ERR_FOREIGN_POINTER : heap_vet(h, (void *)(uintptr_t)ptr, h->quick != NULL, &v);
     heap_unlock(h, token);
     return error;
 }
@@ -330,8 +334,8 @@ bool heap_fenced_holds(const rt_heap_t *h, const rt_blk *b)
             continue;
         }
         size_t d = blk_decode(h->key, f, f->head);
-        if (d <= BLK_DATA_MASK && blk_data_fenced(d) && b > f && (size_t)((const char *)b - (const char *)f) <
-                                                                     blk_head_size(d)) {
+        if (d <= BLK_DATA_MASK && blk_data_fenced(d) && b > f &&
+            (size_t)((const char *)b - (const char *)f) < blk_head_size(d)) {
             return true;
         }
     }
@@ -345,8 +349,7 @@ bool heap_free_fenced(rt_heap_t *h, void *ptr)
     }
     rt_blk *b = blk_from_payload(ptr);
     unsigned i = b != NULL ? fenced_slot(h, b) : RT_HEAP_FENCED;
-    if (i == RT_HEAP_FENCED || ((h->fenced_live >> i) & 1u) == 0u ||
-        !blk_data_fenced(blk_decode(h->key, b, b->head))) {
+    if (i == RT_HEAP_FENCED || ((h->fenced_live >> i) & 1u) == 0u || !blk_data_fenced(blk_decode(h->key, b, b->head))) {
         return false;
     }
     h->fenced_live &= ~((uint32_t)1 << i); /* remembered still, as dead: the memory stays fenced */
@@ -701,7 +704,8 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
             own.watermark += (size_t)(h->high - first);
         }
         for (rt_blk *b = pool->first; b != NULL && b < pool->end; b = heap_walk_next(h, pool, b)) {
-            if (blk_data_free(blk_data(b->head)) && heap_walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
+            if (blk_data_free(blk_data(b->head)) &&
+                heap_walk_next(h, pool, b) != NULL) { /* (a damaged header ends the walk) */
                 size_t fit = h->ops->fit_limit(blk_size(b)) - BLK_W;
                 own.free_blocks++;
                 if (fit > own.largest_free) {
@@ -714,8 +718,8 @@ void rt_heap_stats(rt_heap_t *h, rt_stats_t *s)
     if (head > BLK_W && head - BLK_W > own.largest_free) {
         own.largest_free = head - BLK_W < h->max_request ? head - BLK_W : h->max_request;
     }
-    rt_front_counts_t counts = {h->mallocs, h->frees, h->reallocs, h->reallocs_in_place, h->hooks.failures,
-                                h->hooks.errors};
+    rt_front_counts_t counts = {h->mallocs,           h->frees,          h->reallocs,
+                                h->reallocs_in_place, h->hooks.failures, h->hooks.errors};
     heap_unlock(h, token);
     HEAP_DELIVER(h);
     rt_front_stats(s, &own, &counts);
@@ -809,7 +813,8 @@ bool rt_heap_check(rt_heap_t *h)
             size_t size = blk_head_size(head);
             bool is_free = blk_data_free(d);
             if (!blk_head_ok(h->key, b, head) || size < BLK_MIN || (size & (BLK_A - 1u)) != 0u ||
-                size > (size_t)((char *)end - (char *)b) || (RT_HARDENING < 1 && (d & (BLK_A - 1u) & ~BLK_FLAGS) != 0u)) {
+                size > (size_t)((char *)end - (char *)b) ||
+                (RT_HARDENING < 1 && (d & (BLK_A - 1u) & ~BLK_FLAGS) != 0u)) {
                 ok = false;
                 broken = true;
                 break;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_common.h -- what heap_common.c gives the index-specific code above it: creation over a
  * buffer through a backend's table, the delivery of deferred reports, containment, and the

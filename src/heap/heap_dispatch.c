@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_dispatch.c -- the generic entry points that need more than a heap's table (rt_heap_realloc,
  * rt_heap_calloc, rt_heap_memalign; the index check and head fit of rt_heap_check and
@@ -58,33 +59,33 @@ typedef bool (*check_fn)(rt_heap_t *h, rt_idx_visit_fn visit, void *context, boo
 typedef size_t (*head_fit_fn)(rt_heap_t *h);
 
 static const realloc_fn reallocs[RT_INDEX_COUNT] = {
-    [RT_INDEX_TLSF] = rt_tlsf_realloc,         [RT_INDEX_TLSF32] = rt_tlsf32_realloc,
-    [RT_INDEX_SEGLIST] = rt_seglist_realloc,   [RT_INDEX_FIRSTFIT] = rt_firstfit_realloc,
-    [RT_INDEX_BESTFIT] = rt_bestfit_realloc,   [RT_INDEX_HALFFIT] = rt_halffit_realloc,
+    [RT_INDEX_TLSF] = rt_tlsf_realloc,       [RT_INDEX_TLSF32] = rt_tlsf32_realloc,
+    [RT_INDEX_SEGLIST] = rt_seglist_realloc, [RT_INDEX_FIRSTFIT] = rt_firstfit_realloc,
+    [RT_INDEX_BESTFIT] = rt_bestfit_realloc, [RT_INDEX_HALFFIT] = rt_halffit_realloc,
     [RT_INDEX_TLSFQ] = rt_tlsfq_realloc,
 };
 static const calloc_fn callocs[RT_INDEX_COUNT] = {
-    [RT_INDEX_TLSF] = rt_tlsf_calloc,         [RT_INDEX_TLSF32] = rt_tlsf32_calloc,
-    [RT_INDEX_SEGLIST] = rt_seglist_calloc,   [RT_INDEX_FIRSTFIT] = rt_firstfit_calloc,
-    [RT_INDEX_BESTFIT] = rt_bestfit_calloc,   [RT_INDEX_HALFFIT] = rt_halffit_calloc,
+    [RT_INDEX_TLSF] = rt_tlsf_calloc,       [RT_INDEX_TLSF32] = rt_tlsf32_calloc,
+    [RT_INDEX_SEGLIST] = rt_seglist_calloc, [RT_INDEX_FIRSTFIT] = rt_firstfit_calloc,
+    [RT_INDEX_BESTFIT] = rt_bestfit_calloc, [RT_INDEX_HALFFIT] = rt_halffit_calloc,
     [RT_INDEX_TLSFQ] = rt_tlsfq_calloc,
 };
 static const memalign_fn memaligns[RT_INDEX_COUNT] = {
-    [RT_INDEX_TLSF] = rt_tlsf_memalign,         [RT_INDEX_TLSF32] = rt_tlsf32_memalign,
-    [RT_INDEX_SEGLIST] = rt_seglist_memalign,   [RT_INDEX_FIRSTFIT] = rt_firstfit_memalign,
-    [RT_INDEX_BESTFIT] = rt_bestfit_memalign,   [RT_INDEX_HALFFIT] = rt_halffit_memalign,
+    [RT_INDEX_TLSF] = rt_tlsf_memalign,       [RT_INDEX_TLSF32] = rt_tlsf32_memalign,
+    [RT_INDEX_SEGLIST] = rt_seglist_memalign, [RT_INDEX_FIRSTFIT] = rt_firstfit_memalign,
+    [RT_INDEX_BESTFIT] = rt_bestfit_memalign, [RT_INDEX_HALFFIT] = rt_halffit_memalign,
     [RT_INDEX_TLSFQ] = rt_tlsfq_memalign,
 };
 static const check_fn checks[RT_INDEX_COUNT] = {
-    [RT_INDEX_TLSF] = heap_tlsf_check_index,         [RT_INDEX_TLSF32] = heap_tlsf32_check_index,
-    [RT_INDEX_SEGLIST] = heap_seglist_check_index,   [RT_INDEX_FIRSTFIT] = heap_firstfit_check_index,
-    [RT_INDEX_BESTFIT] = heap_bestfit_check_index,   [RT_INDEX_HALFFIT] = heap_halffit_check_index,
+    [RT_INDEX_TLSF] = heap_tlsf_check_index,       [RT_INDEX_TLSF32] = heap_tlsf32_check_index,
+    [RT_INDEX_SEGLIST] = heap_seglist_check_index, [RT_INDEX_FIRSTFIT] = heap_firstfit_check_index,
+    [RT_INDEX_BESTFIT] = heap_bestfit_check_index, [RT_INDEX_HALFFIT] = heap_halffit_check_index,
     [RT_INDEX_TLSFQ] = heap_tlsfq_check_index,
 };
 static const head_fit_fn head_fits[RT_INDEX_COUNT] = {
-    [RT_INDEX_TLSF] = heap_tlsf_head_fit,         [RT_INDEX_TLSF32] = heap_tlsf32_head_fit,
-    [RT_INDEX_SEGLIST] = heap_seglist_head_fit,   [RT_INDEX_FIRSTFIT] = heap_firstfit_head_fit,
-    [RT_INDEX_BESTFIT] = heap_bestfit_head_fit,   [RT_INDEX_HALFFIT] = heap_halffit_head_fit,
+    [RT_INDEX_TLSF] = heap_tlsf_head_fit,       [RT_INDEX_TLSF32] = heap_tlsf32_head_fit,
+    [RT_INDEX_SEGLIST] = heap_seglist_head_fit, [RT_INDEX_FIRSTFIT] = heap_firstfit_head_fit,
+    [RT_INDEX_BESTFIT] = heap_bestfit_head_fit, [RT_INDEX_HALFFIT] = heap_halffit_head_fit,
     [RT_INDEX_TLSFQ] = heap_tlsfq_head_fit,
 };
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap with a first-fit free list. See index/fitlist.h. */
 #define FITLIST_BEST 0
 #include "index/fitlist.h"
@@ -9,10 +10,7 @@ void *rt_firstfit_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, si
 void rt_firstfit_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_firstfit_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_firstfit_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_firstfit_memalign(rt_heap_t *h, size_t alignment, size_t size)
-{
-    return facade_memalign(h, alignment, size);
-}
+void *rt_firstfit_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
 
 bool heap_firstfit_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
 {

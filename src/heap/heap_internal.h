@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_internal.h -- the bottom of the heap: its control structure, the one checker every call
  * runs before it trusts a block (hardening), and the walk step. Self-contained over block/ and
@@ -48,10 +49,10 @@ typedef struct rt_heap_ops {
 } rt_heap_ops_t;
 
 typedef struct rt_pool {
-    uintptr_t lo;   /* first + 1 and end - first - 1: a payload address a lies in the pool */
-    uintptr_t span; /* iff a - lo < span (one unsigned compare) */
-    rt_blk *first;  /* header of the first block */
-    rt_blk *end;    /* the sentinel header */
+    uintptr_t lo;    /* first + 1 and end - first - 1: a payload address a lies in the pool */
+    uintptr_t span;  /* iff a - lo < span (one unsigned compare) */
+    rt_blk *first;   /* header of the first block */
+    rt_blk *end;     /* the sentinel header */
     uintptr_t words; /* (end - first) / W: a word at address a lies in [first, end] iff
                         rotr(a - first, log2 W) <= words (heap_word_ok) */
 } rt_pool_t;
@@ -91,7 +92,7 @@ _Static_assert(RT_HEAP_FENCED <= 32u, "fenced_live is a 32-bit mask");
 struct rt_quick; /* heap/quick.h */
 
 struct rt_heap {
-    uintptr_t self;       /* 0 - (the heap's address) once created: heap_created */
+    uintptr_t self; /* 0 - (the heap's address) once created: heap_created */
     const rt_heap_ops_t *ops;
     size_t key;           /* the header tags' key (block.h): a new one per create */
     uintptr_t span_lo;    /* the control structure and pool 0 (contiguous): a word at address a */
@@ -104,7 +105,7 @@ struct rt_heap {
     rt_hooks_t hooks;
     size_t capacity;
     size_t peak_used;
-    size_t max_block;     /* largest pool's block */
+    size_t max_block;       /* largest pool's block */
     struct rt_quick *quick; /* the quick lists, or NULL (every backend but rt_tlsfq) */
     unsigned npending;
     heap_pending_t pending[HEAP_PENDING];
@@ -112,7 +113,7 @@ struct rt_heap {
     /* containment: bytes fenced off; live blocks the walk found minus mallocs - frees (the
      * counters' view) at the last containment; the fenced blocks that are still live */
     size_t quarantined;
-    uintptr_t gate;       /* nonzero: every free takes the locked, fully checked path -- a lock
+    uintptr_t gate; /* nonzero: every free takes the locked, fully checked path -- a lock
                              hook is set, or memory is fenced off (heap_regate) */
     int64_t live_adjust;
     rt_blk *fenced[RT_HEAP_FENCED];
@@ -131,19 +132,16 @@ static inline __attribute__((always_inline)) bool heap_created(const rt_heap_t *
 
 /* The first statement of every entry point: a call on a heap pointer that is not a created heap
  * is reported (RT_ERR_BAD_HEAP, the default handler) and returns `result` (empty for void). */
-#define HEAP_REQUIRE(h, operation, result)                                                                   \
-    do {                                                                                                     \
-        if (!heap_created(h)) {                                                                              \
-            rt_report_bad_heap(operation, h);                                                                \
-            return result;                                                                                   \
-        }                                                                                                    \
+#define HEAP_REQUIRE(h, operation, result)    \
+    do {                                      \
+        if (!heap_created(h)) {               \
+            rt_report_bad_heap(operation, h); \
+            return result;                    \
+        }                                     \
     } while (0)
 
 /* Live blocks, as the statistics count them. */
-static inline uint64_t heap_live_blocks(const rt_heap_t *h)
-{
-    return h->mallocs - h->frees + (uint64_t)h->live_adjust;
-}
+static inline uint64_t heap_live_blocks(const rt_heap_t *h) { return h->mallocs - h->frees + (uint64_t)h->live_adjust; }
 
 /* Called whenever the lock hooks or the quarantine change. A heap that holds fenced memory frees
  * through the path that asks heap_fenced_holds (a header inside a fenced extent -- one of an
@@ -292,7 +290,8 @@ RT_HOT bool heap_linked(const rt_heap_t *h, const rt_blk *b)
         return false;
     }
     return next == NULL ||
-           (heap_word_ok(h, (uintptr_t)next + offsetof(rt_blk, pprev)) && next->pprev == &((rt_blk *)(uintptr_t)b)->next &&
+           (heap_word_ok(h, (uintptr_t)next + offsetof(rt_blk, pprev)) &&
+            next->pprev == &((rt_blk *)(uintptr_t)b)->next &&
             (RT_HARDENING < 2 || (blk_head_ok(h->key, next, next->head) && blk_data_free(blk_data(next->head)))));
 }
 
@@ -344,7 +343,7 @@ RT_HOT bool heap_member(const rt_heap_t *h, const rt_blk *b, rt_blk *const *slot
 /* What the checker learnt about a live block, reused by the call so nothing is loaded twice. */
 typedef struct blk_view {
     rt_blk *b;
-    size_t data;      /* b's size | flags (PREV_FREE kept: release needs it) */
+    size_t data; /* b's size | flags (PREV_FREE kept: release needs it) */
     rt_blk *next;
     size_t next_data; /* the successor's size | flags */
     const rt_pool_t *pool;

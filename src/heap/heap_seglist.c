@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap with the VaiOS blog's segregated-fit index. See index/seglist.h. */
 #include "index/seglist.h"
 #define FACADE_MALLOC rt_seglist_malloc
@@ -8,10 +9,7 @@ void *rt_seglist_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, siz
 void rt_seglist_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_seglist_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_seglist_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_seglist_memalign(rt_heap_t *h, size_t alignment, size_t size)
-{
-    return facade_memalign(h, alignment, size);
-}
+void *rt_seglist_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
 
 bool heap_seglist_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
 {

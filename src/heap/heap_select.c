@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_select.c -- choosing an index at run time (rt_heap_create_with and the queries by index).
  * Kept apart from heap_common.c and heap_dispatch.c: its table names every backend, so only a
@@ -6,9 +7,9 @@
 #include "heap/heap_common.h"
 
 static const rt_heap_ops_t *const backends[RT_INDEX_COUNT] = {
-    [RT_INDEX_TLSF] = &rt_heap_ops_tlsf,         [RT_INDEX_TLSF32] = &rt_heap_ops_tlsf32,
-    [RT_INDEX_SEGLIST] = &rt_heap_ops_seglist,   [RT_INDEX_FIRSTFIT] = &rt_heap_ops_firstfit,
-    [RT_INDEX_BESTFIT] = &rt_heap_ops_bestfit,   [RT_INDEX_HALFFIT] = &rt_heap_ops_halffit,
+    [RT_INDEX_TLSF] = &rt_heap_ops_tlsf,       [RT_INDEX_TLSF32] = &rt_heap_ops_tlsf32,
+    [RT_INDEX_SEGLIST] = &rt_heap_ops_seglist, [RT_INDEX_FIRSTFIT] = &rt_heap_ops_firstfit,
+    [RT_INDEX_BESTFIT] = &rt_heap_ops_bestfit, [RT_INDEX_HALFFIT] = &rt_heap_ops_halffit,
     [RT_INDEX_TLSFQ] = &rt_heap_ops_tlsfq,
 };
 
@@ -31,7 +32,8 @@ size_t rt_heap_control_size(rt_index_t index)
 size_t rt_heap_min_buffer(rt_index_t index)
 {
     size_t control = rt_heap_control_size(index);
-    return control == 0u ? 0u : BLK_A - 1u + rt_align_up(control + RT_HEAP_GUARD + BLK_W, BLK_A) + BLK_MIN + RT_HEAP_GUARD;
+    return control == 0u ? 0u
+                         : BLK_A - 1u + rt_align_up(control + RT_HEAP_GUARD + BLK_W, BLK_A) + BLK_MIN + RT_HEAP_GUARD;
 }
 
 const char *rt_index_name(rt_index_t index)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_tlsfq.c -- rt_tlsfq: the TLSF heap behind quick lists for small blocks (rtalloc/heap.h,
  * RT_HEAP_QUICK_MAX_REQUEST), a layer over the facade: the facade is compiled here with the TLSF
@@ -21,8 +22,8 @@
 #define FACADE_LAYER 1
 #define FACADE_LAYER_STATE rt_quick_t quick;
 #define FACADE_NAME tlsfq_name
-#define FACADE_LAYER_OPS                                                                                       \
-    .layer_reclaim = quick_reclaim_op, .layer_forget = quick_forget, .layer_holds = quick_holds,             \
+#define FACADE_LAYER_OPS                                                                         \
+    .layer_reclaim = quick_reclaim_op, .layer_forget = quick_forget, .layer_holds = quick_holds, \
     .layer_init = quick_init
 #define FACADE_MALLOC rt_tlsfq_malloc
 #define FACADE_FREE rt_tlsfq_free
@@ -341,10 +342,7 @@ void *rt_tlsfq_malloc(rt_heap_t *h, size_t size) { return facade_malloc(h, size)
 void rt_tlsfq_free(rt_heap_t *h, void *ptr) { facade_free(h, ptr); }
 void *rt_tlsfq_realloc(rt_heap_t *h, void *ptr, size_t size) { return facade_realloc(h, ptr, size); }
 void *rt_tlsfq_calloc(rt_heap_t *h, size_t count, size_t size) { return facade_calloc(h, count, size); }
-void *rt_tlsfq_memalign(rt_heap_t *h, size_t alignment, size_t size)
-{
-    return facade_memalign(h, alignment, size);
-}
+void *rt_tlsfq_memalign(rt_heap_t *h, size_t alignment, size_t size) { return facade_memalign(h, alignment, size); }
 
 bool heap_tlsfq_check_index(rt_heap_t *h, rt_idx_visit_fn visit, void *context, bool head_only)
 {

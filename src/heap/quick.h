@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * quick.h -- the state of the quick lists (rt_tlsfq, heap_tlsfq.c): a layer over the TLSF facade
  * that keeps small freed blocks, unmerged, on LIFO lists of their exact size (rtalloc/heap.h,
@@ -23,11 +24,11 @@ _Static_assert(HEAP_QUICK_MAX_BLOCK >= BLK_MIN, "quick lists: the largest cached
 _Static_assert(BLK_MIN >= 3u * BLK_W, "quick lists: a cached block holds its header, link and seal");
 
 typedef struct rt_quick {
-    unsigned room;                     /* blocks that may still be cached: limit - cached */
-    unsigned limit;                    /* the most that may be cached */
-    size_t bytes;                      /* bytes of the blocks cached */
-    unsigned share;                    /* bytes <= used >> share; 0: no bound in bytes */
-    rt_blk *head[HEAP_QUICK_CLASSES];  /* class c: blocks of BLK_MIN + c * A bytes */
+    unsigned room;                    /* blocks that may still be cached: limit - cached */
+    unsigned limit;                   /* the most that may be cached */
+    size_t bytes;                     /* bytes of the blocks cached */
+    unsigned share;                   /* bytes <= used >> share; 0: no bound in bytes */
+    rt_blk *head[HEAP_QUICK_CLASSES]; /* class c: blocks of BLK_MIN + c * A bytes */
 } rt_quick_t;
 
 static inline unsigned heap_quick_count(const rt_quick_t *q) { return q->limit - q->room; }
@@ -62,7 +63,8 @@ static inline rt_blk *heap_quick_next(const rt_heap_t *h, const rt_blk *b)
 /* True iff b's link carries its seal (always at level 0). */
 static inline bool heap_quick_sealed(const rt_heap_t *h, const rt_blk *b)
 {
-    return RT_HARDENING < 1 || !RT_HEAP_TAG_PLACE || *heap_quick_seal_word(b) == heap_quick_seal(h, b, *heap_quick_link(b));
+    return RT_HARDENING < 1 || !RT_HEAP_TAG_PLACE ||
+           *heap_quick_seal_word(b) == heap_quick_seal(h, b, *heap_quick_link(b));
 }
 
 #endif /* RT_HEAP_QUICK_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fitlist.h -- first fit and best fit over one doubly linked free list (Masmano 2006 section 2).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * halffit.h -- Half-fit (Ogasawara 1995; Masmano 2006 section 2).
  *
@@ -58,8 +59,8 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     RT_IDX_COUNT(IDX_EV_FIND);
     RT_IDX_COUNT(IDX_EV_MAP);
     *probes = 1;
-    RT_INVARIANT(map == 0u || (RT_CTZ(map) < HALF_LISTS && x->heads[RT_CTZ(map)] != NULL &&
-                               ((size_t)1 << RT_CTZ(map)) >= *size),
+    RT_INVARIANT(map == 0u ||
+                     (RT_CTZ(map) < HALF_LISTS && x->heads[RT_CTZ(map)] != NULL && ((size_t)1 << RT_CTZ(map)) >= *size),
                  "halffit: the list found is empty, or may hold blocks smaller than the request");
     return map != 0u ? &x->heads[RT_CTZ(map)] : NULL;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * list.h -- the doubly linked free list every index is built from: LIFO push, O(1) unlink.
  *

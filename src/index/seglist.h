@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seglist.h -- segregated fit, the VaiOS blog's original index (blog section 1).
  *
@@ -94,8 +95,7 @@ static inline rt_blk **idx_find(const rt_heap_t *h, idx_t *x, size_t *size, unsi
     unsigned above = x->map & ~((2u << c) - 1u);
     RT_IDX_COUNT(IDX_EV_MAP);
     *probes = n + 1u;
-    RT_INVARIANT(above == 0u || ((unsigned)__builtin_ctz(above) > c &&
-                                 (unsigned)__builtin_ctz(above) < SEG_CLASSES &&
+    RT_INVARIANT(above == 0u || ((unsigned)__builtin_ctz(above) > c && (unsigned)__builtin_ctz(above) < SEG_CLASSES &&
                                  x->heads[__builtin_ctz(above)] != NULL),
                  "seglist: the class found above is empty, or not above the request's");
     return above != 0u ? &x->heads[__builtin_ctz(above)] : NULL;
@@ -105,10 +105,7 @@ static inline size_t idx_fit_limit(size_t size) { return size; }
 
 static inline const char *idx_name(void) { return "seglist"; }
 
-static bool seg_fits(const void *state, size_t size)
-{
-    return seg_class(size - BLK_W) == *(const unsigned *)state;
-}
+static bool seg_fits(const void *state, size_t size) { return seg_class(size - BLK_W) == *(const unsigned *)state; }
 
 static bool idx_check(idx_t *x, rt_idx_visit_fn visit, void *context, bool head_only)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsf.h -- Two-Level Segregated Fit index (Masmano et al. 2004; Masmano 2006 section 2; the
  * VaiOS blog section 2).
@@ -224,7 +225,6 @@ static inline size_t idx_head_fit(idx_t *x, size_t key)
     return best;
 }
 #endif
-
 
 static inline const char *idx_name(void) { return TLSF_SL_LOG2 == 4 ? "tlsf" : "tlsf32"; }
 

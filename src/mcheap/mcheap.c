@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcheap.c -- TLSF heaps per thread over wait-free trees (rtalloc/mcheap.h).
  *
@@ -28,19 +29,32 @@
 #ifndef RT_MC_STEP
 #define RT_MC_STEP(mc, step, x) ((void)(mc), (void)(x))
 #endif
-enum { MC_STEP_TOKEN = 1, MC_STEP_SLOT_CAS, MC_STEP_BIT_TAKE, MC_STEP_BIT_SET, MC_STEP_MAP, MC_STEP_PUSH_XCHG,
-       MC_STEP_PUSH_LINK, MC_STEP_INBOX, MC_STEP_TAKE, MC_STEP_NEXT, MC_STEP_ORPHAN };
+enum {
+    MC_STEP_TOKEN = 1,
+    MC_STEP_SLOT_CAS,
+    MC_STEP_BIT_TAKE,
+    MC_STEP_BIT_SET,
+    MC_STEP_MAP,
+    MC_STEP_PUSH_XCHG,
+    MC_STEP_PUSH_LINK,
+    MC_STEP_INBOX,
+    MC_STEP_TAKE,
+    MC_STEP_NEXT,
+    MC_STEP_ORPHAN
+};
 
 #define MC_MAX_TREES 8u
-#define MC_ORPHAN ((uintptr_t)1) /* token of a slot left with live blocks by an exiting context */
-#define MC_BUSY ((uintptr_t)2)   /* an orphan held for one free by the context freeing into it */
+#define MC_ORPHAN ((uintptr_t)1)               /* token of a slot left with live blocks by an exiting context */
+#define MC_BUSY ((uintptr_t)2)                 /* an orphan held for one free by the context freeing into it */
 #define MC_PENDING ((mc_link_t *)(uintptr_t)1) /* a push between its exchange and its link store */
 #define MC_A ((size_t)RT_HEAP_ALIGN)
 #define MC_MISS_DRAIN 16u
 /* The thread heaps' index: TLSF behind its bounded quick lists (rtalloc/heap.h, rt_tlsfq): the
  * same fit within two points, a third fewer instructions on small blocks. */
 #define MC_INDEX RT_INDEX_TLSFQ
-#define MC_SPAN_FLOOR ((size_t)8u << 10) /* the smallest default first span */ /* a miss takes back up to 16 k more inbox blocks before it grows */
+#define MC_SPAN_FLOOR \
+    ((size_t)8u       \
+     << 10) /* the smallest default first span */ /* a miss takes back up to 16 k more inbox blocks before it grows */
 
 typedef struct mc_link {
     _Atomic(struct mc_link *) next;
@@ -50,20 +64,20 @@ typedef struct mc_link {
  * reads to find its slot), and the inbox other contexts write -- so that no two contexts write one
  * line on their fast paths. */
 typedef struct mc_slot {
-    _Alignas(64) atomic_uintptr_t token; /* 0 free, MC_ORPHAN, or the owner's token */
-    rt_heap_t *heap;               /* owner: NULL until the first span */
-    mc_link_t *local;              /* owner: taken from the inbox, not yet freed */
-    atomic_size_t mallocs, frees;  /* owner-written counts (one writer: a load and a store) */
-    atomic_uint steps;             /* owner: the work of its last malloc (rt_mc_last_probes) */
+    _Alignas(64) atomic_uintptr_t token;     /* 0 free, MC_ORPHAN, or the owner's token */
+    rt_heap_t *heap;                         /* owner: NULL until the first span */
+    mc_link_t *local;                        /* owner: taken from the inbox, not yet freed */
+    atomic_size_t mallocs, frees;            /* owner-written counts (one writer: a load and a store) */
+    atomic_uint steps;                       /* owner: the work of its last malloc (rt_mc_last_probes) */
     _Alignas(64) _Atomic(mc_link_t *) inbox; /* pushed by any context */
-    atomic_size_t held;            /* free bytes of the heap (relaxed, for rt_mc_held_bytes) */
-    void *span[RT_HEAP_MAX_POOLS]; /* owner: the spans (span[0] holds the heap's control) */
+    atomic_size_t held;                      /* free bytes of the heap (relaxed, for rt_mc_held_bytes) */
+    void *span[RT_HEAP_MAX_POOLS];           /* owner: the spans (span[0] holds the heap's control) */
     size_t span_len[RT_HEAP_MAX_POOLS];
     unsigned nspans;
-    size_t capacity;               /* owner: bytes of its spans */
-    size_t live;                   /* owner: live blocks of the heap (remote-freed ones count until
+    size_t capacity;    /* owner: bytes of its spans */
+    size_t live;        /* owner: live blocks of the heap (remote-freed ones count until
                                       taken back) */
-    atomic_size_t errs;            /* reports of the heap (its handler counts them here) */
+    atomic_size_t errs; /* reports of the heap (its handler counts them here) */
     struct rt_mc *mc;
 } mc_slot_t;
 
@@ -71,18 +85,18 @@ struct rt_mc {
     uint32_t magic;
     unsigned nslots, drain, ntrees, node_log2;
     size_t node_size, min_span, span_max, max_request;
-    uintptr_t region;    /* node 0 of the first tree (B-aligned) */
-    uintptr_t mem_lo;    /* the buffer's start (watermarks are measured from it) */
-    size_t region_nodes; /* map entries */
+    uintptr_t region;           /* node 0 of the first tree (B-aligned) */
+    uintptr_t mem_lo;           /* the buffer's start (watermarks are measured from it) */
+    size_t region_nodes;        /* map entries */
     _Atomic unsigned char *map; /* slot + 1 of the span holding the node; 0: none */
-    atomic_uint *bits;   /* claim bits: one per MC_A bytes from `region` */
+    atomic_uint *bits;          /* claim bits: one per MC_A bytes from `region` */
     rt_wf_t *tree[MC_MAX_TREES];
     uintptr_t tree_lo[MC_MAX_TREES], tree_hi[MC_MAX_TREES];
     rt_mc_self_fn self;
     void *self_context;
     rt_error_handler_t handler;
     void *handler_context;
-    atomic_uint active;  /* slots claimed */
+    atomic_uint active; /* slots claimed */
     atomic_uint last_probes;
     atomic_size_t mallocs, frees, failures, errors, reallocs, reallocs_in_place;
     mc_slot_t slot[]; /* nslots of them */
@@ -554,7 +568,7 @@ static void *mc_heap_take(rt_mc_t *mc, mc_slot_t *s, size_t alignment, size_t n,
         return NULL;
     }
     size_t most = rt_heap_max_request(s->heap);
-    if ( n > most || (alignment > MC_A && (alignment > most || n + alignment + 4u * RT_HEAP_MIN_BLOCK > most))) {
+    if (n > most || (alignment > MC_A && (alignment > most || n + alignment + 4u * RT_HEAP_MIN_BLOCK > most))) {
         return NULL;
     }
     tr->steps++;
@@ -585,7 +599,8 @@ static void *mc_alloc(rt_mc_t *mc, size_t alignment, size_t n, rt_mc_trace_t *tr
         if (p == NULL && mc_grow(mc, s, alignment > MC_A ? n + alignment : n, tr)) {
             p = mc_heap_take(mc, s, alignment, n, tr);
         }
-        if (p == NULL && s->heap != NULL && (s->local != NULL || atomic_load_explicit(&s->inbox, memory_order_relaxed) != NULL)) {
+        if (p == NULL && s->heap != NULL &&
+            (s->local != NULL || atomic_load_explicit(&s->inbox, memory_order_relaxed) != NULL)) {
             mc_drain(s, MC_MISS_DRAIN * mc->drain, tr);
             p = mc_heap_take(mc, s, alignment, n, tr);
         }
@@ -734,7 +749,7 @@ size_t rt_mc_usable_size(rt_mc_t *mc, void *ptr)
         return t == MC_MAX_TREES ? 0u : rt_wf_usable_size(mc->tree[t], ptr);
     }
     return o == mc_self(mc, false, &(rt_mc_trace_t){0}) ? rt_heap_usable_size(o->heap, ptr)
-                                                           : rt_heap_live_size(o->heap, ptr);
+                                                        : rt_heap_live_size(o->heap, ptr);
 }
 
 void *rt_mc_calloc(rt_mc_t *mc, size_t count, size_t size)
@@ -1104,7 +1119,8 @@ bool rt_mc_check(rt_mc_t *mc)
         }
         /* Blocks waiting in the inbox are live in the heap with their bit cleared. */
         size_t pending = 0;
-        for (mc_link_t *n = s->local; n != NULL && n != MC_PENDING; n = atomic_load_explicit(&n->next, memory_order_relaxed)) {
+        for (mc_link_t *n = s->local; n != NULL && n != MC_PENDING;
+             n = atomic_load_explicit(&n->next, memory_order_relaxed)) {
             pending++;
         }
         for (mc_link_t *n = atomic_load_explicit(&s->inbox, memory_order_relaxed); n != NULL && n != MC_PENDING;
@@ -1183,9 +1199,10 @@ bool rt_mc_bound(const rt_mc_t *mc, size_t size, rt_mc_bound_t *b)
     uint64_t probes = mc->nslots;
     uint64_t giveback = (uint64_t)RT_HEAP_MAX_POOLS * (give + span_nodes);
     uint64_t giveback_rmw = (uint64_t)RT_HEAP_MAX_POOLS * give_rmw;
-    b->malloc_steps = mc->drain + 1u + grow + span_nodes + 1u + 1u + (uint64_t)MC_MISS_DRAIN * mc->drain + 1u + 2u * direct +
-                      giveback;
-    b->malloc_rmw = 1u + mc->drain + grow_rmw + 2u + MC_MISS_DRAIN * mc->drain + 2u * direct_rmw + giveback_rmw + probes;
+    b->malloc_steps = mc->drain + 1u + grow + span_nodes + 1u + 1u + (uint64_t)MC_MISS_DRAIN * mc->drain + 1u +
+                      2u * direct + giveback;
+    b->malloc_rmw =
+        1u + mc->drain + grow_rmw + 2u + MC_MISS_DRAIN * mc->drain + 2u * direct_rmw + giveback_rmw + probes;
     /* own: the claim, the heap free, a drain, the give-back; remote: the claim, the exchange, and
      * into an exited owner's heap two rounds of (CAS, heap free, drain), one give-back */
     b->free_steps = 1u + 2u * (2u + mc->drain) + giveback + give;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waitfree.c -- the wait-free buddy tree (rtalloc/waitfree.h; Stellwag, Krainz and
  * Schroeder-Preikschat 2010; doc/allocators.md, "Wait-free buddy tree").
@@ -110,7 +111,6 @@
 #include "rtalloc/waitfree.h"
 #include "waitfree/wf_tree.h"
 
-
 size_t rt_wf_index(const rt_wf_t *w, unsigned h, size_t k)
 {
     (void)w;
@@ -184,7 +184,7 @@ static inline int wf_incr(wf_call_t *c, size_t i, unsigned h, int amount)
 {
     RT_WF_STEP(c->w, WF_STEP_INCR, i);
     int now = wf_dec(i, atomic_fetch_add_explicit(wf_counter(c->w, i), wf_delta(amount), memory_order_release) +
-                     wf_delta(amount));
+                            wf_delta(amount));
     c->t->rmw++;
     if (!wf_ctr_ok(now, h)) {
         c->bad = true;
@@ -244,8 +244,7 @@ static void wf_stat_raise(rt_wf_trace_t *t, atomic_size_t *m, size_t v)
     }
 }
 
-void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr,
-                      size_t size)
+void wf_report(rt_wf_t *w, bool refused, rt_error_kind_t kind, const char *operation, const void *ptr, size_t size)
 {
     atomic_fetch_add_explicit(&w->errors, 1u, memory_order_relaxed);
     if (refused) {
@@ -485,9 +484,8 @@ static size_t wf_find(wf_call_t *c)
                 if (fr->h == c->s) {
                     candidate = true;
                 } else {
-                    uint32_t pad = (w->flags & (RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u
-                                       ? wf_peek(w, fr->i, wf_pad(w, fr->i))
-                                       : 0u;
+                    uint32_t pad =
+                        (w->flags & (RT_WF_LAZY_REINIT | RT_WF_HINTS)) != 0u ? wf_peek(w, fr->i, wf_pad(w, fr->i)) : 0u;
                     pad = wf_pad_valid(w, fr->i, pad) ? pad & WF_PAD_PAYLOAD : 0u;
                     if ((w->flags & RT_WF_LAZY_REINIT) != 0u && (pad & WF_PRISTINE) != 0u) {
                         /* wholly free: its leftmost descendant of height s, no more reads */
@@ -502,8 +500,8 @@ static size_t wf_find(wf_call_t *c)
                     } else {
                         fr->first = (w->flags & RT_WF_HINTS) != 0u ? wf_hint_side(pad, c->s) : 0u;
                         fr->state = 1u;
-                        st[top + 1u] = (wf_frame_t){fr->first != 0u ? fr->i - 1u : fr->i - wf_pow2(fr->h),
-                                                    fr->h - 1u, 0u, 0u};
+                        st[top + 1u] =
+                            (wf_frame_t){fr->first != 0u ? fr->i - 1u : fr->i - wf_pow2(fr->h), fr->h - 1u, 0u, 0u};
                         top++;
                         continue;
                     }
@@ -541,10 +539,7 @@ static size_t wf_find(wf_call_t *c)
 
 /* --- allocation --------------------------------------------------------------------------------- */
 
-size_t rt_wf_usable(size_t node_size, unsigned height)
-{
-    return wf_subtree(height) * node_size - RT_WF_OVERHEAD;
-}
+size_t rt_wf_usable(size_t node_size, unsigned height) { return wf_subtree(height) * node_size - RT_WF_OVERHEAD; }
 
 unsigned wf_height_for(const rt_wf_t *w, size_t size)
 {
@@ -678,7 +673,6 @@ void *rt_wf_malloc_ex(rt_wf_t *w, size_t size, rt_wf_trace_t *trace)
 void *rt_wf_malloc(rt_wf_t *w, size_t size) { return rt_wf_malloc_ex(w, size, NULL); }
 
 /* --- validation and release --------------------------------------------------------------------- */
-
 
 /* The word at byte offset `off` from node 0 (4-aligned, inside the tree). */
 static inline uint32_t *wf_word(const rt_wf_t *w, size_t off)
@@ -849,7 +843,7 @@ static void wf_release(rt_wf_t *w, const wf_chunk_t *ch, rt_wf_trace_t *t)
     }
     t->nodes++;
     wf_incr(&c, i, h, c.S);
-    unsigned f = h + 1u; /* the chunk is wholly free now */
+    unsigned f = h + 1u;    /* the chunk is wholly free now */
     while (h < w->height) { /* H - s iterations: one per ancestor */
         unsigned side = (unsigned)(k & 1u);
         i = side != 0u ? i + 1u : i + wf_pow2(h + 1u);
@@ -1001,7 +995,8 @@ void *rt_wf_realloc(rt_wf_t *w, void *ptr, size_t size)
         return rt_front_refuse(&wf_front, w, error, "realloc", ptr, size);
     }
     if (size > rt_wf_usable(w->node_size, ch.h) - ch.offset && !wf_path_intact(w, &ch)) {
-        return rt_front_refuse(&wf_front, w, RT_ERR_CORRUPTED, "realloc", ptr, size); /* moving would free into damage */
+        return rt_front_refuse(&wf_front, w, RT_ERR_CORRUPTED, "realloc", ptr,
+                               size); /* moving would free into damage */
     }
     rt_wf_trace_t t;
     __builtin_memset(&t, 0, sizeof t);
@@ -1486,7 +1481,8 @@ static void wf_emit(wf_walker_t *wk, size_t first, size_t nodes, size_t size, bo
         wk->largest_free = size > wk->largest_free ? size : wk->largest_free;
     }
     if (wk->fn != NULL && !wk->stop) {
-        rt_block_info_t info = {wf_node(wk->w, first) + 4u + offset, size - offset, nodes << wk->w->node_log2, used, false};
+        rt_block_info_t info = {wf_node(wk->w, first) + 4u + offset, size - offset, nodes << wk->w->node_log2, used,
+                                false};
         wk->stop = !wk->fn(wk->context, &info);
     }
 }
@@ -1511,8 +1507,7 @@ static void wf_walk_node(wf_walker_t *wk, unsigned h, size_t i)
              * (wfcache.c) is free for the application */
             size_t first = wf_first(i, h);
             bool cached = wf_len_peek(w, first) == wf_tag(w, first, h, WF_ST_CACHED);
-            wf_emit(wk, first, wf_subtree(h), rt_wf_usable(w->node_size, h), !cached,
-                    wf_aligned_offset(w, first, h));
+            wf_emit(wk, first, wf_subtree(h), rt_wf_usable(w->node_size, h), !cached, wf_aligned_offset(w, first, h));
         }
         return;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_tree.h -- the wait-free buddy tree's node layout and word codes, shared by the tree itself
  * (waitfree.c) and the per-thread cache front over it (wfcache.c). Private to src/waitfree.
@@ -75,7 +76,10 @@ _Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have th
 /* Padding word of a free node, its payload in bits 0-15: hint per side (1 + height of the largest
  * wholly free subtree on that side, 0: none; at most 29) and the pristine flag. RT_HARDENING >= 1
  * keeps a keyed copy of the payload in bits 16-31 (wf_pad_enc). */
+/* clang-format reads (p) & 0x7Fu as a cast of &0x7Fu */
+/* clang-format off */
 #define WF_HINT_L(p) ((unsigned)((p) & 0x7Fu))
+/* clang-format on */
 #define WF_HINT_R(p) ((unsigned)(((p) >> 8) & 0x7Fu))
 #define WF_PRISTINE 0x80u
 #define WF_PAD_PAYLOAD 0xFFFFu
@@ -94,21 +98,21 @@ _Static_assert(sizeof(uintptr_t) == sizeof(size_t), "addresses and sizes have th
 #define WF_CKINV 1u
 #define WF_CB 0u
 #endif
-_Static_assert((uint32_t)(WF_CK * WF_CKINV) == 1u, "WF_CKINV is the inverse of WF_CK");
+_Static_assert((uint32_t)(WF_CK *WF_CKINV) == 1u, "WF_CKINV is the inverse of WF_CK");
 
 struct rt_wf {
-    uintptr_t base;          /* node 0 (aligned to min(B, 64)) */
-    size_t nodes;            /* N = 2^(H+1) - 1 */
-    size_t node_size;        /* B */
-    size_t max_request;      /* usable bytes of the largest chunk that can ever be allocated */
-    size_t ctrl_root;        /* index of the control chunk's root; WF_NONE when split */
-    size_t ctrl_nodes;       /* nodes of the control chunk (0 when split) */
-    size_t first_block;      /* bytes from node 0 to the first node that can hold a user chunk */
+    uintptr_t base;     /* node 0 (aligned to min(B, 64)) */
+    size_t nodes;       /* N = 2^(H+1) - 1 */
+    size_t node_size;   /* B */
+    size_t max_request; /* usable bytes of the largest chunk that can ever be allocated */
+    size_t ctrl_root;   /* index of the control chunk's root; WF_NONE when split */
+    size_t ctrl_nodes;  /* nodes of the control chunk (0 when split) */
+    size_t first_block; /* bytes from node 0 to the first node that can hold a user chunk */
     unsigned node_log2;
-    unsigned height;         /* H */
-    unsigned max_height;     /* height of the largest chunk that can ever be allocated */
+    unsigned height;     /* H */
+    unsigned max_height; /* height of the largest chunk that can ever be allocated */
     unsigned flags;
-    uint32_t seed;           /* keys the length tags and canaries to this instance: drawn at create,
+    uint32_t seed; /* keys the length tags and canaries to this instance: drawn at create,
                                 never the key the buffer's previous control block held */
     rt_error_handler_t handler;
     void *handler_context;
@@ -117,7 +121,7 @@ struct rt_wf {
     atomic_uint last_nodes;
 };
 
-#define WF_CTRL_ALIGN ((size_t)_Alignof(struct rt_wf))
+#define WF_CTRL_ALIGN ((size_t) _Alignof(struct rt_wf))
 
 /* --- small helpers ------------------------------------------------------------------------------ */
 
@@ -135,7 +139,10 @@ static inline int wf_s32(uint32_t x) { return x <= (uint32_t)INT_MAX ? (int)x : 
  * overrun that copies another node's counter over this one is out of range as surely as a random
  * one. A fetch-and-add of a delta keeps the place (it adds to c only). */
 #if RT_HARDENING >= 1
+/* clang-format reads (uint32_t)(i) * k as a cast of a dereference */
+/* clang-format off */
 #define WF_CPLACE(i) ((uint32_t)(i) * 0x9E3779B1u)
+/* clang-format on */
 #else
 #define WF_CPLACE(i) ((void)(i), 0u)
 #endif
@@ -194,10 +201,7 @@ static inline uint32_t wf_tag(const rt_wf_t *w, size_t i, unsigned h, unsigned s
 
 /* Padding word of a free node (RT_HARDENING >= 1): the payload and, in bits 16-31, the payload
  * xor a key of the node's index -- a change confined to either half never validates. */
-static inline uint32_t wf_pad_key(const rt_wf_t *w, size_t i)
-{
-    return (((uint32_t)i * 0x9E3779B1u) ^ w->seed) >> 16;
-}
+static inline uint32_t wf_pad_key(const rt_wf_t *w, size_t i) { return (((uint32_t)i * 0x9E3779B1u) ^ w->seed) >> 16; }
 static inline uint32_t wf_pad_enc(const rt_wf_t *w, size_t i, uint32_t payload)
 {
     if (RT_HARDENING < 1) {
@@ -250,7 +254,10 @@ static inline uint32_t wf_hint_set(uint32_t pad, unsigned side, unsigned f)
 
 /* --- node access: the only code that computes node addresses ------------------------------------ */
 
-static inline unsigned char *wf_node(const rt_wf_t *w, size_t i) { return (unsigned char *)(w->base + (i << w->node_log2)); }
+static inline unsigned char *wf_node(const rt_wf_t *w, size_t i)
+{
+    return (unsigned char *)(w->base + (i << w->node_log2));
+}
 static inline atomic_uint *wf_counter(const rt_wf_t *w, size_t i)
 {
     RT_WF_TOUCH(w, i);
@@ -351,9 +358,9 @@ static inline size_t wf_first(size_t i, unsigned h) { return i - (wf_subtree(h) 
 /* --- the tree's internal entry points for the cache front (wfcache.c) --------------------------- */
 
 typedef struct wf_chunk {
-    size_t first; /* index of the first node */
-    size_t root;  /* index of the root (last node) */
-    size_t k;     /* position of the root at its height */
+    size_t first;  /* index of the first node */
+    size_t root;   /* index of the root (last node) */
+    size_t k;      /* position of the root at its height */
     size_t offset; /* bytes from the chunk's data start to the pointer (memalign) */
     unsigned h;
     uint32_t tag; /* the live tag the check read (what a claim expects) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wfcache.c -- per-thread caches over the wait-free buddy tree (rtalloc/wfcache.h).
  *
@@ -40,38 +41,38 @@
 #define WFC_STEP_SLOT_CAS 6
 #define WFC_STEP_INLINE 7
 
-#define WFC_BUSY UINT32_MAX /* never stored since slots go from 0 to a record at once; readers skip it */
+#define WFC_BUSY UINT32_MAX    /* never stored since slots go from 0 to a record at once; readers skip it */
 #define WFC_INLINE 0x80000000u /* slot value of a record in the control chunk: WFC_INLINE | k */
 #define WFC_LINE 64u           /* records are this far apart: one cache line each */
 
 /* One cache: 48 bytes on 64-bit targets (32 on 32-bit), 8-aligned inside its chunk. */
 typedef struct wfc_rec {
-    uintptr_t owner;                     /* token */
-    uint32_t head[RT_WFC_MAX_HEIGHTS];   /* first node + 1 of the list's top chunk; 0: empty */
-    atomic_uint counts;                  /* 8 bits per height: chunks in each list */
-    uint32_t key;                        /* this cache's mark in the second word of its chunks */
-    atomic_size_t dm;                    /* mallocs served here - chunks the tree counted for us */
-    atomic_size_t df;                    /* frees taken here - chunks released to the tree */
+    uintptr_t owner;                   /* token */
+    uint32_t head[RT_WFC_MAX_HEIGHTS]; /* first node + 1 of the list's top chunk; 0: empty */
+    atomic_uint counts;                /* 8 bits per height: chunks in each list */
+    uint32_t key;                      /* this cache's mark in the second word of its chunks */
+    atomic_size_t dm;                  /* mallocs served here - chunks the tree counted for us */
+    atomic_size_t df;                  /* frees taken here - chunks released to the tree */
 } wfc_rec_t;
 
 struct rt_wfc {
     rt_wf_t *w;
-    uintptr_t base;     /* node 0 */
-    size_t nodes;       /* N */
-    size_t tree_bytes;  /* N B */
+    uintptr_t base;    /* node 0 */
+    size_t nodes;      /* N */
+    size_t tree_bytes; /* N B */
     size_t node_size;
-    unsigned log2;      /* log2 B */
+    unsigned log2; /* log2 B */
     unsigned heights, batch, capacity, caches;
-    unsigned first_cached; /* the smallest cached height: chunks need 8 data bytes (link, mark) */
-    unsigned rec_height; /* height of a record's chunk */
+    unsigned first_cached;         /* the smallest cached height: chunks need 8 data bytes (link, mark) */
+    unsigned rec_height;           /* height of a record's chunk */
     size_t cached_min, cached_max; /* request sizes of the cached heights (1, 0: none) */
     uint32_t seed;
-    uint32_t flip;       /* live tag ^ flip = cached tag (wf_cached_flip) */
+    uint32_t flip; /* live tag ^ flip = cached tag (wf_cached_flip) */
     rt_wfc_self_fn self;
     void *self_context;
     atomic_size_t reallocs, reallocs_in_place;
-    uintptr_t inline_base;  /* records in the control chunk's spare room (64-aligned) ... */
-    unsigned inline_count;  /* ... this many; later contexts' records are tree chunks */
+    uintptr_t inline_base; /* records in the control chunk's spare room (64-aligned) ... */
+    unsigned inline_count; /* ... this many; later contexts' records are tree chunks */
     atomic_uint inline_next;
     atomic_uint slot[RT_WFC_MAX_CACHES]; /* a record: its first node + 1, or WFC_INLINE | k; 0 free;
                                             WFC_BUSY being set up */
@@ -83,7 +84,10 @@ struct rt_wfc {
 
 /* --- small helpers ----------------------------------------------------------------------------- */
 
-static inline unsigned char *wfc_node(const rt_wfc_t *c, size_t i) { return (unsigned char *)(c->base + (i << c->log2)); }
+static inline unsigned char *wfc_node(const rt_wfc_t *c, size_t i)
+{
+    return (unsigned char *)(c->base + (i << c->log2));
+}
 /* Node i's length word (the tree's, wf_tree.h: accessed by wf_len_*_at), by the cache's copy of
  * the tree's geometry. */
 static inline atomic_uint *wfc_len(const rt_wfc_t *c, size_t i)
@@ -116,7 +120,10 @@ static inline wfc_rec_t *wfc_record(const rt_wfc_t *c, uint32_t slot)
     return (wfc_rec_t *)(void *)(wfc_node(c, slot - 1u) + 8u);
 }
 static inline unsigned wfc_count(unsigned counts, unsigned h) { return (counts >> (8u * h)) & 0xFFu; }
-static inline bool wfc_cached(const rt_wfc_t *c, unsigned h) { return h - c->first_cached < c->heights - c->first_cached; }
+static inline bool wfc_cached(const rt_wfc_t *c, unsigned h)
+{
+    return h - c->first_cached < c->heights - c->first_cached;
+}
 
 static inline void wfc_add(atomic_size_t *a, size_t v) /* owner-only counter: load + store */
 {
@@ -457,11 +464,11 @@ void *rt_wfc_malloc(rt_wfc_t *c, size_t size)
  * chunk of the tree (waitfree.c, rt_wf_memalign): the record at the data start and the offset word
  * before the pointer, both keyed by their place. */
 #define WFC_A16 12u /* data start (node + 4) to the pointer (node + 16) */
-static inline uint32_t *wfc_a16_word(const rt_wfc_t *c, size_t x, size_t at) { return (uint32_t *)(void *)(wfc_node(c, x) + at); }
-static inline bool wfc_a16_ok(const rt_wfc_t *c)
+static inline uint32_t *wfc_a16_word(const rt_wfc_t *c, size_t x, size_t at)
 {
-    return (c->base & 15u) == 0u && c->node_size >= 32u;
+    return (uint32_t *)(void *)(wfc_node(c, x) + at);
 }
+static inline bool wfc_a16_ok(const rt_wfc_t *c) { return (c->base & 15u) == 0u && c->node_size >= 32u; }
 
 /* memalign(16): a cached chunk of the height of size + 12, handed out as an aligned chunk of the
  * tree at node + 16 -- so the drop-in's 16-byte malloc goes through the caches. NULL when the
@@ -778,7 +785,7 @@ void rt_wfc_stats(rt_wfc_t *c, rt_stats_t *s)
             records += (v & WFC_INLINE) != 0u ? 0u : wf_subtree(c->rec_height);
         }
     }
-    s->mallocs += (uint64_t)dm;      /* modular: dm and df are differences */
+    s->mallocs += (uint64_t)dm; /* modular: dm and df are differences */
     s->frees += (uint64_t)df;
     if (sizeof(size_t) < sizeof(uint64_t)) { /* 32-bit: keep the sums modulo 2^32 consistent */
         s->mallocs = (uint64_t)(size_t)s->mallocs;
@@ -801,9 +808,10 @@ bool rt_wfc_check(rt_wfc_t *c)
         if (v == 0u || v == WFC_BUSY) {
             continue;
         }
-        if ((v & WFC_INLINE) != 0u ? (v & ~WFC_INLINE) >= c->inline_count
-                                   : (size_t)v - 1u >= c->nodes || wf_len_peek(c->w, v - 1u) !=
-                                                                      wf_tag(c->w, v - 1u, c->rec_height, WF_ST_RECORD)) {
+        if ((v & WFC_INLINE) != 0u
+                ? (v & ~WFC_INLINE) >= c->inline_count
+                : (size_t)v - 1u >= c->nodes ||
+                      wf_len_peek(c->w, v - 1u) != wf_tag(c->w, v - 1u, c->rec_height, WF_ST_RECORD)) {
             ok = false;
             break;
         }
@@ -838,7 +846,10 @@ void rt_wfc_walk(rt_wfc_t *c, rt_walk_fn fn, void *context)
     rt_wfc_flush(c); /* as rt_wfc_stats: the caller's cache first */
     rt_wf_walk(c->w, fn, context);
 }
-void rt_wfc_set_handler(rt_wfc_t *c, rt_error_handler_t handler, void *context) { rt_wf_set_handler(c->w, handler, context); }
+void rt_wfc_set_handler(rt_wfc_t *c, rt_error_handler_t handler, void *context)
+{
+    rt_wf_set_handler(c->w, handler, context);
+}
 unsigned rt_wfc_last_probes(const rt_wfc_t *c) { return rt_wf_last_probes(c->w); }
 rt_wf_t *rt_wfc_tree(const rt_wfc_t *c) { return c->w; }
 size_t rt_wfc_max_request(const rt_wfc_t *c) { return rt_wf_max_request(c->w); }
@@ -923,9 +934,9 @@ void rt_wfc_default_config(rt_wfc_config_t *config)
 
 static bool wfc_config_ok(const rt_wfc_config_t *cfg)
 {
-    return cfg->heights <= RT_WFC_MAX_HEIGHTS && cfg->batch_log2 <= RT_WFC_MAX_BATCH &&
-           cfg->capacity <= 255u && cfg->capacity + 1u >= (1u << cfg->batch_log2) && cfg->capacity >= 1u &&
-           cfg->caches >= 1u && cfg->caches <= RT_WFC_MAX_CACHES && (cfg->caches & (cfg->caches - 1u)) == 0u;
+    return cfg->heights <= RT_WFC_MAX_HEIGHTS && cfg->batch_log2 <= RT_WFC_MAX_BATCH && cfg->capacity <= 255u &&
+           cfg->capacity + 1u >= (1u << cfg->batch_log2) && cfg->capacity >= 1u && cfg->caches >= 1u &&
+           cfg->caches <= RT_WFC_MAX_CACHES && (cfg->caches & (cfg->caches - 1u)) == 0u;
 }
 
 static void wfc_resolve(const rt_wfc_config_t *in, rt_wfc_config_t *out, rt_wf_config_t *tree)

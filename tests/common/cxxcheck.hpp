@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cxxcheck.hpp -- the C++ tests' counterpart of testlib.h: CHECK(cond, "fmt", ...) counts and
 // prints "FAIL file:line: (cond) message" on failure; skip() prints "SKIP ..."; summary() prints
 // "N passed, N failed" and returns the exit status.
@@ -13,8 +14,8 @@ inline unsigned long passed = 0;
 inline unsigned long failed = 0;
 inline unsigned long skipped = 0;
 
-__attribute__((format(printf, 5, 6))) inline bool check(bool ok, const char *file, int line,
-                                                        const char *expr, const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) inline bool check(bool ok, const char *file, int line, const char *expr,
+                                                        const char *fmt, ...)
 {
     if (ok) {
         passed++;
@@ -55,7 +56,6 @@ inline int summary(const char *name)
 
 } // namespace cxxcheck
 
-#define CHECK(cond, ...) \
-    cxxcheck::check((cond) ? true : false, __FILE__, __LINE__, #cond, __VA_ARGS__)
+#define CHECK(cond, ...) cxxcheck::check((cond) ? true : false, __FILE__, __LINE__, #cond, __VA_ARGS__)
 
 #endif // RT_CXXCHECK_HPP

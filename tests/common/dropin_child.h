@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dropin_child.h -- the scenarios of the dropin test, run inside a child process whose malloc is
  * librtalloc-malloc.so (preloaded by tests/stress/dropin.c). Each scenario returns 0 when every check
@@ -21,12 +22,12 @@
 
 static int dc_failures;
 
-#define DC_CHECK(cond, what)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %d: %s (%s)\n", __LINE__, (what), #cond);                                \
-            dc_failures++;                                                                         \
-        }                                                                                          \
+#define DC_CHECK(cond, what)                                       \
+    do {                                                           \
+        if (!(cond)) {                                             \
+            printf("FAIL %d: %s (%s)\n", __LINE__, (what), #cond); \
+            dc_failures++;                                         \
+        }                                                          \
     } while (0)
 
 static int dc_done(void)
@@ -536,12 +537,19 @@ static int dc_child(const char *mode)
     static const struct {
         const char *name;
         int (*run)(void);
-    } modes[] = {{"semantics", dc_semantics}, {"enomem", dc_enomem},     {"double_free", dc_double_free},
-                 {"forged", dc_forged},       {"interior", dc_interior}, {"overflow", dc_overflow},
+    } modes[] = {{"semantics", dc_semantics},
+                 {"enomem", dc_enomem},
+                 {"double_free", dc_double_free},
+                 {"forged", dc_forged},
+                 {"interior", dc_interior},
+                 {"overflow", dc_overflow},
                  {"copy", dc_copy},
-                 {"realloc_foreign", dc_realloc_foreign}, {"realloc_interior", dc_realloc_interior},
-                 {"free_foreign", dc_free_foreign}, {"close_stderr", dc_close_stderr},
-                 {"large_untouched", dc_large_untouched_any}, {"large_untouched_zeroed", dc_large_untouched_zeroed}};
+                 {"realloc_foreign", dc_realloc_foreign},
+                 {"realloc_interior", dc_realloc_interior},
+                 {"free_foreign", dc_free_foreign},
+                 {"close_stderr", dc_close_stderr},
+                 {"large_untouched", dc_large_untouched_any},
+                 {"large_untouched_zeroed", dc_large_untouched_zeroed}};
     if (strcmp(mode, "threads") == 0 || strcmp(mode, "fork") == 0) {
         return dc_run_threads(strcmp(mode, "fork") == 0);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma_segment.h -- for the region tests (C and C++): whether the POSIX shared-memory segment of
  * a region key exists. True also when it exists but cannot be opened (an error other than

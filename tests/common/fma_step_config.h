@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma_step_config.h -- the fma_kill test's rtalloc configuration header (RT_CONFIG_HEADER): the
  * FMA core's step hook (src/fma/fma_internal.h) hands control to the test before every store to

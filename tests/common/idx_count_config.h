@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idx_count_config.h -- the bounded test's rtalloc configuration header (RT_CONFIG_HEADER): the
  * indexes' count hook (src/index/list.h, RT_IDX_COUNT) hands every list read, insert and remove

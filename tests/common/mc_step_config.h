@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mc_step_config.h -- the mc_interleave test's rtalloc configuration header (RT_CONFIG_HEADER):
  * the thread heaps' step hook hands control to the test's scheduler before every step on state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * panic_config.h -- the panic test's rtalloc configuration header (RT_CONFIG_HEADER): a debug
  * build whose RT_PANIC records the message instead of trapping.

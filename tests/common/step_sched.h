@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * step_sched.h -- the step scheduler of the interleaving tests (wf_interleave.c, mc_interleave.c):
  * each operation runs on a thread of its own, and a step hook of the code under test calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testlib.h -- the tests' own tiny assertion helper (no external framework).
  *
@@ -91,11 +92,11 @@ static inline TL_PRINTF(5, 6) bool tl_check(bool ok, const char *file, int line,
  * required (a non-empty format). */
 #define TL_CHECK(cond, ...) tl_check((cond) ? true : false, __FILE__, __LINE__, #cond, __VA_ARGS__)
 /* TL_REQUIRE: as TL_CHECK, and returns false from the enclosing function on failure. */
-#define TL_REQUIRE(cond, ...)                                                                      \
-    do {                                                                                           \
-        if (!TL_CHECK(cond, __VA_ARGS__)) {                                                        \
-            return false;                                                                          \
-        }                                                                                          \
+#define TL_REQUIRE(cond, ...)               \
+    do {                                    \
+        if (!TL_CHECK(cond, __VA_ARGS__)) { \
+            return false;                   \
+        }                                   \
     } while (0)
 
 static inline TL_PRINTF(1, 2) void tl_skip(const char *fmt, ...)
@@ -306,8 +307,14 @@ static inline void tl_inst_close(tl_inst_t *x, bool check)
 
 /* Byte j of the block with id `id`: a per-block start and step, so blocks differ from each other
  * and a shifted copy of a block differs from the block (cheap enough to fill every byte). */
-static inline unsigned char tl_pattern_start(uint64_t id) { return (unsigned char)((id * 0x9E3779B97F4A7C15ull) >> 56); }
-static inline unsigned char tl_pattern_step(uint64_t id) { return (unsigned char)(((id * 0xC2B2AE3D27D4EB4Full) >> 57) | 1u); }
+static inline unsigned char tl_pattern_start(uint64_t id)
+{
+    return (unsigned char)((id * 0x9E3779B97F4A7C15ull) >> 56);
+}
+static inline unsigned char tl_pattern_step(uint64_t id)
+{
+    return (unsigned char)(((id * 0xC2B2AE3D27D4EB4Full) >> 57) | 1u);
+}
 static inline unsigned char tl_pattern_byte(uint64_t id, size_t j)
 {
     return (unsigned char)(tl_pattern_start(id) + (unsigned char)j * tl_pattern_step(id));

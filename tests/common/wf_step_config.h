@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_step_config.h -- the wf_interleave test's rtalloc configuration header (RT_CONFIG_HEADER):
  * the wait-free tree's step hook hands control to the test's scheduler before every atomic step.

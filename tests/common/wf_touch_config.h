@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_touch_config.h -- the wf_touch test's rtalloc configuration header (RT_CONFIG_HEADER): the
  * wait-free tree's and the cache's node access helpers report every node whose words they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * badinput.c -- doc/design.md, "Bad input and the handler", for every allocator of the registry,
  * and the exact boundaries.
@@ -42,7 +43,6 @@
 
 #define HEAP (64u << 10)
 
-
 static rt_stats_t snap(tl_inst_t *x)
 {
     rt_stats_t s;
@@ -63,21 +63,24 @@ static bool refused(tl_inst_t *x, const rt_stats_t *b, rt_error_kind_t k1, rt_er
     const char *n = x->d->name;
     rt_stats_t s;
     x->d->stats(x->h, &s);
-    bool ok = TL_CHECK(x->rec.count == 1u && (x->rec.last == k1 || x->rec.last == k2),
-                       "%s: %s: %lu reports, last %s; expected one %s%s%s", n, what, x->rec.count,
-                       tl_kind_name(x->rec.last), tl_kind_name(k1), k2 != k1 ? " or " : "",
-                       k2 != k1 ? tl_kind_name(k2) : "");
+    bool ok =
+        TL_CHECK(x->rec.count == 1u && (x->rec.last == k1 || x->rec.last == k2),
+                 "%s: %s: %lu reports, last %s; expected one %s%s%s", n, what, x->rec.count, tl_kind_name(x->rec.last),
+                 tl_kind_name(k1), k2 != k1 ? " or " : "", k2 != k1 ? tl_kind_name(k2) : "");
     ok = TL_CHECK(s.errors == b->errors + 1u, "%s: %s: stats.errors %" PRIu64 " -> %" PRIu64, n, what, b->errors,
-                  s.errors) && ok;
+                  s.errors) &&
+         ok;
     ok = TL_CHECK(s.used_bytes + s.quarantined_bytes == b->used_bytes + b->quarantined_bytes &&
                       s.used_blocks == b->used_blocks && s.mallocs == b->mallocs && s.frees == b->frees,
                   "%s: %s: not refused: used %zu -> %zu, blocks %zu -> %zu, mallocs %" PRIu64 " -> %" PRIu64
                   ", frees %" PRIu64 " -> %" PRIu64,
-                  n, what, b->used_bytes, s.used_bytes, b->used_blocks, s.used_blocks, b->mallocs, s.mallocs,
-                  b->frees, s.frees) && ok;
+                  n, what, b->used_bytes, s.used_bytes, b->used_blocks, s.used_blocks, b->mallocs, s.mallocs, b->frees,
+                  s.frees) &&
+         ok;
     uint64_t failures = b->failures + (ret == RET_NULL ? 1u : 0u);
-    ok = TL_CHECK(s.failures == failures, "%s: %s: failures %" PRIu64 " -> %" PRIu64 " (expected %" PRIu64 ")", n,
-                  what, b->failures, s.failures, failures) && ok;
+    ok = TL_CHECK(s.failures == failures, "%s: %s: failures %" PRIu64 " -> %" PRIu64 " (expected %" PRIu64 ")", n, what,
+                  b->failures, s.failures, failures) &&
+         ok;
     ok = TL_CHECK(x->d->check(x->h), "%s: %s: integrity check after the refusal", n, what) && ok;
     tl_recorder_reset(&x->rec);
     return ok;
@@ -91,7 +94,8 @@ static bool silent(tl_inst_t *x, const rt_stats_t *b, const char *what)
     bool ok = TL_CHECK(x->rec.count == 0u && s.errors == b->errors, "%s: %s: reported (%s)", x->d->name, what,
                        tl_kind_name(x->rec.last));
     ok = TL_CHECK(s.frees == b->frees && s.used_blocks == b->used_blocks && s.failures == b->failures,
-                  "%s: %s changed the counters", x->d->name, what) && ok;
+                  "%s: %s changed the counters", x->d->name, what) &&
+         ok;
     tl_recorder_reset(&x->rec);
     return ok;
 }
@@ -352,15 +356,42 @@ static void case_corrupted_header(const rt_allocator_t *d)
             size_t v;
             const char *what;
             switch (variant) {
-            case 0: v = 0; what = "header zeroed"; break;
-            case 1: v = ~(size_t)0; what = "header all ones"; break;
-            case 2: v = saved + A; what = "size one alignment unit larger"; break;
-            case 3: v = saved - A; what = "size one alignment unit smaller"; break;
-            case 4: v = saved | 2u; what = "predecessor-free flag set"; break;
-            case 5: v = saved ^ ((size_t)1 << (8u * W - 2u)); what = "a high size bit flipped"; break;
-            case 6: v = saved + 2u * A; what = "size two alignment units larger"; break;
-            case 7: v = (size_t)0x4141414141414141ull; what = "overrun by ASCII text"; break;
-            default: v = saved | 4u; what = "a reserved flag bit set"; break;
+            case 0:
+                v = 0;
+                what = "header zeroed";
+                break;
+            case 1:
+                v = ~(size_t)0;
+                what = "header all ones";
+                break;
+            case 2:
+                v = saved + A;
+                what = "size one alignment unit larger";
+                break;
+            case 3:
+                v = saved - A;
+                what = "size one alignment unit smaller";
+                break;
+            case 4:
+                v = saved | 2u;
+                what = "predecessor-free flag set";
+                break;
+            case 5:
+                v = saved ^ ((size_t)1 << (8u * W - 2u));
+                what = "a high size bit flipped";
+                break;
+            case 6:
+                v = saved + 2u * A;
+                what = "size two alignment units larger";
+                break;
+            case 7:
+                v = (size_t)0x4141414141414141ull;
+                what = "overrun by ASCII text";
+                break;
+            default:
+                v = saved | 4u;
+                what = "a reserved flag bit set";
+                break;
             }
             char label[128];
             snprintf(label, sizeof label, "free with corrupted header (%s, payloads %s)", what,
@@ -443,7 +474,8 @@ static void case_stale_life(const rt_allocator_t *d)
             continue; /* a block of the new life starts there: its free would be legitimate */
         }
         char label[96];
-        snprintf(label, sizeof label, "free of a pointer of the first life (%s there)", i == 2 || i == 4 ? "freed" : "live");
+        snprintf(label, sizeof label, "free of a pointer of the first life (%s there)",
+                 i == 2 || i == 4 ? "freed" : "live");
         rt_stats_t s = snap(&x);
         d->free(x.h, old[i]);
         /* the buddy and the page allocators keep no metadata at the block: an old pointer at a
@@ -454,8 +486,8 @@ static void case_stale_life(const rt_allocator_t *d)
     }
     for (int i = 0; i < 8; i++) {
         unsigned char *q = d->malloc(x.h, 24);
-        TL_CHECK(q == NULL || q + 24 <= big || q >= big + ubig, "%s: a malloc of the second life overlaps its live block",
-                 d->name);
+        TL_CHECK(q == NULL || q + 24 <= big || q >= big + ubig,
+                 "%s: a malloc of the second life overlaps its live block", d->name);
     }
     TL_CHECK(d->check(x.h) && x.rec.count == 0u, "%s: check after the stale frees", d->name);
     tl_inst_close(&x, false);
@@ -471,8 +503,12 @@ static void case_calloc_overflow(const rt_allocator_t *d)
         return;
     }
     static const size_t pairs[][2] = {
-        {SIZE_MAX / 2u + 1u, 2}, {2, SIZE_MAX / 2u + 1u}, {SIZE_MAX, SIZE_MAX}, {SIZE_MAX, 2},
-        {(size_t)1 << (4u * sizeof(size_t)), (size_t)1 << (4u * sizeof(size_t))}, {SIZE_MAX / 3u + 1u, 3},
+        {SIZE_MAX / 2u + 1u, 2},
+        {2, SIZE_MAX / 2u + 1u},
+        {SIZE_MAX, SIZE_MAX},
+        {SIZE_MAX, 2},
+        {(size_t)1 << (4u * sizeof(size_t)), (size_t)1 << (4u * sizeof(size_t))},
+        {SIZE_MAX / 3u + 1u, 3},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         char what[96];
@@ -539,10 +575,28 @@ static void case_too_large(const rt_allocator_t *d)
     tl_fill(live, 300, 3);
     const size_t W = sizeof(size_t);
     const size_t sizes[] = {
-        SIZE_MAX, SIZE_MAX - 1u, SIZE_MAX - (W - 1u), SIZE_MAX - W, SIZE_MAX - 15u, SIZE_MAX - 16u,
-        SIZE_MAX - 31u, SIZE_MAX - 32u, SIZE_MAX - 64u, SIZE_MAX - 4096u, SIZE_MAX / 2u + 1u, SIZE_MAX / 2u,
-        SIZE_MAX / 2u - 1u, SIZE_MAX / 4u, (size_t)0xFFFFFFFFu, (size_t)0xFFFFFFFFu - 3u, (size_t)0xFFFFFFF0u,
-        (size_t)0x80000000u, 2u * HEAP, HEAP + 1u, HEAP, d->max_request(x.h) + 1u,
+        SIZE_MAX,
+        SIZE_MAX - 1u,
+        SIZE_MAX - (W - 1u),
+        SIZE_MAX - W,
+        SIZE_MAX - 15u,
+        SIZE_MAX - 16u,
+        SIZE_MAX - 31u,
+        SIZE_MAX - 32u,
+        SIZE_MAX - 64u,
+        SIZE_MAX - 4096u,
+        SIZE_MAX / 2u + 1u,
+        SIZE_MAX / 2u,
+        SIZE_MAX / 2u - 1u,
+        SIZE_MAX / 4u,
+        (size_t)0xFFFFFFFFu,
+        (size_t)0xFFFFFFFFu - 3u,
+        (size_t)0xFFFFFFF0u,
+        (size_t)0x80000000u,
+        2u * HEAP,
+        HEAP + 1u,
+        HEAP,
+        d->max_request(x.h) + 1u,
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t n = sizes[i];
@@ -746,8 +800,9 @@ static void case_min_buffer(const rt_allocator_t *d)
         }
         tl_buffer_free(&b);
     }
-    TL_CHECK(refusals > 0u, "%s: create over min_buffer - 1 = %zu bytes succeeded at every address (min_buffer not minimal)",
-             d->name, min - 1u);
+    TL_CHECK(refusals > 0u,
+             "%s: create over min_buffer - 1 = %zu bytes succeeded at every address (min_buffer not minimal)", d->name,
+             min - 1u);
     unsigned char dummy[16];
     TL_CHECK(d->create(NULL, 1u << 20) == NULL, "%s: create(NULL) returned a handle", d->name);
     TL_CHECK(d->create(dummy, 0) == NULL && d->create(dummy, sizeof dummy) == NULL,
@@ -766,8 +821,8 @@ int main(int argc, char **argv)
         if (argc > 1 && strcmp(argv[1], d->name) != 0) {
             continue;
         }
-        if (d->set_handler == NULL || d->stats == NULL || d->check == NULL || d->realloc == NULL ||
-            d->calloc == NULL || d->memalign == NULL || d->usable_size == NULL || d->max_request == NULL) {
+        if (d->set_handler == NULL || d->stats == NULL || d->check == NULL || d->realloc == NULL || d->calloc == NULL ||
+            d->memalign == NULL || d->usable_size == NULL || d->max_request == NULL) {
             tl_skip("%s: lacks handler, stats, check or an allocation function this test needs", d->name);
             continue;
         }

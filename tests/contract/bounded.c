@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bounded.c -- boundedness without clocks: the allocators' own probe counts (free blocks or
  * bitmap look-ups inspected by the last malloc), never time.
@@ -61,7 +62,7 @@ static void ev_reset(void)
 /* What the indexes did during one call (the log since ev_reset). */
 typedef struct ev_call {
     unsigned finds;
-    unsigned heads, blocks, maps;          /* summed over the call's finds */
+    unsigned heads, blocks, maps;             /* summed over the call's finds */
     unsigned max_heads, max_blocks, max_maps; /* the most of one find */
     unsigned inserts, removes;
     unsigned releases; /* inserts between the first find and the second (a flush), else 0 */
@@ -115,11 +116,13 @@ static bool walks_list(const rt_allocator_t *d)
 static bool is_buddy(const rt_allocator_t *d) { return d->family == RT_FAMILY_BUDDY; }
 
 /* quick lists: an O(1) heap whose stated bound adds the flush of the cached blocks */
-static bool has_quick(const rt_allocator_t *d) { return is_flat(d) && strstr(d->malloc_bound, "cached blocks") != NULL; }
+static bool has_quick(const rt_allocator_t *d)
+{
+    return is_flat(d) && strstr(d->malloc_bound, "cached blocks") != NULL;
+}
 
 /* The limit of cached blocks flat_random sets on a heap with quick lists. */
 #define QUICK_LIMIT 64u
-
 
 typedef struct probe_stat {
     unsigned max;
@@ -141,8 +144,8 @@ static bool flat_probe(tl_inst_t *x, probe_stat_t *ps, const char *what, size_t 
                x->d->name, what, size, p, seed, op, seed);
     ev_call_t c = ev_call();
     bool quick = has_quick(x->d);
-    TL_REQUIRE(!ev_lost && c.finds <= (quick ? 2u : 1u) && c.max_heads <= 1u && c.max_blocks <= 1u && c.max_maps <= 3u &&
-                   c.releases <= (quick ? QUICK_LIMIT : 0u),
+    TL_REQUIRE(!ev_lost && c.finds <= (quick ? 2u : 1u) && c.max_heads <= 1u && c.max_blocks <= 1u &&
+                   c.max_maps <= 3u && c.releases <= (quick ? QUICK_LIMIT : 0u),
                "%s: %s(%zu): %u finds reading up to %u heads, %u blocks, %u bitmap words; %u released before a retry "
                "(seed %" PRIu64 " op %u)",
                x->d->name, what, size, c.finds, c.max_heads, c.max_blocks, c.max_maps, c.releases, seed, op);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * contract.c -- one suite, run unchanged against every allocator of the registry (doc/design.md,
  * "Tests": the same suite must pass, unchanged, against every backend).
@@ -113,8 +114,8 @@ static bool track(ctx_t *c, void *p, size_t n)
 static bool verify_one(ctx_t *c, const live_t *l)
 {
     size_t bad = tl_verify(l->p, l->n, l->id);
-    TL_REQUIRE(bad == l->n, "%s/%s: block %p (id %" PRIu64 ", %zu bytes) corrupted at offset %zu", c->d->name,
-               c->name, (void *)l->p, l->id, l->n, bad);
+    TL_REQUIRE(bad == l->n, "%s/%s: block %p (id %" PRIu64 ", %zu bytes) corrupted at offset %zu", c->d->name, c->name,
+               (void *)l->p, l->id, l->n, bad);
     return true;
 }
 
@@ -222,7 +223,7 @@ static bool free_tracked(ctx_t *c, const void *p)
 }
 
 /* Allocates and tracks; NULL fails the case. */
-#define ALLOC(var, c, n)                                                                            \
+#define ALLOC(var, c, n)                                                                           \
     do {                                                                                           \
         size_t alloc_n_ = (n);                                                                     \
         (var) = am((c), alloc_n_);                                                                 \
@@ -323,8 +324,8 @@ static bool case_split(ctx_t *c)
     }
     if (st && c->d->never_unites) {
         ast(c, &s1);
-        TL_REQUIRE(s1.free_bytes == s0.free_bytes && s1.used_blocks == 0u, "%s: after freeing all: free_bytes %zu (fresh %zu)",
-                   c->d->name, s1.free_bytes, s0.free_bytes);
+        TL_REQUIRE(s1.free_bytes == s0.free_bytes && s1.used_blocks == 0u,
+                   "%s: after freeing all: free_bytes %zu (fresh %zu)", c->d->name, s1.free_bytes, s0.free_bytes);
     } else if (st) {
         ast(c, &s1);
         TL_REQUIRE(s1.largest_free == s0.largest_free && s1.free_blocks == s0.free_blocks &&
@@ -361,13 +362,13 @@ static bool fits_as_one(ctx_t *c, size_t n, const void *expect, const char *what
 {
     rt_stats_t s;
     if (ast(c, &s)) {
-        TL_REQUIRE(s.largest_free >= n, "%s/%s: %s: largest_free %zu < %zu", c->d->name, c->name, what,
-                   s.largest_free, n);
+        TL_REQUIRE(s.largest_free >= n, "%s/%s: %s: largest_free %zu < %zu", c->d->name, c->name, what, s.largest_free,
+                   n);
     }
     void *p = am(c, n);
     TL_REQUIRE(p != NULL, "%s/%s: %s: malloc(%zu) of the merged space failed", c->d->name, c->name, what, n);
-    TL_REQUIRE(expect == NULL || p == expect, "%s/%s: %s: merged block at %p, expected %p", c->d->name, c->name,
-               what, p, expect);
+    TL_REQUIRE(expect == NULL || p == expect, "%s/%s: %s: merged block at %p, expected %p", c->d->name, c->name, what,
+               p, expect);
     tl_fill(p, n, 7);
     TL_REQUIRE(tl_verify(p, n, 7) == n, "%s: merged block not writable", c->d->name);
     af(c, p);
@@ -637,8 +638,8 @@ static bool case_exhaust(ctx_t *c)
             if (round == 0u) {
                 first[i] = p;
             } else {
-                TL_REQUIRE(i < count[0] && first[i] == p, "%s: second run, block %zu at %p, first run %p",
-                           c->d->name, i, p, i < count[0] ? (void *)first[i] : NULL);
+                TL_REQUIRE(i < count[0] && first[i] == p, "%s: second run, block %zu at %p, first run %p", c->d->name,
+                           i, p, i < count[0] ? (void *)first[i] : NULL);
             }
             count[round]++;
         }
@@ -671,8 +672,8 @@ static bool case_exhaust(ctx_t *c)
     }
     if (st && !c->d->never_unites) {
         ast(c, &s1);
-        TL_REQUIRE(s1.largest_free == s0.largest_free, "%s: largest_free %zu, fresh %zu", c->d->name,
-                   s1.largest_free, s0.largest_free);
+        TL_REQUIRE(s1.largest_free == s0.largest_free, "%s: largest_free %zu, fresh %zu", c->d->name, s1.largest_free,
+                   s0.largest_free);
     }
     return true;
 }
@@ -791,8 +792,8 @@ static bool realloc_fails(ctx_t *c, bool st, unsigned char *r)
         ast(c, &s0);
         size_t big = s0.free_bytes + au(c, r, 6000) + 1u;
         unsigned long before = c->rec.count;
-        TL_REQUIRE(c->d->realloc(c->h, r, big) == NULL, "%s: realloc(p, %zu) on a used instance succeeded",
-                   c->d->name, big);
+        TL_REQUIRE(c->d->realloc(c->h, r, big) == NULL, "%s: realloc(p, %zu) on a used instance succeeded", c->d->name,
+                   big);
         c->expected_reports += c->rec.count - before; /* out of memory: a report is not required */
     }
     if (!verify_all(c) || !check_heap(c, "after failed reallocs")) {
@@ -931,11 +932,11 @@ static bool walk_and_compare(ctx_t *c, const char *when)
                "%s: walk %s: %zu used blocks (%zu unknown, %zu size mismatches), %zu live", c->d->name, when, w.used,
                w.unknown, w.mismatch, c->nlive);
     if (ast(c, &s)) {
-        TL_REQUIRE(w.footprint == s.capacity, "%s: walk %s: footprints add up to %zu, capacity %zu", c->d->name,
-                   when, w.footprint, s.capacity);
+        TL_REQUIRE(w.footprint == s.capacity, "%s: walk %s: footprints add up to %zu, capacity %zu", c->d->name, when,
+                   w.footprint, s.capacity);
         TL_REQUIRE(w.free == s.free_blocks && w.used == s.used_blocks,
-                   "%s: walk %s: %zu free / %zu used, stats %zu / %zu", c->d->name, when, w.free, w.used,
-                   s.free_blocks, s.used_blocks);
+                   "%s: walk %s: %zu free / %zu used, stats %zu / %zu", c->d->name, when, w.free, w.used, s.free_blocks,
+                   s.used_blocks);
     }
     return true;
 }
@@ -964,8 +965,7 @@ static bool case_walk(ctx_t *c)
     }
     walk_acc_t w = {0, 0, 0, 0, 0, true, 0, 3, NULL, 0, 0};
     c->d->walk(c->h, walk_fn, &w);
-    TL_REQUIRE(w.blocks == 3u, "%s: walk visited %zu blocks after the callback said stop at 3", c->d->name,
-               w.blocks);
+    TL_REQUIRE(w.blocks == 3u, "%s: walk visited %zu blocks after the callback said stop at 3", c->d->name, w.blocks);
     return free_all(c) && walk_and_compare(c, "after freeing all");
 }
 
@@ -979,10 +979,10 @@ static bool case_stats(ctx_t *c)
     }
     TL_REQUIRE(s.mallocs == 0u && s.frees == 0u && s.failures == 0u && s.reallocs == 0u && s.errors == 0u &&
                    s.used_bytes == 0u && s.used_blocks == 0u && s.peak_used == 0u && s.watermark == 0u,
-               "%s: fresh stats not zero (mallocs %" PRIu64 " used %zu peak %zu watermark %zu)", c->d->name,
-               s.mallocs, s.used_bytes, s.peak_used, s.watermark);
-    TL_REQUIRE(s.capacity > 0u && s.capacity <= c->buf.size && s.free_bytes == s.capacity &&
-                   s.largest_free > 0u && s.largest_free <= s.capacity && s.free_blocks >= 1u,
+               "%s: fresh stats not zero (mallocs %" PRIu64 " used %zu peak %zu watermark %zu)", c->d->name, s.mallocs,
+               s.used_bytes, s.peak_used, s.watermark);
+    TL_REQUIRE(s.capacity > 0u && s.capacity <= c->buf.size && s.free_bytes == s.capacity && s.largest_free > 0u &&
+                   s.largest_free <= s.capacity && s.free_blocks >= 1u,
                "%s: fresh: capacity %zu (buffer %zu) free %zu largest %zu", c->d->name, s.capacity, c->buf.size,
                s.free_bytes, s.largest_free);
     uintptr_t base = 0;
@@ -1030,11 +1030,10 @@ static bool case_stats(ctx_t *c)
                    c->nlive);
         /* thread heaps: a block served by the tree directly (rtalloc/mcheap.h) costs the tree's
          * 12 bytes and up to 12 of alignment instead of the heap's header: 16 more at most */
-        TL_REQUIRE(s.used_bytes == footprints ||
-                       (c->d->family == RT_FAMILY_THREAD_HEAPS && s.used_bytes > footprints &&
-                        s.used_bytes - footprints <= 16u * c->nlive),
-                   "%s: op %u: used_bytes %zu, sum of (usable + overhead) %zu",
-                   c->d->name, op, s.used_bytes, footprints);
+        TL_REQUIRE(s.used_bytes == footprints || (c->d->family == RT_FAMILY_THREAD_HEAPS && s.used_bytes > footprints &&
+                                                  s.used_bytes - footprints <= 16u * c->nlive),
+                   "%s: op %u: used_bytes %zu, sum of (usable + overhead) %zu", c->d->name, op, s.used_bytes,
+                   footprints);
         TL_REQUIRE(s.free_bytes == s.capacity - s.used_bytes, "%s: op %u: free_bytes %zu", c->d->name, op,
                    s.free_bytes);
         /* a cached tree's peak also counts what its caches held (rtalloc/wfcache.h): never below */
@@ -1044,11 +1043,10 @@ static bool case_stats(ctx_t *c)
                    prev.watermark, s.watermark);
         /* thread heaps: the watermark is an address, and each span's heap control lies below it
          * without being capacity (rtalloc/mcheap.h): within the buffer */
-        TL_REQUIRE(s.watermark >= s.used_bytes &&
-                       (s.watermark <= s.capacity ||
-                        (c->d->family == RT_FAMILY_THREAD_HEAPS && s.watermark <= c->buf.size)),
-                   "%s: op %u: watermark %zu, used %zu, capacity %zu", c->d->name, op, s.watermark, s.used_bytes,
-                   s.capacity);
+        TL_REQUIRE(
+            s.watermark >= s.used_bytes &&
+                (s.watermark <= s.capacity || (c->d->family == RT_FAMILY_THREAD_HEAPS && s.watermark <= c->buf.size)),
+            "%s: op %u: watermark %zu, used %zu, capacity %zu", c->d->name, op, s.watermark, s.used_bytes, s.capacity);
         if (base != 0u && hi != 0u) {
             TL_REQUIRE(s.watermark >= (size_t)(hi - base), "%s: op %u: watermark %zu below a live block's end %zu",
                        c->d->name, op, s.watermark, (size_t)(hi - base));
@@ -1060,15 +1058,14 @@ static bool case_stats(ctx_t *c)
     c->expected_reports++;
     TL_REQUIRE(am(c, too_large(c)) == NULL, "%s: too large request succeeded", c->d->name);
     ast(c, &s);
-    TL_REQUIRE(s.failures == failures + 1u && s.errors == 1u, "%s: refused request: failures %" PRIu64
-               " errors %" PRIu64, c->d->name, s.failures, s.errors);
+    TL_REQUIRE(s.failures == failures + 1u && s.errors == 1u,
+               "%s: refused request: failures %" PRIu64 " errors %" PRIu64, c->d->name, s.failures, s.errors);
     if (!free_all(c)) {
         return false;
     }
     ast(c, &s);
     TL_REQUIRE(s.used_bytes == 0u && s.used_blocks == 0u &&
-                   (s.peak_used == peak || (caches_peak(c->d) && s.peak_used >= peak)) &&
-                   s.watermark == prev.watermark,
+                   (s.peak_used == peak || (caches_peak(c->d) && s.peak_used >= peak)) && s.watermark == prev.watermark,
                "%s: all freed: used %zu blocks %zu peak %zu (expected %zu) watermark %zu (was %zu)", c->d->name,
                s.used_bytes, s.used_blocks, s.peak_used, peak, s.watermark, prev.watermark);
     return true;
@@ -1102,8 +1099,8 @@ static bool max_request_one(const rt_allocator_t *d, size_t size, size_t mis)
     }
     for (unsigned round = 0; round < 2u; round++) {
         unsigned char *p = d->malloc(h, m);
-        if (!TL_CHECK(p != NULL, "%s: malloc(max_request = %zu) failed over %zu bytes at +%zu (round %u)", d->name,
-                      m, size, mis, round)) {
+        if (!TL_CHECK(p != NULL, "%s: malloc(max_request = %zu) failed over %zu bytes at +%zu (round %u)", d->name, m,
+                      size, mis, round)) {
             goto out;
         }
         if (!TL_CHECK(tl_inside(p, m, &b) && (uintptr_t)p % d->alignment == 0u,
@@ -1120,8 +1117,8 @@ static bool max_request_one(const rt_allocator_t *d, size_t size, size_t mis)
             goto out;
         }
         if (!TL_CHECK(rec.count == 1u && rec.last == RT_ERR_TOO_LARGE,
-                      "%s: malloc(max_request + 1): %lu reports, last %s (expected one TOO_LARGE)", d->name,
-                      rec.count, tl_kind_name(rec.last))) {
+                      "%s: malloc(max_request + 1): %lu reports, last %s (expected one TOO_LARGE)", d->name, rec.count,
+                      tl_kind_name(rec.last))) {
             goto out;
         }
     }

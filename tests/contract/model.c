@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * model.c -- randomised model-based test: every allocator of the registry against a shadow model.
  *
@@ -57,13 +58,13 @@ typedef struct run {
     unsigned long nulls_checked; /* NULLs shown justified by a walk (null_justified) */
 } run_t;
 
-#define RCHECK(r, cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!TL_CHECK(cond, __VA_ARGS__)) {                                                        \
+#define RCHECK(r, cond, ...)                                                                                    \
+    do {                                                                                                        \
+        if (!TL_CHECK(cond, __VA_ARGS__)) {                                                                     \
             printf("  at: %s seed %" PRIu64 " op %u (replay: model %s %" PRIu64 ")\n", (r)->d->name, (r)->seed, \
-                   (r)->op, (r)->d->name, (r)->seed);                                              \
-            return false;                                                                          \
-        }                                                                                          \
+                   (r)->op, (r)->d->name, (r)->seed);                                                           \
+            return false;                                                                                       \
+        }                                                                                                       \
     } while (0)
 
 static size_t draw_size(run_t *r)
@@ -106,15 +107,12 @@ static bool check_placement(run_t *r, const mblock_t *b, size_t alignment)
 static bool verify_block(run_t *r, const mblock_t *b)
 {
     size_t bad = tl_verify(b->p, b->n, b->id);
-    RCHECK(r, bad == b->n, "block %p (%zu bytes, id %" PRIu64 ") corrupted at offset %zu", (void *)b->p, b->n,
-           b->id, bad);
+    RCHECK(r, bad == b->n, "block %p (%zu bytes, id %" PRIu64 ") corrupted at offset %zu", (void *)b->p, b->n, b->id,
+           bad);
     return true;
 }
 
-static size_t usable(run_t *r, void *p, size_t n)
-{
-    return r->d->usable_size != NULL ? r->d->usable_size(r->h, p) : n;
-}
+static size_t usable(run_t *r, void *p, size_t n) { return r->d->usable_size != NULL ? r->d->usable_size(r->h, p) : n; }
 
 /* Adds a fresh block to the model (zero-filled check for calloc) and patterns it. */
 static bool add_block(run_t *r, void *p, size_t n, size_t alignment, bool zeroed)
@@ -171,9 +169,9 @@ static bool add_block(run_t *r, void *p, size_t n, size_t alignment, bool zeroed
  *            each free page alone, not the runs).
  *  Every NULL so checked is counted; the summary line prints how many. */
 typedef struct fit {
-    size_t need;   /* a free footprint >= need serves */
-    size_t exact;  /* pages: a free footprint == exact serves too (0: none) */
-    size_t page;   /* pages: only runs of whole pages count for `need` */
+    size_t need;    /* a free footprint >= need serves */
+    size_t exact;   /* pages: a free footprint == exact serves too (0: none) */
+    size_t page;    /* pages: only runs of whole pages count for `need` */
     size_t payload; /* tree: a free block of usable size >= payload serves (0: no such rule) */
     bool found;
     size_t free_blocks;
@@ -245,9 +243,7 @@ static bool fit_rule(const rt_allocator_t *d, size_t n, size_t alignment, fit_t 
         f->need = searches_all ? b : 2u * b;
         return true;
     }
-    case RT_FAMILY_BUDDY:
-        f->need = pow2_at_least(max3(n + d->block_overhead, d->min_block, alignment));
-        return true;
+    case RT_FAMILY_BUDDY: f->need = pow2_at_least(max3(n + d->block_overhead, d->min_block, alignment)); return true;
     case RT_FAMILY_TREE:
     case RT_FAMILY_TREE_CACHED:
         if (alignment > d->alignment) {
@@ -262,7 +258,7 @@ static bool fit_rule(const rt_allocator_t *d, size_t n, size_t alignment, fit_t 
         size_t b = pow2_at_least(max3(n, d->min_block, alignment));
         f->page = d->page_size;
         if (b < d->page_size) {
-            f->exact = b;                                    /* a free block of its class */
+            f->exact = b;                                  /* a free block of its class */
             f->need = d->never_unites ? 0u : d->page_size; /* FMA: or any free page */
         } else if (b == d->page_size) {
             f->need = d->page_size; /* a free page (BSD: or a free whole-page block) */
@@ -271,8 +267,7 @@ static bool fit_rule(const rt_allocator_t *d, size_t n, size_t alignment, fit_t 
         }
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -298,8 +293,8 @@ static bool null_justified(run_t *r, const char *what, size_t n, size_t alignmen
     r->nulls_checked++;
     nulls_checked++;
     RCHECK(r, !f.found,
-           "%s(%zu, alignment %zu) returned NULL with a free block that serves it (footprint >= %zu, or == %zu)",
-           what, n, alignment, f.need, f.exact);
+           "%s(%zu, alignment %zu) returned NULL with a free block that serves it (footprint >= %zu, or == %zu)", what,
+           n, alignment, f.need, f.exact);
     return true;
 }
 
@@ -382,8 +377,8 @@ static bool op_realloc(run_t *r)
     }
     size_t keep = n < b->n ? n : b->n;
     size_t bad = tl_verify(q, keep, b->id);
-    RCHECK(r, bad == keep, "realloc %p (%zu) -> %p (%zu) lost the contents at %zu", (void *)b->p, b->n, (void *)q,
-           n, bad);
+    RCHECK(r, bad == keep, "realloc %p (%zu) -> %p (%zu) lost the contents at %zu", (void *)b->p, b->n, (void *)q, n,
+           bad);
     if (q != b->p) {
         r->mallocs++;
         r->frees++;
@@ -421,8 +416,8 @@ static bool check_all(run_t *r)
     RCHECK(r, r->rec.count <= r->allowed_reports, "unexpected error report (%s from %s)", tl_kind_name(r->rec.last),
            r->rec.operation != NULL ? r->rec.operation : "?");
     if (r->rec.count > 0u) {
-        RCHECK(r, r->rec.last == RT_ERR_TOO_LARGE, "unexpected error report (%s from %s)",
-               tl_kind_name(r->rec.last), r->rec.operation != NULL ? r->rec.operation : "?");
+        RCHECK(r, r->rec.last == RT_ERR_TOO_LARGE, "unexpected error report (%s from %s)", tl_kind_name(r->rec.last),
+               r->rec.operation != NULL ? r->rec.operation : "?");
     }
     /* reports are allowed, not required: forget the allowance once used or not */
     r->allowed_reports = r->rec.count;
@@ -544,8 +539,8 @@ int main(int argc, char **argv)
                 break; /* the first failing seed of an allocator is enough */
             }
         }
-        printf("%-9s %" PRIu64 " seed%s x %" PRIu64 " ops%s, %lu NULLs shown justified by a walk: %s\n", d->name,
-               ran, ran == 1u ? "" : "s", ops, one_seed ? " (replay)" : "", nulls_checked,
+        printf("%-9s %" PRIu64 " seed%s x %" PRIu64 " ops%s, %lu NULLs shown justified by a walk: %s\n", d->name, ran,
+               ran == 1u ? "" : "s", ops, one_seed ? " (replay)" : "", nulls_checked,
                tl_state.failed > failed ? "FAILED" : "ok");
     }
     TL_CHECK(found, "no allocator named %s", only != NULL ? only : "?");

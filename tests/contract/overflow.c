@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * overflow.c -- the exhaustive overflow suite (doc/hardening.md, "How it is tested"):
  * an application writes past the end, or before the start, of its own block, into whatever lies
@@ -180,21 +181,22 @@
 #define OVF_DEFAULT_COPY_STRIDE 1u
 #endif
 
-#define NBLOCKS 7u         /* setup blocks; X is the 4th by address */
-#define XI 3u              /* index of X among them sorted by address */
-#define NOFF 16u           /* offsets 1..16 */
-#define NVAL 12u           /* 8 bit flips, 0x00, 0xFF, 2 random */
+#define NBLOCKS 7u /* setup blocks; X is the 4th by address */
+#define XI 3u      /* index of X among them sorted by address */
+#define NOFF 16u   /* offsets 1..16 */
+#define NVAL 12u   /* 8 bit flips, 0x00, 0xFF, 2 random */
 #define MAXSIZES 40u
 #define MAXLIVE 16u
 #define HMIN ((size_t)16 << 10)
 #define HMAX ((size_t)512 << 10)
-#define HANG_S 2           /* CPU seconds for the 192 cases of one operation (byte class) or the
+#define HANG_S \
+    2 /* CPU seconds for the 192 cases of one operation (byte class) or the
                               NSRC cases of one offset of one operation (copy class): more is a hang */
 #define MAX_ALLOCS 64u
 #define W_BYTES (sizeof(void *)) /* a word */
-#define NSRC 256u          /* copy class: source words per scenario, at most */
-#define CTRL_HEAD 8u       /* copy class: the control area's first words ... */
-#define CTRL_TAIL 32u      /* ... and its last words, as sources */
+#define NSRC 256u                /* copy class: source words per scenario, at most */
+#define CTRL_HEAD 8u             /* copy class: the control area's first words ... */
+#define CTRL_TAIL 32u            /* ... and its last words, as sources */
 
 /* The two classes of corruption: one byte (bit flips and values), or a copy (an overrun whose
  * bytes are read past another heap block: other metadata words of the same heap). */
@@ -264,15 +266,15 @@ typedef enum {
     FK_COUNT
 } fail_kind_t;
 
-static const char *const fk_names[FK_COUNT] = {"fault", "guard", "outside", "overlap", "content",
-                                               "not refused", "silent", "silent stats",
-                                               "sanitizer", "hang", "contain"};
+static const char *const fk_names[FK_COUNT] = {"fault",     "guard",       "outside", "overlap",
+                                               "content",   "not refused", "silent",  "silent stats",
+                                               "sanitizer", "hang",        "contain"};
 
 typedef struct counts {
     uint64_t cases, reported, check, harmless, failed, noop, outside;
     uint64_t owned, owned_reported, owned_check, owned_harmless;
     uint64_t fk[FK_COUNT];
-    uint64_t by_kind[SK_COUNT]; /* copy class: cases per source kind */
+    uint64_t by_kind[SK_COUNT];   /* copy class: cases per source kind */
     uint64_t kind_seen[SK_COUNT]; /* copy class: scenarios that had a source word of the kind */
     /* containment (after a case that ended "reported" or "check"): continued, fenced something,
      * failed (a failure for the heaps, counted only for the other families), the largest
@@ -307,9 +309,9 @@ static unsigned g_stride = OVF_DEFAULT_STRIDE;
 static unsigned g_copy_stride = OVF_DEFAULT_COPY_STRIDE;
 static unsigned g_show = 3;
 static bool g_strict;
-static bool g_contain = true;   /* --no-contain: the containment checks off */
+static bool g_contain = true;                   /* --no-contain: the containment checks off */
 static bool g_classes[CL_COUNT] = {true, true}; /* --class */
-static bool g_verbose;          /* a replay: the containment's steps too */
+static bool g_verbose;                          /* a replay: the containment's steps too */
 static tl_recorder_t rec;
 
 /* RT_DEBUG >= 2: the reports since the last reset all come from the library's own full walk after a
@@ -324,8 +326,8 @@ static int san_fd = -1; /* the children's stderr: sanitizer reports, summarised 
 
 static unsigned sizes_for(const rt_allocator_t *d, size_t *out)
 {
-    static const size_t base[] = {1, 8, 12, 16, 24, 32, 48, 64, 96, 100, 128, 192, 256, 384, 512, 768, 1000,
-                                  1024, 1536, 2048, 3072, 4096};
+    static const size_t base[] = {1,   8,   12,  16,  24,  32,   48,   64,   96,   100,  128,
+                                  192, 256, 384, 512, 768, 1000, 1024, 1536, 2048, 3072, 4096};
     size_t v[MAXSIZES];
     unsigned n = 0;
     for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
@@ -381,13 +383,13 @@ typedef struct scen {
 } scen_t;
 
 typedef struct run {
-    void *res[3];       /* what each step returned (free: NULL) */
+    void *res[3]; /* what each step returned (free: NULL) */
     bool ran[3];
     rt_stats_t st;
     bool have_stats;
     bool check_ok;
     bool check_ran;
-    bool reported;      /* during a step (or stats before a free) */
+    bool reported; /* during a step (or stats before a free) */
     unsigned reported_step;
     bool check_reported;
     fail_kind_t fk;
@@ -619,10 +621,9 @@ static bool scen_build(const rt_allocator_t *d, unsigned ai, unsigned si, size_t
 typedef struct live {
     unsigned char *p;
     size_t n;
-    uint64_t id;    /* pattern id, or 0: compare with the copy (a setup block) */
+    uint64_t id;         /* pattern id, or 0: compare with the copy (a setup block) */
     unsigned char *orig; /* setup block: its address in the copy's frame */
 } live_t;
-
 
 typedef struct exec {
     live_t live[MAXLIVE];
@@ -666,10 +667,7 @@ static int find_live(exec_t *e, const unsigned char *p)
     return -1;
 }
 
-static void drop_live(exec_t *e, int i)
-{
-    e->live[i] = e->live[--e->nlive];
-}
+static void drop_live(exec_t *e, int i) { e->live[i] = e->live[--e->nlive]; }
 
 /* A block returned by a step lies inside the buffer and overlaps no live block (checked before
  * the test writes to it). */
@@ -808,8 +806,8 @@ static void run_op(unsigned o, unsigned char *target, size_t tlen, run_t *r, exe
                 rt_stats_t after;
                 d->stats(h, &after);
                 if (after.frees != before.frees || after.used_blocks != before.used_blocks) {
-                    fail(r, FK_NOT_REFUSED, "%s reported %s but was not refused: frees %" PRIu64 " -> %" PRIu64
-                                            ", used blocks %zu -> %zu",
+                    fail(r, FK_NOT_REFUSED,
+                         "%s reported %s but was not refused: frees %" PRIu64 " -> %" PRIu64 ", used blocks %zu -> %zu",
                          what, tl_kind_name(rec.last), before.frees, after.frees, before.used_blocks,
                          after.used_blocks);
                 }
@@ -904,7 +902,6 @@ static void run_op(unsigned o, unsigned char *target, size_t tlen, run_t *r, exe
 
 /* --- cases ------------------------------------------------------------------------------------- */
 
-
 static unsigned char value_of(unsigned vi, unsigned char orig, const unsigned char rnd[2])
 {
     if (vi < 8u) {
@@ -932,10 +929,7 @@ static void randoms(unsigned ai, unsigned si, unsigned dir, unsigned state, unsi
     }
 }
 
-static unsigned char *target_of(unsigned k)
-{
-    return SC.dir == 0u ? SC.X + SC.uX + k : SC.X - 1 - (ptrdiff_t)k;
-}
+static unsigned char *target_of(unsigned k) { return SC.dir == 0u ? SC.X + SC.uX + k : SC.X - 1 - (ptrdiff_t)k; }
 
 /* The name of setup block i (by address) in scenario (dir): X, N or B0..B6. */
 static void block_label(char *buf, size_t n, unsigned i, unsigned dir)
@@ -964,8 +958,8 @@ static void source_label(char *buf, size_t n, unsigned kind, unsigned ref, long 
     }
 }
 
-static void describe(char *buf, size_t n, const rt_allocator_t *d, uint64_t idx, unsigned si, size_t s,
-                     unsigned dir, unsigned state, unsigned o, unsigned k, unsigned orig, unsigned value, unsigned vi)
+static void describe(char *buf, size_t n, const rt_allocator_t *d, uint64_t idx, unsigned si, size_t s, unsigned dir,
+                     unsigned state, unsigned o, unsigned k, unsigned orig, unsigned value, unsigned vi)
 {
     char v[24];
     if (vi < 8u) {
@@ -974,9 +968,9 @@ static void describe(char *buf, size_t n, const rt_allocator_t *d, uint64_t idx,
         snprintf(v, sizeof v, "%s", vi == 8u ? "0x00" : vi == 9u ? "0xFF" : "random");
     }
     (void)si;
-    snprintf(buf, n, "%s case %" PRIu64 ": size %zu, %s neighbour %s, byte %s%u = 0x%02x (was 0x%02x, %s), %s",
-             d->name, idx, s, state == 0u ? "used" : "free", dir == 0u ? "after" : "before",
-             dir == 0u ? "end+" : "start-", dir == 0u ? k : k + 1u, value, orig, v, ops[o].name);
+    snprintf(buf, n, "%s case %" PRIu64 ": size %zu, %s neighbour %s, byte %s%u = 0x%02x (was 0x%02x, %s), %s", d->name,
+             idx, s, state == 0u ? "used" : "free", dir == 0u ? "after" : "before", dir == 0u ? "end+" : "start-",
+             dir == 0u ? k : k + 1u, value, orig, v, ops[o].name);
 }
 
 /* Copy class: the bytes written and where they were read (len bytes; source word at src_off). */
@@ -992,8 +986,9 @@ static void describe_copy(char *buf, size_t n, const rt_allocator_t *d, uint64_t
     } else {
         snprintf(dst, sizeof dst, "start-%u..start-1", len);
     }
-    snprintf(buf, n, "%s copy case %" PRIu64 ": size %zu, %s neighbour %s, bytes %s (%u) = a copy of +%ld..+%ld "
-                     "(%s word at +%lu: %s), %s",
+    snprintf(buf, n,
+             "%s copy case %" PRIu64 ": size %zu, %s neighbour %s, bytes %s (%u) = a copy of +%ld..+%ld "
+             "(%s word at +%lu: %s), %s",
              d->name, idx, s, state == 0u ? "used" : "free", dir == 0u ? "after" : "before", dst, len, from,
              from + (long)len - 1, sk_names[kind < SK_COUNT ? kind : 0], (unsigned long)src_off, where, ops[o].name);
 }
@@ -1014,8 +1009,8 @@ static bool stats_equal(const rt_stats_t *a, const rt_stats_t *b, char *why, siz
     if (memcmp(a, b, sizeof *a) == 0) {
         return true;
     }
-    snprintf(why, n, "stats differ: used %zu/%zu blocks %zu/%zu, free %zu/%zu, largest %zu/%zu, frees %" PRIu64
-                     "/%" PRIu64,
+    snprintf(why, n,
+             "stats differ: used %zu/%zu blocks %zu/%zu, free %zu/%zu, largest %zu/%zu, frees %" PRIu64 "/%" PRIu64,
              a->used_bytes, b->used_bytes, a->used_blocks, b->used_blocks, a->free_blocks, b->free_blocks,
              a->largest_free, b->largest_free, a->frees, b->frees);
     return false;
@@ -1139,7 +1134,8 @@ static bool contain_check(contain_t *c, const char *when)
     unsigned long before = rec.count;
     bool ok = SC.d->check(SC.h);
     if (g_verbose) {
-        printf("      contain: check() %s: %s%s\n", when, ok ? "passed" : "FAILED", rec.count != before ? ", reported" : "");
+        printf("      contain: check() %s: %s%s\n", when, ok ? "passed" : "FAILED",
+               rec.count != before ? ", reported" : "");
     }
     if (!ok || rec.count != before) {
         cfail(c, "check() %s %s%s", when, ok ? "passed" : "failed", rec.count != before ? " and reported" : "");
@@ -1264,9 +1260,9 @@ static bool run_guarded(guarded_t *g)
 
 /* What one case did, beyond its outcome. */
 typedef struct case_res {
-    bool owned;        /* a corrupted byte lay outside every live block's usable bytes */
+    bool owned; /* a corrupted byte lay outside every live block's usable bytes */
     fail_kind_t fk;
-    bool contained;    /* the containment ran */
+    bool contained; /* the containment ran */
     contain_t ct;
     char why[400];
 } case_res_t;
@@ -1489,8 +1485,8 @@ static bool twins_build(void)
         exec_t e;
         run_op(o, NULL, 0, &fz->twin[o], &e);
         if (fz->twin[o].failed || fz->twin[o].reported || !fz->twin[o].check_ok) {
-            printf("SETUP FAIL %s: size %zu, %s neighbour %s: the uncorrupted twin of %s: %s%s%s\n", SC.d->name,
-                   SC.s, SC.state == 0u ? "used" : "free", SC.dir == 0u ? "after" : "before", ops[o].name,
+            printf("SETUP FAIL %s: size %zu, %s neighbour %s: the uncorrupted twin of %s: %s%s%s\n", SC.d->name, SC.s,
+                   SC.state == 0u ? "used" : "free", SC.dir == 0u ? "after" : "before", ops[o].name,
                    fz->twin[o].failed ? fz->twin[o].why : "", fz->twin[o].reported ? "reported" : "",
                    !fz->twin[o].check_ok ? " check failed" : "");
             sh->setup_failures++;
@@ -1632,7 +1628,8 @@ static void run_from(unsigned ai, const rt_allocator_t *d, unsigned cls, uint64_
                             if (only) {
                                 if (out == OUT_NOOP || out == OUT_OUTSIDE) {
                                     printf("      (not a case: %s)\n", out == OUT_NOOP ? "the bytes there are already "
-                                                                                         "these" : "outside the buffer");
+                                                                                         "these"
+                                                                                       : "outside the buffer");
                                     return;
                                 }
                                 print_layout();
@@ -1641,8 +1638,7 @@ static void run_from(unsigned ai, const rt_allocator_t *d, unsigned cls, uint64_
                                 if (cr.contained) {
                                     printf("      containment: %s%s (quarantined_bytes up to %zu)\n",
                                            cr.ct.failed || cr.ct.hard != FK_COUNT ? "FAILED: " : "passed",
-                                           cr.ct.failed || cr.ct.hard != FK_COUNT ? cr.ct.why : "",
-                                           cr.ct.quarantined);
+                                           cr.ct.failed || cr.ct.hard != FK_COUNT ? cr.ct.why : "", cr.ct.quarantined);
                                 }
                                 return;
                             }
@@ -1827,13 +1823,15 @@ static bool map_buffers(void)
     unsigned char *region = mmap(fixed_address(), total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (region != MAP_FAILED && (void *)region != fixed_address()) {
         printf("overflow: the buffer is not at its usual address (%p, not %p): the cases' bytes depend on it, a "
-               "replay may differ\n", (void *)region, fixed_address());
+               "replay may differ\n",
+               (void *)region, fixed_address());
     }
     void *copy = mmap(NULL, HMAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     void *frozen = mmap(NULL, frozen_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     void *shared = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     guard_ref = malloc(pagesz);
-    if (region == MAP_FAILED || copy == MAP_FAILED || frozen == MAP_FAILED || shared == MAP_FAILED || guard_ref == NULL) {
+    if (region == MAP_FAILED || copy == MAP_FAILED || frozen == MAP_FAILED || shared == MAP_FAILED ||
+        guard_ref == NULL) {
         printf("overflow: cannot map the buffers\n");
         return false;
     }
@@ -1884,8 +1882,8 @@ static bool parse_args(int argc, char **argv, const char **only_alloc, uint64_t 
         } else if (strcmp(a, "--alloc") == 0 && next != NULL) {
             *only_alloc = next;
             i++;
-        } else if (strcmp(a, "--stride") == 0 && tl_parse_u64(next, &v) && v >= 1u && v < 1000u &&
-                   v % 2u != 0u && v % 3u != 0u) {
+        } else if (strcmp(a, "--stride") == 0 && tl_parse_u64(next, &v) && v >= 1u && v < 1000u && v % 2u != 0u &&
+                   v % 3u != 0u) {
             g_stride = (unsigned)v;
             i++;
         } else if (strcmp(a, "--copy-stride") == 0 && tl_parse_u64(next, &v) && v >= 1u && v < 100000u) {
@@ -1944,8 +1942,8 @@ static counts_t print_table(unsigned cls, const rt_allocator_t *const *all, size
     counts_t tot;
     memset(&tot, 0, sizeof tot);
     printf("\n%s class%s\n", class_names[cls],
-           cls == CL_BYTE ? ": one byte at end+0..end+15 or start-1..start-16" :
-                            ": 1..16 bytes at end+0.. or ..start-1, copied from another metadata word of the heap");
+           cls == CL_BYTE ? ": one byte at end+0..end+15 or start-1..start-16"
+                          : ": 1..16 bytes at end+0.. or ..start-1, copied from another metadata word of the heap");
     printf("%-10s %9s %9s %9s %9s %9s", "allocator", "cases", "reported", "check", "harmless", "failures");
     if (g_strict) {
         printf(" | %9s %9s %9s %9s", "owned", "reported", "check", "harmless");
@@ -2036,15 +2034,11 @@ static counts_t print_table(unsigned cls, const rt_allocator_t *const *all, size
 #define OVF_TAG_BITS 64u
 #endif
 
-static uint64_t escape_bound(const counts_t *c)
-{
-    return OVF_TAG_BITS >= 32u ? 0u : c->cases >> (OVF_TAG_BITS & 31u);
-}
+static uint64_t escape_bound(const counts_t *c) { return OVF_TAG_BITS >= 32u ? 0u : c->cases >> (OVF_TAG_BITS & 31u); }
 
 static uint64_t escapes_allowed(unsigned cls, const rt_allocator_t *d, const counts_t *c)
 {
-    if (cls != CL_COPY || (d->family != RT_FAMILY_HEAP && d->family != RT_FAMILY_THREAD_HEAPS) ||
-        OVF_TAG_BITS >= 32u) {
+    if (cls != CL_COPY || (d->family != RT_FAMILY_HEAP && d->family != RT_FAMILY_THREAD_HEAPS) || OVF_TAG_BITS >= 32u) {
         return 0; /* (the thread heaps' blocks are the heap's: the same tag) */
     }
     uint64_t escapable = c->fk[FK_OVERLAP] + c->fk[FK_CONTENT] + c->fk[FK_NOT_REFUSED] + c->fk[FK_SILENT] +

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * panic.c -- the debug default of doc/design.md, "Bad input and the handler", for every allocator
  * of the registry: with RT_DEBUG >= 1 and no error handler installed, misuse (a foreign pointer,

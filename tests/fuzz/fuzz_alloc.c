@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_alloc.c -- libFuzzer harness: a byte-coded sequence of operations, hostile ones included,
  * against ONE allocator of the registry, checked against a shadow model after every operation.
@@ -169,7 +170,7 @@ typedef struct fz {
     rt_error_kind_t last_kind;
     const char *last_op;
     unsigned long reports_before; /* at the start of the current op */
-    unsigned char fill; /* next pattern seed */
+    unsigned char fill;           /* next pattern seed */
     const uint8_t *in;
     size_t len;
     size_t at;
@@ -206,12 +207,13 @@ static const char *kind_name(rt_error_kind_t k)
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3), noreturn))
 #endif
-static void fail(const fz_t *f, const char *fmt, ...);
+static void
+fail(const fz_t *f, const char *fmt, ...);
 
 static void fail(const fz_t *f, const char *fmt, ...)
 {
-    fprintf(stderr, "\nfuzz_alloc: FAIL [%s, heap %zu bytes, op %u %s, %s]: ", f->d != NULL ? f->d->name : "?",
-            f->size, f->op, f->what != NULL ? f->what : "", f->tainted ? "tainted" : "clean");
+    fprintf(stderr, "\nfuzz_alloc: FAIL [%s, heap %zu bytes, op %u %s, %s]: ", f->d != NULL ? f->d->name : "?", f->size,
+            f->op, f->what != NULL ? f->what : "", f->tainted ? "tainted" : "clean");
     va_list ap;
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -225,17 +227,18 @@ static void fail(const fz_t *f, const char *fmt, ...)
     abort();
 }
 
-#define REQUIRE(f, cond, ...)                                                                      \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fail((f), __VA_ARGS__);                                                                \
-        }                                                                                          \
+#define REQUIRE(f, cond, ...)       \
+    do {                            \
+        if (!(cond)) {              \
+            fail((f), __VA_ARGS__); \
+        }                           \
     } while (0)
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void trace(const fz_t *f, const char *fmt, ...);
+static void
+trace(const fz_t *f, const char *fmt, ...);
 
 static void trace(const fz_t *f, const char *fmt, ...)
 {
@@ -421,8 +424,7 @@ static void drop(fz_t *f, fblock_t *b)
 static fblock_t *accept_block(fz_t *f, unsigned char *p, size_t n, size_t alignment)
 {
     REQUIRE(f, n != 0u, "a block %p for a request of 0 bytes", (void *)p);
-    REQUIRE(f, in_buffer(f, p, n), "block %p+%zu outside the buffer [%p, +%zu)", (void *)p, n, (void *)f->mem,
-            f->size);
+    REQUIRE(f, in_buffer(f, p, n), "block %p+%zu outside the buffer [%p, +%zu)", (void *)p, n, (void *)f->mem, f->size);
     REQUIRE(f, (uintptr_t)p % f->d->alignment == 0u && (uintptr_t)p % alignment == 0u,
             "block %p not aligned to %zu / %zu", (void *)p, f->d->alignment, alignment);
     size_t usable = n;
@@ -438,8 +440,8 @@ static fblock_t *accept_block(fz_t *f, unsigned char *p, size_t n, size_t alignm
     }
     REQUIRE(f, in_buffer(f, p, usable), "block %p usable %zu past the buffer's end", (void *)p, usable);
     const fblock_t *o = overlapping(f, p, usable, NULL);
-    REQUIRE(f, o == NULL, "block %p+%zu overlaps live block %p+%zu", (void *)p, usable,
-            o != NULL ? (void *)o->p : NULL, o != NULL ? o->usable : 0u);
+    REQUIRE(f, o == NULL, "block %p+%zu overlaps live block %p+%zu", (void *)p, usable, o != NULL ? (void *)o->p : NULL,
+            o != NULL ? o->usable : 0u);
     REQUIRE(f, f->nlive < MAX_LIVE, "model full");
     fblock_t *b = &f->live[f->nlive++];
     b->p = p;
@@ -802,8 +804,8 @@ static void op_copy(fz_t *f, fblock_t *b, unsigned mode, bool disabled)
             }
         }
     }
-    trace(f, "copy(%zu bytes from %p = +%zu (%s) to %p %s %+td)", n, (void *)src, (size_t)(src - lo), name, (void *)b->p,
-          past_end ? "end" : "start", past_end ? (ptrdiff_t)(pos & 15u) : -(ptrdiff_t)((pos & 15u) + n));
+    trace(f, "copy(%zu bytes from %p = +%zu (%s) to %p %s %+td)", n, (void *)src, (size_t)(src - lo), name,
+          (void *)b->p, past_end ? "end" : "start", past_end ? (ptrdiff_t)(pos & 15u) : -(ptrdiff_t)((pos & 15u) + n));
 }
 
 /* The application writes N bytes at an offset from a live block's start or end (read from the
@@ -880,13 +882,15 @@ static void op_corrupt(fz_t *f)
         }
     }
     trace(f, "corrupt(%p %s %+td, %zu bytes, %s)", (void *)b->p, from_end ? "end" : "start", off, count,
-          value == 0u ? "input" : value == 1u ? "xor" : value == 2u ? "0x00" : "0xFF");
+          value == 0u   ? "input"
+          : value == 1u ? "xor"
+          : value == 2u ? "0x00"
+                        : "0xFF");
 }
 
 /* A pointer the heap never returned (or returned and took back), or NULL when none can be made
  * (the caller treats a live block's own pointer as the legitimate call it is). */
-static unsigned char *forge(fz_t *f, unsigned kind, unsigned idx, unsigned off, unsigned char *stack,
-                            const char **name)
+static unsigned char *forge(fz_t *f, unsigned kind, unsigned idx, unsigned off, unsigned char *stack, const char **name)
 {
     fblock_t *b = pick(f, idx);
     bool round = (kind & 8u) != 0u;
@@ -901,15 +905,11 @@ static unsigned char *forge(fz_t *f, unsigned kind, unsigned idx, unsigned off, 
         size_t j = k % (b->usable > 1u ? b->usable : 2u);
         return b->p + (j != 0u ? j : 1u);
     }
-    case FORGE_BEFORE:
-        *name = "before";
-        return b == NULL || (size_t)(b->p - f->mem) < k ? NULL : b->p - k;
+    case FORGE_BEFORE: *name = "before"; return b == NULL || (size_t)(b->p - f->mem) < k ? NULL : b->p - k;
     case FORGE_AFTER:
         *name = "after";
         return b == NULL || k - 1u > f->size - off_of(f, b->p) - b->usable ? NULL : b->p + b->usable + (k - 1u);
-    case FORGE_STALE:
-        *name = "stale";
-        return f->nhist == 0u ? NULL : f->hist[idx % f->nhist];
+    case FORGE_STALE: *name = "stale"; return f->nhist == 0u ? NULL : f->hist[idx % f->nhist];
     case FORGE_FOREIGN:
         switch (idx % 6u) {
         case 0: *name = "guard-before"; return f->mem - 1u - (off % (GUARD - 16u));
@@ -1153,20 +1153,21 @@ static void contain_end(fz_t *f)
     }
     if (d->stats != NULL) {
         d->stats(f->h, &s);
-        REQUIRE(f, s.used_blocks == w.q_live, "containment: every block freed, but stats.used_blocks %zu (%zu fenced live)",
-                s.used_blocks, w.q_live);
+        REQUIRE(f, s.used_blocks == w.q_live,
+                "containment: every block freed, but stats.used_blocks %zu (%zu fenced live)", s.used_blocks, w.q_live);
     }
     if (d->walk != NULL) {
-        trace(f, "walk: %zu blocks, %zu used, %zu free bytes, %zu quarantined, %zu adjacent free pairs; capacity %zu, "
-                 "stats.quarantined_bytes %zu",
+        trace(f,
+              "walk: %zu blocks, %zu used, %zu free bytes, %zu quarantined, %zu adjacent free pairs; capacity %zu, "
+              "stats.quarantined_bytes %zu",
               w.blocks, w.used, w.free_bytes, w.q_bytes, w.adjacent, s.capacity, s.quarantined_bytes);
         REQUIRE(f, w.used == w.q_live, "containment: every block freed, but the walk shows %zu used", w.used);
         REQUIRE(f, d->stats == NULL || w.free_bytes + w.q_bytes == s.capacity,
                 "containment: the walk's free %zu + quarantined %zu bytes != capacity %zu", w.free_bytes, w.q_bytes,
                 s.capacity);
         REQUIRE(f, d->stats == NULL || w.q_bytes == s.quarantined_bytes,
-                "containment: stats.quarantined_bytes %zu, the walk's quarantined footprints %zu",
-                s.quarantined_bytes, w.q_bytes);
+                "containment: stats.quarantined_bytes %zu, the walk's quarantined footprints %zu", s.quarantined_bytes,
+                w.q_bytes);
         REQUIRE(f, w.adjacent == 0u, "containment: %zu pairs of adjacent free blocks", w.adjacent);
     }
     REQUIRE(f, new_reports(f) == 0u, "containment: a report after freeing every block (%s from %s)",
@@ -1249,8 +1250,8 @@ static int run(const uint8_t *data, size_t len, bool verbose)
     trace(f, "%s over %zu bytes at +%zu (max_request %zu)", f->d->name, f->size, misalign, f->max_request);
     check_guards(f);
 
-    static const char *const names[OP_COUNT] = {"malloc", "free",   "realloc", "calloc",  "memalign", "usable",
-                                                "check",  "corrupt", "ffree",  "frealloc", "fusable", "refill"};
+    static const char *const names[OP_COUNT] = {"malloc", "free",    "realloc", "calloc",   "memalign", "usable",
+                                                "check",  "corrupt", "ffree",   "frealloc", "fusable",  "refill"};
     for (f->op = 0; !f->eof; f->op++) {
         unsigned code = rd8(f);
         if (f->eof) {
@@ -1359,12 +1360,39 @@ static unsigned sz(unsigned n) { return n < 64u ? n : n < 1024u ? (1u << 14) | n
 /* size16 of a boundary: 0 max_request, 1 +1, 2 -k, 3 SIZE_MAX, 4 SIZE_MAX-k, 5 SIZE_MAX/2+1, 6 buffer */
 static unsigned edge(unsigned which, unsigned k) { return (3u << 14) | ((k & 0x7FFu) << 3) | (which & 7u); }
 
-static void s_malloc(seed_t *s, unsigned n) { put(s, OP_MALLOC); put16(s, sz(n)); }
-static void s_free(seed_t *s, unsigned idx) { put(s, OP_FREE); put(s, idx); }
-static void s_realloc(seed_t *s, unsigned idx, unsigned size16) { put(s, OP_REALLOC); put(s, idx); put16(s, size16); }
-static void s_calloc(seed_t *s, unsigned c, unsigned size16) { put(s, OP_CALLOC); put(s, c); put16(s, size16); }
-static void s_memalign(seed_t *s, unsigned a, unsigned size16) { put(s, OP_MEMALIGN); put(s, a); put16(s, size16); }
-static void s_op1(seed_t *s, unsigned op, unsigned idx) { put(s, op); put(s, idx); }
+static void s_malloc(seed_t *s, unsigned n)
+{
+    put(s, OP_MALLOC);
+    put16(s, sz(n));
+}
+static void s_free(seed_t *s, unsigned idx)
+{
+    put(s, OP_FREE);
+    put(s, idx);
+}
+static void s_realloc(seed_t *s, unsigned idx, unsigned size16)
+{
+    put(s, OP_REALLOC);
+    put(s, idx);
+    put16(s, size16);
+}
+static void s_calloc(seed_t *s, unsigned c, unsigned size16)
+{
+    put(s, OP_CALLOC);
+    put(s, c);
+    put16(s, size16);
+}
+static void s_memalign(seed_t *s, unsigned a, unsigned size16)
+{
+    put(s, OP_MEMALIGN);
+    put(s, a);
+    put16(s, size16);
+}
+static void s_op1(seed_t *s, unsigned op, unsigned idx)
+{
+    put(s, op);
+    put(s, idx);
+}
 static void s_forge(seed_t *s, unsigned op, unsigned kind, unsigned idx, unsigned off)
 {
     put(s, op);
@@ -1424,8 +1452,8 @@ static size_t make_seeds(seed_t *out, size_t max)
         s_malloc(s, 100);
         s_malloc(s, 1000);
         s_calloc(s, 2, sz(40));
-        s_memalign(s, 6, sz(200));  /* 64 */
-        s_memalign(s, 12, sz(10));  /* 4096 */
+        s_memalign(s, 6, sz(200)); /* 64 */
+        s_memalign(s, 12, sz(10)); /* 4096 */
         s_op1(s, OP_USABLE, 1);
         s_realloc(s, 0, sz(300));
         s_realloc(s, 2, sz(16));
@@ -1481,8 +1509,8 @@ static size_t make_seeds(seed_t *out, size_t max)
         s_malloc(s, 40);
         s_malloc(s, 40);
         s_malloc(s, 40);
-        s_free(s, 2); /* a free block between live ones */
-        s_corrupt(s, 1, true, 0, 2, 1, 0);     /* NUL just past block 1 */
+        s_free(s, 2);                      /* a free block between live ones */
+        s_corrupt(s, 1, true, 0, 2, 1, 0); /* NUL just past block 1 */
         s_free(s, 1);
         s_malloc(s, 40);
         s_corrupt(s, 0, true, 0, 1, 1, 0x01u); /* flip a bit past block 0 */
@@ -1516,16 +1544,16 @@ static size_t make_seeds(seed_t *out, size_t max)
         for (unsigned i = 0; i < 6u; i++) {
             s_malloc(s, 40);
         }
-        s_free(s, 2);                                   /* model: 0 1 5 3 4 */
-        s_copy(s, 1, true, 0, 8, 0, 3, near_end(0));    /* the word after block 3 -> after block 1 */
+        s_free(s, 2);                                /* model: 0 1 5 3 4 */
+        s_copy(s, 1, true, 0, 8, 0, 3, near_end(0)); /* the word after block 3 -> after block 1 */
         s_malloc(s, 40);
         s_malloc(s, 40);
-        put(s, OP_CHECK); /* (no argument) */
+        put(s, OP_CHECK);                                /* (no argument) */
         s_copy(s, 4, false, 0, 8, 0, 0, near_start(-8)); /* block 0's header -> block 4's */
         s_free(s, 4);
         s_realloc(s, 3, sz(120));
-        s_copy(s, 0, false, 0, 8, 2, 0, 1);             /* the control area's last words */
-        s_copy(s, 2, true, 0, 3, 0, 1, near_end(0));    /* 3 bytes of a header */
+        s_copy(s, 0, false, 0, 8, 2, 0, 1);          /* the control area's last words */
+        s_copy(s, 2, true, 0, 3, 0, 1, near_end(0)); /* 3 bytes of a header */
         s_free(s, 0);
         s_free(s, 1);
         s_malloc(s, 100);
@@ -1538,15 +1566,15 @@ static size_t make_seeds(seed_t *out, size_t max)
         for (unsigned i = 0; i < 8u; i++) {
             s_malloc(s, 40);
         }
-        s_free(s, 2);                                    /* model: 0 1 7 3 4 5 6 */
-        s_free(s, 5);                                    /* model: 0 1 7 3 4 6 */
+        s_free(s, 2);                                      /* model: 0 1 7 3 4 5 6 */
+        s_free(s, 5);                                      /* model: 0 1 7 3 4 6 */
         s_copy(s, 4, false, 0, 16, 0, 3, near_start(-16)); /* [footer][header] before 3 -> before 4 */
-        s_copy(s, 1, true, 0, 16, 1, 3, 0);              /* gap after the 4th by address: [hdr][link] */
+        s_copy(s, 1, true, 0, 16, 1, 3, 0);                /* gap after the 4th by address: [hdr][link] */
         s_malloc(s, 40);
         s_malloc(s, 40);
         s_malloc(s, 40);
-        put(s, OP_CHECK); /* (no argument) */
-        s_copy(s, 2, true, 0, 16, 1, 0, 1);              /* a gap's last two words */
+        put(s, OP_CHECK);                   /* (no argument) */
+        s_copy(s, 2, true, 0, 16, 1, 0, 1); /* a gap's last two words */
         s_free(s, 3);
         s_memalign(s, 6, sz(40));
         s_realloc(s, 1, sz(90));
@@ -1562,8 +1590,8 @@ static int write_seeds(const char *dir, bool compare)
     size_t n = make_seeds(seeds, sizeof seeds / sizeof seeds[0]);
     size_t nalloc = 0;
     const rt_allocator_t *const *all = rt_registry(&nalloc);
-    static const char *const kinds[SEEDS_PER_ALLOCATOR] = {"calls", "forged", "overflow", "exhaust", "copy",
-                                                           "copypair"};
+    static const char *const kinds[SEEDS_PER_ALLOCATOR] = {"calls",   "forged", "overflow",
+                                                           "exhaust", "copy",   "copypair"};
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         char path[1024];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_trace.c -- libFuzzer harness of the trace loader and the replayer (trace/trace.c,
  * trace/replay.c): arbitrary bytes as a trace file, and every trace that loads replayed.
@@ -73,11 +74,11 @@ fz_fail(const char *fmt, ...)
     abort();
 }
 
-#define FZ_CHECK(cond, ...)                                                                                            \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fz_fail(__VA_ARGS__);                                                                                      \
-        }                                                                                                              \
+#define FZ_CHECK(cond, ...)       \
+    do {                          \
+        if (!(cond)) {            \
+            fz_fail(__VA_ARGS__); \
+        }                         \
     } while (0)
 
 /* 2. The stream checked without the loader's code: slots, kinds, order, counters. */
@@ -235,14 +236,10 @@ static uint32_t gen_size(unsigned v)
     static const uint32_t edge[8] = {0, 1, 1u << 31, UINT32_MAX, UINT32_MAX - 15u, 1u << 20, FZ_HEAP, FZ_HEAP - 64u};
     unsigned x = v & 0x3fffu;
     switch (v >> 14) {
-    case 0:
-        return x & 1023u;
-    case 1:
-        return (uint32_t)x << 4;
-    case 2:
-        return (uint32_t)x << 18;
-    default:
-        return edge[x % 8u];
+    case 0: return x & 1023u;
+    case 1: return (uint32_t)x << 4;
+    case 2: return (uint32_t)x << 18;
+    default: return edge[x % 8u];
     }
 }
 
@@ -281,8 +278,14 @@ static bool gen_trace(const uint8_t *data, size_t size, tr_file_t *f)
         uint32_t slot = (uint32_t)((b1 & 31u) % (t->nops + 1u < GEN_SLOTS ? t->nops + 1u : GEN_SLOTS));
         uint32_t sz = gen_size((unsigned)data[i + 2u] << 8 | data[i + 3u]);
         unsigned lg = 4u + (b0 >> 5) + 8u * (b1 >> 5);
-        static const uint32_t kinds[8] = {WL_MALLOC,   WL_FREE, WL_REALLOC, WL_CALLOC, WL_MEMALIGN, WL_MALLOC | WL_OP_FAILED,
-                                          WL_REALLOC | WL_OP_FAILED, WL_MEMALIGN | WL_OP_FAILED};
+        static const uint32_t kinds[8] = {WL_MALLOC,
+                                          WL_FREE,
+                                          WL_REALLOC,
+                                          WL_CALLOC,
+                                          WL_MEMALIGN,
+                                          WL_MALLOC | WL_OP_FAILED,
+                                          WL_REALLOC | WL_OP_FAILED,
+                                          WL_MEMALIGN | WL_OP_FAILED};
         uint32_t kind = kinds[b0 & 7u];
         if ((kind & 0xffu) == WL_MEMALIGN) {
             unsigned most = (unsigned)(sizeof(size_t) * CHAR_BIT) - 1u; /* 63, or 31 on 32-bit */
@@ -343,7 +346,8 @@ static bool load_file(const uint8_t *data, size_t size, tr_file_t *f)
         FZ_CHECK(accounted(f) <= FZ_LOAD_LIMIT, "loaded under a %u-byte limit, accounted %llu", (unsigned)FZ_LOAD_LIMIT,
                  (unsigned long long)accounted(f));
     } else {
-        FZ_CHECK(err[0] != '\0' && f->streams == NULL && f->nstreams == 0u, "a refusal without a reason or with streams");
+        FZ_CHECK(err[0] != '\0' && f->streams == NULL && f->nstreams == 0u,
+                 "a refusal without a reason or with streams");
         if (strstr(err, "memory limit") != NULL) {
             ok = tr_parse(copy, size, UINT64_MAX, f, err, sizeof err);
         }
@@ -555,8 +559,7 @@ static bool make_seed(unsigned k, unsigned char **out, size_t *len, const char *
     case 7: /* generator mode: boundary sizes (0, 1, 2 GiB, 4 GiB - 1, 1 MiB, the buffer) */
         *name = "gen-boundaries";
         return gen_seed(11, 60, true, out, len);
-    default:
-        return false;
+    default: return false;
     }
     bool ok = tr_encode(have_synth ? &synth : &f, out, len);
     if (have_synth) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_fuzz.sh FUZZER CORPUS WORKDIR RUNS MAX_SECONDS [MAX_LEN] -- the ctests 'fuzz' and
 # 'fuzz_trace': libFuzzer over a copy of the committed seed corpus (which is never written), for
 # RUNS executions or MAX_SECONDS at most, inputs up to MAX_LEN bytes (default 1024).

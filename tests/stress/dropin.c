@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dropin.c -- librtalloc-malloc.so (drivers/malloc.c) for every allocator of the registry.
  *
@@ -21,12 +22,12 @@
 #include "rtalloc/registry.h"
 
 typedef struct {
-    const char *mode;      /* scenario of dropin_child.h; NULL: run `program` instead */
-    const char *env[3];    /* extra "NAME=value" settings */
-    int signal;            /* 0: must exit 0; else must die of this signal */
-    const char *call;      /* the report must name this call and a pointer the child printed */
+    const char *mode;       /* scenario of dropin_child.h; NULL: run `program` instead */
+    const char *env[3];     /* extra "NAME=value" settings */
+    int signal;             /* 0: must exit 0; else must die of this signal */
+    const char *call;       /* the report must name this call and a pointer the child printed */
     const char *err_has[2]; /* stderr must contain these (%s: the allocator's name) */
-    bool err_empty;        /* stderr must be empty */
+    bool err_empty;         /* stderr must be empty */
 } dropin_case_t;
 
 static const dropin_case_t cases[] = {
@@ -232,8 +233,8 @@ static void run_once(const char *self, const char *lib, const char *linked)
             "RTALLOC_STATS=<path>", NULL, &o);
     const char *no_file[3] = {"RTALLOC_STATS=/nonexistent-dir/stats"};
     run(argv, lib, "tlsf", no_file, &o);
-    verdict(exit_as(&o, SIGABRT) && strstr(o.err, "RTALLOC_STATS") != NULL, "tlsf", "RTALLOC_STATS unwritable",
-            NULL, &o);
+    verdict(exit_as(&o, SIGABRT) && strstr(o.err, "RTALLOC_STATS") != NULL, "tlsf", "RTALLOC_STATS unwritable", NULL,
+            &o);
     const char *stats[3] = {"RTALLOC_STATS=1"};
     const char *largv[] = {linked, NULL};
     size_t count = 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dropin_linked.c -- a program linked with -lrtalloc-malloc, not preloaded: its malloc is the
  * library's (tests/stress/dropin.c runs it with RTALLOC_STATS=1 and finds the stats line on stderr).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma_kill.c -- a process-shared FMA region survives the death of a process at any point of any
  * call (doc/hardening.md; rtalloc/fma_region.h "Crash while holding the lock"). The FMA core and
@@ -49,7 +50,7 @@
 
 static long step_stop = -1; /* the child: die at this step */
 static long step_count;
-static int step_kill;       /* die by SIGKILL rather than _exit */
+static int step_kill; /* die by SIGKILL rather than _exit */
 
 void fma_test_step(const void *fma)
 {
@@ -94,8 +95,8 @@ static bool intact(const owned_t *o, const char *what)
         const block_t *b = &o->b[i];
         for (size_t k = 0; k < b->n; k++) {
             if (b->p[k] != b->tag) {
-                return TL_CHECK(false, "%s: survivor %u (%zu bytes at %p) byte %zu is %#x, not %#x", what, i,
-                                b->n, (void *)b->p, k, b->p[k], b->tag);
+                return TL_CHECK(false, "%s: survivor %u (%zu bytes at %p) byte %zu is %#x, not %#x", what, i, b->n,
+                                (void *)b->p, k, b->p[k], b->tag);
             }
         }
     }
@@ -325,7 +326,10 @@ static int one_step(const plan_t *pl, unsigned flags, long k, const char *key)
     int status = 0;
     while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    int rc = pid < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? STOPPED : -1;
+    int rc = pid < 0                                              ? -1
+             : WIFEXITED(status)                                  ? WEXITSTATUS(status)
+             : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? STOPPED
+                                                                  : -1;
     char what[160];
     (void)snprintf(what, sizeof what, "%s %s step %ld", flags != 0u ? "bsd44" : "fma", pl->name, k);
     TL_CHECK(rc == STOPPED || rc == DONE, "%s: child status %d", what, rc);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma_region.c -- FMA regions (rtalloc/fma_region.h): private, pinned and process-shared.
  *
@@ -44,11 +45,7 @@
 
 static char exe_path[4096];
 
-static void make_key(char *buf, size_t n, const char *what)
-{
-    (void)snprintf(buf, n, "t%ld-%s", (long)getpid(), what);
-}
-
+static void make_key(char *buf, size_t n, const char *what) { (void)snprintf(buf, n, "t%ld-%s", (long)getpid(), what); }
 
 /* Runs fn(arg) in a forked child; returns its exit status (or 128 + signal). */
 static int run_child(int (*fn)(void *), void *arg)
@@ -249,8 +246,8 @@ static void test_bad_input(void)
     tl_recorder_reset(&x.rec);
     p = rt_fma_region_alloc(r, 64);
     rt_fma_region_free(r, (char *)p + 16);
-    TL_CHECK(x.rec.count == 1u && x.rec.last == RT_ERR_BAD_POINTER,
-             "interior pointer reported (%s)", tl_kind_name(x.rec.last));
+    TL_CHECK(x.rec.count == 1u && x.rec.last == RT_ERR_BAD_POINTER, "interior pointer reported (%s)",
+             tl_kind_name(x.rec.last));
     rt_fma_region_free(r, p);
     rt_stats_t s;
     rt_fma_region_stats(r, &s);
@@ -264,23 +261,17 @@ static void test_config_errors(void)
     char key[64];
     make_key(key, sizeof key, "cfg");
     errno = 0;
-    TL_CHECK(rt_fma_region_init(0, RT_FMA_PRIVATE, NULL, true) == NULL && errno == EINVAL,
-             "size 0: EINVAL");
+    TL_CHECK(rt_fma_region_init(0, RT_FMA_PRIVATE, NULL, true) == NULL && errno == EINVAL, "size 0: EINVAL");
     TL_CHECK(rt_fma_region_init(5000, RT_FMA_PRIVATE, NULL, true) == NULL && errno == EINVAL &&
                  strstr(rt_fma_region_error(), "rt_fma_create_ex") != NULL,
              "too small: EINVAL, '%s'", rt_fma_region_error());
-    TL_CHECK(rt_fma_region_init(MiB, RT_FMA_SHARED, "bad/key", true) == NULL && errno == EINVAL,
-             "bad key: EINVAL");
-    TL_CHECK(rt_fma_region_init(MiB, RT_FMA_SHARED, NULL, true) == NULL && errno == EINVAL,
-             "no key: EINVAL");
+    TL_CHECK(rt_fma_region_init(MiB, RT_FMA_SHARED, "bad/key", true) == NULL && errno == EINVAL, "bad key: EINVAL");
+    TL_CHECK(rt_fma_region_init(MiB, RT_FMA_SHARED, NULL, true) == NULL && errno == EINVAL, "no key: EINVAL");
     TL_CHECK(rt_fma_region_init(MiB, RT_FMA_SHARED, key, false) == NULL && errno == ENOENT,
              "attach a missing region: ENOENT (%d)", errno);
     TL_CHECK(!segment_exists(key), "nothing left behind");
-    rt_fma_region_config_t c = {.size = MiB,
-                                .flags = RT_FMA_SHARED,
-                                .key = key,
-                                .create = true,
-                                .address = (void *)(uintptr_t)12345u};
+    rt_fma_region_config_t c = {
+        .size = MiB, .flags = RT_FMA_SHARED, .key = key, .create = true, .address = (void *)(uintptr_t)12345u};
     TL_CHECK(rt_fma_region_open(&c) == NULL && errno == EINVAL, "unaligned address: EINVAL");
 
     rt_fma_region_t *r = rt_fma_region_init(MiB, RT_FMA_SHARED | RT_FMA_EXCL, key, true);
@@ -290,8 +281,7 @@ static void test_config_errors(void)
     /* the same key again in this process: the same handle, one reference more */
     rt_fma_region_t *again = rt_fma_region_init(MiB, RT_FMA_SHARED, key, false);
     TL_CHECK(again == r, "same handle");
-    TL_CHECK(rt_fma_region_init(MiB, RT_FMA_SHARED | RT_FMA_EXCL, key, true) == NULL &&
-                 errno == EEXIST,
+    TL_CHECK(rt_fma_region_init(MiB, RT_FMA_SHARED | RT_FMA_EXCL, key, true) == NULL && errno == EEXIST,
              "EXCL on an existing region: EEXIST");
     TL_CHECK(rt_fma_region_down(again) == 0 && segment_exists(key), "first down keeps it");
     TL_CHECK(rt_fma_region_down(r) == 0 && !segment_exists(key), "second down removes it");
@@ -347,8 +337,7 @@ static int pinned_denied_child(void *arg)
              "pinned private over the limit fails with mlock's "
              "errno (got %p, errno %d)",
              (void *)r, e);
-    TL_CHECK(strstr(rt_fma_region_error(), "mlock") != NULL &&
-                 strstr(rt_fma_region_error(), "RLIMIT_MEMLOCK") != NULL,
+    TL_CHECK(strstr(rt_fma_region_error(), "mlock") != NULL && strstr(rt_fma_region_error(), "RLIMIT_MEMLOCK") != NULL,
              "the error says why: '%s'", rt_fma_region_error());
     printf("  pinned refused as expected: %s\n", rt_fma_region_error());
     char key[64];
@@ -364,17 +353,14 @@ static void test_pinned(void)
 {
     size_t before = vm_locked_kib();
     errno = 0;
-    rt_fma_region_t *r =
-        rt_fma_region_init(256u * 1024u, RT_FMA_PRIVATE | RT_FMA_PINNED, NULL, true);
+    rt_fma_region_t *r = rt_fma_region_init(256u * 1024u, RT_FMA_PRIVATE | RT_FMA_PINNED, NULL, true);
     if (r == NULL) {
         TL_CHECK(is_mlock_errno(errno) && strstr(rt_fma_region_error(), "mlock") != NULL,
-                 "a failed pinned open reports mlock's error (errno %d, '%s')", errno,
-                 rt_fma_region_error());
+                 "a failed pinned open reports mlock's error (errno %d, '%s')", errno, rt_fma_region_error());
         tl_skip("pinned success path: mlock is not permitted here: %s", rt_fma_region_error());
     } else {
         size_t during = vm_locked_kib();
-        TL_CHECK(during >= before + 256u, "VmLck grew by the region: %zu -> %zu kB", before,
-                 during);
+        TL_CHECK(during >= before + 256u, "VmLck grew by the region: %zu -> %zu kB", before, during);
         (void)fill_and_free(r, 20);
         TL_CHECK(rt_fma_region_down(r) == 0, "down");
         TL_CHECK(vm_locked_kib() <= before, "unlocked after down");
@@ -438,10 +424,8 @@ static void test_shared_fork(void)
     fork_arg_t a = {r, d, key};
     int rc = run_child(fork_child, &a);
     TL_CHECK(rc == 0, "fork child: status %d", rc);
-    TL_CHECK(strcmp(d->text, "changed by the child") == 0 && d->counter == 2,
-             "the parent sees the child's change");
-    TL_CHECK(d->other != NULL && rt_fma_region_contains(r, d->other) &&
-                 strcmp(d->other, "allocated by the child") == 0,
+    TL_CHECK(strcmp(d->text, "changed by the child") == 0 && d->counter == 2, "the parent sees the child's change");
+    TL_CHECK(d->other != NULL && rt_fma_region_contains(r, d->other) && strcmp(d->other, "allocated by the child") == 0,
              "the parent reads the child's block");
     TL_CHECK(attached(r) == 1u, "the child detached: 1 attached");
     TL_CHECK(segment_exists(key), "still there while the parent is attached");
@@ -466,8 +450,7 @@ static int exec_child(const char *key, const char *ptr_text)
     rt_fma_region_info_t info;
     rt_fma_region_info(r, &info);
     TL_CHECK(!info.creator && info.attached == 2u, "exec child attached (%u)", info.attached);
-    if (TL_CHECK(rt_fma_region_contains(r, d),
-                 "the parent's pointer lies in the region here too")) {
+    if (TL_CHECK(rt_fma_region_contains(r, d), "the parent's pointer lies in the region here too")) {
         TL_CHECK(d->magic == 0xFEEDu && strcmp(d->text, "written by the parent") == 0,
                  "the exec'd process reads the parent's object");
         strcpy(d->text, "changed by the exec'd process");
@@ -585,11 +568,9 @@ static void test_crash(void)
         rt_fma_region_info_t info;
         rt_fma_region_info(r, &info);
         TL_CHECK(p != NULL, "%s: the region is usable after its lock holder died", what[mode]);
-        TL_CHECK(info.recoveries == (uint64_t)mode + 1u && !info.broken,
-                 "%s: recovered (recoveries %llu)", what[mode],
+        TL_CHECK(info.recoveries == (uint64_t)mode + 1u && !info.broken, "%s: recovered (recoveries %llu)", what[mode],
                  (unsigned long long)info.recoveries);
-        TL_CHECK(info.attached == 1u, "%s: the dead child is not counted (%u)", what[mode],
-                 info.attached);
+        TL_CHECK(info.attached == 1u, "%s: the dead child is not counted (%u)", what[mode], info.attached);
         TL_CHECK(rt_fma_region_check(r), "%s: region consistent", what[mode]);
         rt_fma_region_free(r, p);
     }
@@ -614,10 +595,8 @@ static void test_crash(void)
     void *p = rt_fma_region_alloc(r, 64);
     rt_fma_region_info_t info;
     rt_fma_region_info(r, &info);
-    TL_CHECK(p == NULL && info.broken, "a corrupted region refuses requests (broken %d)",
-             (int)info.broken);
-    TL_CHECK(rec.count >= 1u && rec.last == RT_ERR_CORRUPTED, "reported as corrupted (%s)",
-             tl_kind_name(rec.last));
+    TL_CHECK(p == NULL && info.broken, "a corrupted region refuses requests (broken %d)", (int)info.broken);
+    TL_CHECK(rec.count >= 1u && rec.last == RT_ERR_CORRUPTED, "reported as corrupted (%s)", tl_kind_name(rec.last));
     TL_CHECK(rt_fma_region_alloc(r, 16) == NULL && !rt_fma_region_check(r), "and stays broken");
     TL_CHECK(rt_fma_region_down(r) == 0 && !segment_exists(key), "a broken region is removed too");
 }
@@ -706,8 +685,7 @@ static void test_race(void)
         (void)waitpid(pid[i], &status, 0);
         TL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "race child %d", i);
     }
-    TL_CHECK(creators == 1 && same, "%d racing opens: %d creator(s), one address %d", N, creators,
-             (int)same);
+    TL_CHECK(creators == 1 && same, "%d racing opens: %d creator(s), one address %d", N, creators, (int)same);
     TL_CHECK(!segment_exists(key), "removed by the last of them");
 }
 
@@ -790,8 +768,8 @@ static int occupied_child(void *p)
     rt_fma_region_info_t info;
     rt_fma_region_info(a->r, &info);
     TL_CHECK(rt_fma_region_down(a->r) == 0, "child detaches its inherited handle");
-    void *blocker = mmap(info.base, 4096, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    void *blocker =
+        mmap(info.base, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     TL_CHECK(blocker == info.base, "child occupies the region's address");
     errno = 0;
     rt_fma_region_t *r = rt_fma_region_init(0, RT_FMA_SHARED, a->key, false);
@@ -805,8 +783,7 @@ static void test_address(void)
     char key[64];
     make_key(key, sizeof key, "addr");
     void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    rt_fma_region_config_t c = {
-        .size = MiB, .flags = RT_FMA_SHARED, .key = key, .create = true, .address = page};
+    rt_fma_region_config_t c = {.size = MiB, .flags = RT_FMA_SHARED, .key = key, .create = true, .address = page};
     errno = 0;
     TL_CHECK(rt_fma_region_open(&c) == NULL && errno == EADDRINUSE,
              "creator's chosen address "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mc_interleave.c -- forced interleavings of the thread heaps' cross-thread path
  * (rtalloc/mcheap.h), step by step.
@@ -67,11 +68,11 @@ static uintptr_t self_hook(void *context)
 }
 
 typedef enum { SC_REMOTE, SC_TWO_PUSHERS, SC_DOUBLE_FREE, SC_REALLOC_FREE, SC_ORPHAN, SC_ORPHAN_TWO, SC_N } sc_t;
-static const char *const sc_name[SC_N] = {"remote", "two-pushers", "double-free", "realloc-free", "orphan",
-                                          "orphan-two"};
+static const char *const sc_name[SC_N] = {"remote",       "two-pushers", "double-free",
+                                          "realloc-free", "orphan",      "orphan-two"};
 static const unsigned sc_ops[SC_N] = {2, 3, 2, 2, 2, 2};
 static const unsigned sc_ctx[SC_N][MAX_OPS] = {{CTX_B, CTX_A, 0}, {CTX_B, CTX_C, CTX_A}, {CTX_A, CTX_B, 0},
-                                               {CTX_B, CTX_A, 0}, {CTX_B, CTX_C, 0},    {CTX_B, CTX_C, 0}};
+                                               {CTX_B, CTX_A, 0}, {CTX_B, CTX_C, 0},     {CTX_B, CTX_C, 0}};
 
 static unsigned char mem[1u << 18] __attribute__((aligned(64)));
 
@@ -117,9 +118,7 @@ static void op_body(run_t *r, unsigned j)
             rt_mc_free(r->mc, r->x);
         }
         break;
-    case SC_ORPHAN_TWO:
-        rt_mc_free(r->mc, j == 0u ? r->x : r->y);
-        break;
+    case SC_ORPHAN_TWO: rt_mc_free(r->mc, j == 0u ? r->x : r->y); break;
     case SC_REALLOC_FREE:
         if (j == 0u) {
             r->got[j] = rt_mc_realloc(r->mc, r->x, 400);
@@ -127,8 +126,7 @@ static void op_body(run_t *r, unsigned j)
             rt_mc_free(r->mc, r->x);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -282,12 +280,8 @@ static bool check_run(run_t *r, const sched_t *s, unsigned long *special)
     size_t expect_used = 0;
     unsigned long expect_reports = 0;
     switch (r->sc) {
-    case SC_REMOTE:
-        expect_used = r->got[1] != NULL ? 1u : 0u;
-        break;
-    case SC_TWO_PUSHERS:
-        expect_used = r->got[2] != NULL ? 1u : 0u;
-        break;
+    case SC_REMOTE: expect_used = r->got[1] != NULL ? 1u : 0u; break;
+    case SC_TWO_PUSHERS: expect_used = r->got[2] != NULL ? 1u : 0u; break;
     case SC_DOUBLE_FREE:
         expect_used = 1u; /* y */
         expect_reports = 1u;
@@ -297,15 +291,12 @@ static bool check_run(run_t *r, const sched_t *s, unsigned long *special)
         expect_used = 1u + (r->got[0] != NULL ? 1u : 0u);
         *special += r->got[0] != NULL ? 1u : 0u;
         break;
-    case SC_ORPHAN:
-        expect_used = r->got[1] != NULL ? 1u : 0u;
-        break;
+    case SC_ORPHAN: expect_used = r->got[1] != NULL ? 1u : 0u; break;
     case SC_ORPHAN_TWO: /* A is gone: nobody drains for it; the two frees must give its heap back */
         expect_used = 0u;
         ok = ok && rt_mc_held_bytes(r->mc) == 0u;
         break;
-    default:
-        break;
+    default: break;
     }
     /* a realloc that loses to a free cannot tell a double free from a bad pointer: either kind */
     bool kinds_ok = r->sc == SC_REALLOC_FREE || r->double_frees == expect_reports;
@@ -373,8 +364,7 @@ int main(int argc, char **argv)
                sc == SC_REALLOC_FREE ? (special > 0u ? ", realloc won in some" : ", realloc never won") : "",
                bad == 0u ? "ok" : "FAILED");
         if (sc == SC_REALLOC_FREE) {
-            TL_CHECK(special > 0u && special < runs, "realloc-free: both outcomes reached (%lu of %lu)", special,
-                     runs);
+            TL_CHECK(special > 0u && special < runs, "realloc-free: both outcomes reached (%lu of %lu)", special, runs);
         }
     }
     pthread_mutex_lock(&mu);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mc_stress.c -- the TLSF heaps per thread (rtalloc/mcheap.h) under real concurrency.
  *
@@ -330,11 +331,10 @@ static void run(const char *what, unsigned threads, unsigned ops, uint64_t seed,
     rt_mc_stats(sh.mc, &s);
     bool ok = rt_mc_check(sh.mc);
     TL_CHECK(ok && s.used_bytes == 0u && s.used_blocks == 0u && rt_mc_held_bytes(sh.mc) == 0u,
-             "%s: at the end: check %s, %zu bytes in %zu blocks used, %zu held by heaps", what, ok ? "passed" : "FAILED",
-             s.used_bytes, s.used_blocks, rt_mc_held_bytes(sh.mc));
-    TL_CHECK(atomic_load(&sh.overlaps) == 0u && atomic_load(&sh.corruptions) == 0u &&
-                 atomic_load(&sh.reports) == 0u && atomic_load(&sh.quiescent_failures) == 0u &&
-                 atomic_load(&sh.over_bound) == 0u,
+             "%s: at the end: check %s, %zu bytes in %zu blocks used, %zu held by heaps", what,
+             ok ? "passed" : "FAILED", s.used_bytes, s.used_blocks, rt_mc_held_bytes(sh.mc));
+    TL_CHECK(atomic_load(&sh.overlaps) == 0u && atomic_load(&sh.corruptions) == 0u && atomic_load(&sh.reports) == 0u &&
+                 atomic_load(&sh.quiescent_failures) == 0u && atomic_load(&sh.over_bound) == 0u,
              "%s: overlaps %u corruptions %u reports %u barrier failures %u over the bound %u", what,
              atomic_load(&sh.overlaps), atomic_load(&sh.corruptions), atomic_load(&sh.reports),
              atomic_load(&sh.quiescent_failures), atomic_load(&sh.over_bound));
@@ -422,14 +422,14 @@ static void bad_report(void *context, const rt_error_t *e)
 static void *bad_sender(void *arg)
 {
     bad_case_t *bc = arg;
-    rt_mc_free(bc->mc, bc->a + 16);          /* interior */
-    rt_mc_free(bc->mc, bc->a + 1);           /* misaligned */
-    rt_mc_free(bc->mc, bc->gone);            /* freed before: a double free */
-    memcpy(bc->b + 64, bc->a - 16, 32);      /* a copy of a's header and first words inside b */
-    rt_mc_free(bc->mc, bc->b + 64 + 16);     /* ... freed as if it were a block */
+    rt_mc_free(bc->mc, bc->a + 16);              /* interior */
+    rt_mc_free(bc->mc, bc->a + 1);               /* misaligned */
+    rt_mc_free(bc->mc, bc->gone);                /* freed before: a double free */
+    memcpy(bc->b + 64, bc->a - 16, 32);          /* a copy of a's header and first words inside b */
+    rt_mc_free(bc->mc, bc->b + 64 + 16);         /* ... freed as if it were a block */
     (void)rt_mc_realloc(bc->mc, bc->a + 32, 10); /* interior realloc */
     static unsigned char outside[64];
-    rt_mc_free(bc->mc, outside);             /* not of the buffer */
+    rt_mc_free(bc->mc, outside); /* not of the buffer */
     return NULL;
 }
 
@@ -461,8 +461,8 @@ static void bad_remote(void)
     TL_CHECK(bc.reports == 6u && intact && s1.used_blocks == s0.used_blocks && s1.frees == s0.frees &&
                  rt_mc_check(bc.mc),
              "bad input from another thread: %u reports (expected 6), a %s, used blocks %zu -> %zu, frees %llu -> %llu",
-             bc.reports, intact ? "intact" : "CHANGED", s0.used_blocks, s1.used_blocks,
-             (unsigned long long)s0.frees, (unsigned long long)s1.frees);
+             bc.reports, intact ? "intact" : "CHANGED", s0.used_blocks, s1.used_blocks, (unsigned long long)s0.frees,
+             (unsigned long long)s1.frees);
     rt_mc_free(bc.mc, bc.a);
     rt_mc_free(bc.mc, bc.b);
     rt_mc_stats(bc.mc, &s1);
@@ -561,8 +561,8 @@ int main(int argc, char **argv)
     run("tlsfmc spans of 16 KiB", (unsigned)threads, (unsigned)ops, seed + 4u, &grow);
     rt_mc_config_t small;
     rt_mc_default_config(&small);
-    small.slots = 2u;  /* most threads without a heap: direct blocks beside the heaps */
-    small.drain = 1u;  /* inboxes that fill faster than they drain */
+    small.slots = 2u; /* most threads without a heap: direct blocks beside the heaps */
+    small.drain = 1u; /* inboxes that fill faster than they drain */
     run("tlsfmc 2 slots, drain 1", 8u, (unsigned)ops / 2u, seed + 3u, &small);
     race_run((unsigned)(ops / 100u > 0u ? ops / 100u : 1u));
     drain_bounded();

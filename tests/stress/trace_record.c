@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/stress/trace_record.c -- `rtbench trace record` end to end (doc/traces.md).
  *
@@ -111,10 +112,10 @@ static int prog_calls(void)
 {
     char *p1 = malloc(1001);
     char *p2 = calloc(3, 111);
-    p1 = realloc(p1, 5001);          /* grow */
-    p1 = realloc(p1, 1003);          /* shrink */
-    char *p3 = realloc(NULL, 1004);  /* realloc(NULL, n): from an empty slot */
-    sink = realloc(p3, 0);           /* glibc: frees p3, returns NULL */
+    p1 = realloc(p1, 5001);         /* grow */
+    p1 = realloc(p1, 1003);         /* shrink */
+    char *p3 = realloc(NULL, 1004); /* realloc(NULL, n): from an empty slot */
+    sink = realloc(p3, 0);          /* glibc: frees p3, returns NULL */
     void *p4 = NULL;
     if (posix_memalign(&p4, 256, 1005) != 0) {
         return 10;
@@ -122,14 +123,14 @@ static int prog_calls(void)
     void *p5 = aligned_alloc(64, 1088);
     void *p6 = valloc(1006);
     free(NULL);
-    sink = malloc(HUGE_REQUEST);     /* fails */
+    sink = malloc(HUGE_REQUEST); /* fails */
     if (sink != NULL) {
         return 11;
     }
     if (realloc(p1, HUGE_REQUEST) != NULL) { /* fails, p1 stays */
         return 12;
     }
-    volatile size_t half = SIZE_MAX / 2; /* volatile: the compiler refuses a constant overflow */
+    volatile size_t half = SIZE_MAX / 2;     /* volatile: the compiler refuses a constant overflow */
     if (reallocarray(p1, half, 4) != NULL) { /* overflows: fails, p1 stays */
         return 17;
     }
@@ -140,11 +141,11 @@ static int prog_calls(void)
     if (posix_memalign(&bad, 24, 1009) != EINVAL) { /* not a power of two: fails */
         return 19;
     }
-    void *zero = realloc(NULL, 0);   /* glibc: malloc(0), recorded as such */
+    void *zero = realloc(NULL, 0); /* glibc: malloc(0), recorded as such */
     free(zero);
     void *big = malloc((size_t)5 << 30); /* above 4 GiB - 1: left out of the stream (or fails) */
     free(big);
-    void *p7 = pvalloc(1007);        /* a page, page-aligned */
+    void *p7 = pvalloc(1007); /* a page, page-aligned */
     void *p8 = memalign(32, 1008);
     void *p9 = reallocarray(NULL, 10, 101);
     free(p1);
@@ -232,7 +233,7 @@ static int prog(void)
 typedef struct want {
     uint32_t kind; /* with alignment and WL_OP_FAILED */
     uint32_t size;
-    int count;     /* expected */
+    int count; /* expected */
     int seen;
 } want_t;
 
@@ -248,11 +249,11 @@ static want_t main_want[] = {
     {MA(8), 1005, 1, 0},
     {MA(6), 1088, 1, 0},
     {MA(12), 1006, 1, 0},
-    {WL_MALLOC | WL_OP_FAILED, UINT32_MAX, 2, 0},   /* 2^62, and 5 GiB (too large or failed) */
-    {WL_REALLOC | WL_OP_FAILED, UINT32_MAX, 2, 0},  /* realloc 2^62, reallocarray overflow */
-    {WL_CALLOC | WL_OP_FAILED, UINT32_MAX, 1, 0},   /* calloc overflow */
-    {MA(5) | WL_OP_FAILED, 1009, 1, 0},             /* posix_memalign(24): EINVAL */
-    {WL_MALLOC, 0, 1, 0},                           /* realloc(NULL, 0) */
+    {WL_MALLOC | WL_OP_FAILED, UINT32_MAX, 2, 0},  /* 2^62, and 5 GiB (too large or failed) */
+    {WL_REALLOC | WL_OP_FAILED, UINT32_MAX, 2, 0}, /* realloc 2^62, reallocarray overflow */
+    {WL_CALLOC | WL_OP_FAILED, UINT32_MAX, 1, 0},  /* calloc overflow */
+    {MA(5) | WL_OP_FAILED, 1009, 1, 0},            /* posix_memalign(24): EINVAL */
+    {WL_MALLOC, 0, 1, 0},                          /* realloc(NULL, 0) */
     {MA(12), 4096, 1, 0},
     {MA(5), 1008, 1, 0},
     {WL_REALLOC, 1010, 1, 0},
@@ -304,9 +305,7 @@ static bool replay(const tr_stream_t *st, want_t *want, size_t nwant, int *ours_
             *free_of_realloc0 += owner[op->slot] == 2 && last_size[op->slot] == 1004;
             owner[op->slot] = 0;
             break;
-        case WL_REALLOC:
-            owner[op->slot] = mine ? 2 : 1;
-            break;
+        case WL_REALLOC: owner[op->slot] = mine ? 2 : 1; break;
         default:
             ok = owner[op->slot] == 0;
             owner[op->slot] = mine ? 2 : 1;
@@ -361,7 +360,7 @@ static void check_image(const tr_stream_t *m)
     /* every block of ours freed: keep, p1 (through its reallocs), p2, p3 (by realloc(p3, 0)),
      * p4..p9, zero: 11, and the threads' 4 x 500 (big's free is dropped, not foreign) */
     CHECK(freed == 11 + NTHREADS * PER_THREAD); /* and zero */
-    CHECK(freed_r0 == 1); /* realloc(p3, 0) became a free of p3's slot */
+    CHECK(freed_r0 == 1);                       /* realloc(p3, 0) became a free of p3's slot */
     CHECK(m->threads == 1 + NTHREADS);
     CHECK((m->failed == 5 || m->failed == 6) && m->foreign == 0); /* 6 when 5 GiB failed */
     CHECK(m->trace.peak_live >= 1100 + 5001 + 333);
@@ -375,7 +374,7 @@ static void check_child(const tr_stream_t *c, const tr_stream_t *m)
     CHECK(replay(c, child_want, 2, &freed, &freed_r0));
     check_want("child", child_want, 2);
     CHECK(freed == 2);
-    CHECK(c->foreign == 1); /* free(keep): allocated by the parent */
+    CHECK(c->foreign == 1);                                         /* free(keep): allocated by the parent */
     CHECK(c->trace.nops == 4 && c->trace.peak_live == 1111 + 1112); /* nothing but ours in the child */
     CHECK(c->pid != m->pid);
     CHECK(c->threads == 1);
@@ -406,8 +405,8 @@ static void check_counts(const tr_file_t *f)
             creates += WL_OP_KIND(&t->ops[i]) != WL_FREE && !(t->ops[i].kind & WL_OP_FAILED);
         }
         CHECK(frees == t->nfree && creates == t->nmalloc);
-        printf("stream %zu: pid %u '%s', %zu ops, %u slots, %u threads, %llu failed, %llu foreign, peak %llu\n",
-               s, (unsigned)f->streams[s].pid, f->streams[s].command, t->nops, (unsigned)t->slots,
+        printf("stream %zu: pid %u '%s', %zu ops, %u slots, %u threads, %llu failed, %llu foreign, peak %llu\n", s,
+               (unsigned)f->streams[s].pid, f->streams[s].command, t->nops, (unsigned)t->slots,
                (unsigned)f->streams[s].threads, (unsigned long long)f->streams[s].failed,
                (unsigned long long)f->streams[s].foreign, (unsigned long long)t->peak_live);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_threads.c -- the threaded replay of recorded traces (trace/threads.c): one thread
  * per recorded thread on one shared instance, on streams whose answers are known:
@@ -100,11 +101,11 @@ enum { LOG_CAP = 1u << 16, LIVE_CAP = 1u << 12 };
 typedef struct witness {
     pthread_mutex_t lock;
     size_t n;
-    uint32_t size[LOG_CAP];        /* each call's size (0 for a free) */
+    uint32_t size[LOG_CAP]; /* each call's size (0 for a free) */
     pthread_t who[LOG_CAP];
-    void *live[LIVE_CAP];          /* blocks handed out and not yet freed */
+    void *live[LIVE_CAP]; /* blocks handed out and not yet freed */
     size_t nlive;
-    size_t violations;             /* a free or realloc of a block not live */
+    size_t violations; /* a free or realloc of a block not live */
 } witness_t;
 
 static witness_t wit;
@@ -336,8 +337,8 @@ static void check_witness(void)
         check_ordered_log(&st);
         CHECK(wit.violations == 0u);
         wit_reset();
-        CHECK(rp_threaded(&d, NULL, 0, &p, RP_CONCURRENT, true, &r) && r.calls == st.trace.nops &&
-              r.failures == 0u && r.max >= r.p99);
+        CHECK(rp_threaded(&d, NULL, 0, &p, RP_CONCURRENT, true, &r) && r.calls == st.trace.nops && r.failures == 0u &&
+              r.max >= r.p99);
         check_concurrent_log(&st);
     }
     rp_plan_free(&p);
@@ -409,8 +410,8 @@ static void check_synth(void)
             rp_size(a, buf, &p.trace, &so, &sz);
             CHECK(sz.found && sz.verified && sz.heap <= heap);
             CHECK(sz.found && !rp_threaded_fits(a, buf, sz.heap / 2u, &p));
-            printf("%s: threaded heap needed %zu bytes (live peak %llu), %llu cross-thread frees\n", names[k],
-                   sz.heap, (unsigned long long)p.peak, (unsigned long long)p.cross);
+            printf("%s: threaded heap needed %zu bytes (live peak %llu), %llu cross-thread frees\n", names[k], sz.heap,
+                   (unsigned long long)p.peak, (unsigned long long)p.cross);
         }
     }
     if (buf != MAP_FAILED) {

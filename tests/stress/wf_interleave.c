@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_interleave.c -- deterministic interleavings of two or three operations on a small wait-free
  * tree (depth 3 or 4: 7 or 15 nodes), forced step by step.
@@ -132,9 +133,9 @@ typedef struct op_def {
 
 typedef struct scenario {
     const char *name;
-    unsigned height;     /* H: 2 (depth 3, 7 nodes) or 3 (depth 4, 15 nodes) */
-    size_t setup[8];     /* mallocs, in order (0 ends) */
-    int setup_free[8];   /* then frees of these set-up blocks (-1 ends) */
+    unsigned height;   /* H: 2 (depth 3, 7 nodes) or 3 (depth 4, 15 nodes) */
+    size_t setup[8];   /* mallocs, in order (0 ends) */
+    int setup_free[8]; /* then frees of these set-up blocks (-1 ends) */
     op_def_t ops[MAX_OPS];
     unsigned nops;
 } scenario_t;
@@ -145,7 +146,12 @@ static const scenario_t scenarios[] = {
     {"room", 3, {0}, {-1}, {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
     {"free-malloc", 3, {436, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
     {"free-free", 3, {100, 100, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE, 1, "B", 0}, {OP_MALLOC, 436, "C", 0}}, 3},
-    {"three", 3, {10, 10, 10}, {1, -1}, {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 100, "B", 0}, {OP_MALLOC, 10, "C", 0}}, 3},
+    {"three",
+     3,
+     {10, 10, 10},
+     {1, -1},
+     {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 100, "B", 0}, {OP_MALLOC, 10, "C", 0}},
+     3},
     {"pristine", 3, {948}, {0, -1}, {{OP_MALLOC, 10, "A", 0}, {OP_MALLOC, 10, "B", 0}}, 2},
     {"double-free", 3, {10, 10, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE, 0, "B", 0}}, 2},
     {"refree", 3, {10, 10, 436}, {-1}, {{OP_FREE, 0, "A", 0}, {OP_FREE_MALLOC, 0, "B", 10}}, 2},
@@ -157,6 +163,7 @@ typedef struct variant {
     unsigned flags;
 } variant_t;
 
+/* clang-format off */
 static const variant_t variants[] = {
     {"paper", 0},
     {"read-only", RT_WF_READONLY_DESCENT},
@@ -164,6 +171,7 @@ static const variant_t variants[] = {
     {"hints", RT_WF_HINTS},
     {"hints+lazy", RT_WF_HINTS | RT_WF_LAZY_REINIT},
 };
+/* clang-format on */
 
 /* --- rt_wfc scenarios (rtalloc/wfcache.h) ------------------------------------------------------- */
 
@@ -197,22 +205,26 @@ enum { NOONE = 0, TA = 1, TB = 2, TC = 3, THELP = 4 };
 
 typedef struct wc_call {
     unsigned char kind;
-    unsigned char who;  /* set-up: the context making the call (an operation: its own thread) */
-    unsigned char reg;  /* malloc: the register receiving the pointer; free: the register freed */
+    unsigned char who; /* set-up: the context making the call (an operation: its own thread) */
+    unsigned char reg; /* malloc: the register receiving the pointer; free: the register freed */
     unsigned short size;
 } wc_call_t;
 
+/* clang-format off */
 #define WM(who, reg, size) {WC_MALLOC, (who), (reg), (size)}
 #define WFR(who, reg) {WC_FREE, (who), (reg), 0}
 /* a free of the block the register received last, whether or not another call freed it (a double
  * free of the application's) */
 #define WFW(who, reg) {WC_FREE_WAS, (who), (reg), 0}
 #define WFL(who) {WC_FLUSH, (who), 0, 0}
+/* clang-format on */
 /* `who` gets its record (its first calls: a refill, a free, a flush); the tree's counters are as
  * before */
 #define WARRIVE(who) WM(who, 7, WC_LEAF), WFR(who, 7), WFL(who)
 /* all inline records but one taken by helper contexts that arrive and flush */
+/* clang-format off */
 #define WHELPERS {WC_HELPERS, 0, 0, 0}
+/* clang-format on */
 
 typedef struct wc_scenario {
     const char *name;
@@ -222,7 +234,7 @@ typedef struct wc_scenario {
     wc_call_t ops[MAX_OPS][WC_CALLS]; /* ops[j]: the calls of thread j (context j + 1), in order */
     unsigned nops;
     const char *special; /* the outcome wc_check_run counts for it */
-    const char *known; /* a known library bug this scenario reproduces: its failure is expected, and
+    const char *known;   /* a known library bug this scenario reproduces: its failure is expected, and
                           its passing fails the test (drop the mark with the fix); NULL: none */
 } wc_scenario_t;
 
@@ -244,41 +256,91 @@ typedef struct wc_scenario {
  *   arrive-full the same race with the tree full (every leaf live): the loser's record claim
  *               fails, it gives its slot back and frees to the tree; A and B free one block each */
 static const wc_scenario_t wc_scenarios[] = {
-    {"wfc-refill", 1, 2, false,
+    {"wfc-refill",
+     1,
+     2,
+     false,
      {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF), WM(NOONE, 1, WC_LEAF), WM(NOONE, 2, WC_LEAF),
       WM(NOONE, 3, WC_LEAF), WFR(NOONE, 1), WFR(NOONE, 3)},
      {{WM(TA, 4, WC_LEAF)}, {WM(TB, 5, WC_LEAF)}},
-     2, "one cut, one leaf", NULL},
-    {"wfc-flush", 1, 2, false,
+     2,
+     "one cut, one leaf",
+     NULL},
+    {"wfc-flush",
+     1,
+     2,
+     false,
      {WARRIVE(TB), WM(TA, 0, WC_LEAF), WM(TA, 1, WC_LEAF), WM(TA, 2, WC_LEAF), WFR(TA, 1), WM(NOONE, 3, WC_LEAF),
       WM(NOONE, 4, WC_LEAF)},
      {{WFR(TA, 0)}, {WM(TB, 5, WC_LEAF)}},
-     2, "B got the flushed leaf", NULL},
-    {"wfc-remote", 1, 1, false,
+     2,
+     "B got the flushed leaf",
+     NULL},
+    {"wfc-remote",
+     1,
+     1,
+     false,
      {WM(TA, 0, WC_LEAF), WM(TA, 1, WC_LEAF), WM(TB, 2, WC_LEAF), WM(NOONE, 3, WC_LEAF), WM(NOONE, 4, WC_LEAF)},
      {{WM(TA, 5, WC_LEAF)}, {WFR(TB, 1), WFR(TB, 2)}},
-     2, "A got its own piece back", NULL},
-    {"wfc-fail-flush", 1, 2, false,
-     {WARRIVE(TB), WM(TA, 0, WC_LEAF), WFR(TA, 0), WM(NOONE, 1, WC_LEAF), WM(NOONE, 2, WC_LEAF),
-      WM(NOONE, 3, WC_LEAF)},
+     2,
+     "A got its own piece back",
+     NULL},
+    {"wfc-fail-flush",
+     1,
+     2,
+     false,
+     {WARRIVE(TB), WM(TA, 0, WC_LEAF), WFR(TA, 0), WM(NOONE, 1, WC_LEAF), WM(NOONE, 2, WC_LEAF), WM(NOONE, 3, WC_LEAF)},
      {{WM(TA, 4, WC_PAIR)}, {WM(TB, 5, WC_LEAF)}},
-     2, "A failed (B took a leaf of the pair it released)", NULL},
-    {"wfc-arrive", 1, 2, true, {WHELPERS}, {{WM(TA, 0, WC_LEAF), WFR(TA, 0)}, {WM(TB, 1, WC_LEAF), WFR(TB, 1)}}, 2,
-     "B took the slot both hash to", NULL},
-    {"wfc-arrive-full", 1, 2, true,
+     2,
+     "A failed (B took a leaf of the pair it released)",
+     NULL},
+    {"wfc-arrive",
+     1,
+     2,
+     true,
+     {WHELPERS},
+     {{WM(TA, 0, WC_LEAF), WFR(TA, 0)}, {WM(TB, 1, WC_LEAF), WFR(TB, 1)}},
+     2,
+     "B took the slot both hash to",
+     NULL},
+    {"wfc-arrive-full",
+     1,
+     2,
+     true,
      {WHELPERS, WM(NOONE, 0, WC_LEAF), WM(NOONE, 1, WC_LEAF), WM(NOONE, 2, WC_LEAF), WM(NOONE, 3, WC_LEAF),
       WM(NOONE, 4, WC_LEAF), WM(NOONE, 5, WC_LEAF)},
      {{WFR(TA, 0)}, {WFR(TB, 1)}},
      2,
-     "B took the slot both hash to", NULL},
-    {"wfc-double-free", 1, 2, false, {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF)},
-     {{WFW(TA, 0)}, {WFW(TB, 0)}}, 2, "A's cache took it", NULL},
-    {"wfc-double-free-full", 1, 1, false,
+     "B took the slot both hash to",
+     NULL},
+    {"wfc-double-free",
+     1,
+     2,
+     false,
+     {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF)},
+     {{WFW(TA, 0)}, {WFW(TB, 0)}},
+     2,
+     "A's cache took it",
+     NULL},
+    {"wfc-double-free-full",
+     1,
+     1,
+     false,
      {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF), WM(NOONE, 1, WC_LEAF), WM(NOONE, 2, WC_LEAF), WFR(TA, 1),
       WFR(TB, 2)},
-     {{WFW(TA, 0)}, {WFW(TB, 0)}}, 2, "A's cache took it", NULL},
-    {"wfc-refree", 1, 2, false, {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF)},
-     {{WFW(TA, 0)}, {WFW(TB, 0), WM(TB, 1, WC_LEAF)}}, 2, "B's malloc got it back", NULL},
+     {{WFW(TA, 0)}, {WFW(TB, 0)}},
+     2,
+     "A's cache took it",
+     NULL},
+    {"wfc-refree",
+     1,
+     2,
+     false,
+     {WARRIVE(TA), WARRIVE(TB), WM(NOONE, 0, WC_LEAF)},
+     {{WFW(TA, 0)}, {WFW(TB, 0), WM(TB, 1, WC_LEAF)}},
+     2,
+     "B's malloc got it back",
+     NULL},
 };
 
 /* Per scenario, found once before its runs (wc_prepare). */
@@ -300,7 +362,7 @@ static unsigned char control[1024] __attribute__((aligned(64)));
 static unsigned char tree[16 * 64] __attribute__((aligned(64)));
 
 typedef struct exec {
-    const scenario_t *sc; /* a tree scenario, or NULL and ... */
+    const scenario_t *sc;    /* a tree scenario, or NULL and ... */
     const wc_scenario_t *wc; /* ... an rt_wfc one */
     const char *name;
     unsigned nops;
@@ -312,10 +374,10 @@ typedef struct exec {
     void *result[MAX_OPS];
     /* rt_wfc runs */
     rt_wfc_t *c;
-    int free0;                 /* the root's counter before the set-up */
-    void *reg[WC_REGS];        /* live blocks (a free clears its register) */
-    void *was[WC_REGS];        /* the last block each register received */
-    size_t exp[WC_CTX];        /* nodes each context's cache holds after the set-up (its own calls) */
+    int free0;          /* the root's counter before the set-up */
+    void *reg[WC_REGS]; /* live blocks (a free clears its register) */
+    void *was[WC_REGS]; /* the last block each register received */
+    size_t exp[WC_CTX]; /* nodes each context's cache holds after the set-up (its own calls) */
     void *wres[MAX_OPS][WC_CALLS];
     rt_wfc_trace_t wtr[MAX_OPS][WC_CALLS];
     /* the schedule */
@@ -722,8 +784,8 @@ static bool no_overlap(exec_t *x)
     for (size_t a = 0; a < n; a++) {
         for (size_t b = a + 1u; b < n; b++) {
             TL_REQUIRE(r[a].hi <= r[b].lo || r[b].hi <= r[a].lo, "%s/%s: chunks [%#lx, %#lx) and [%#lx, %#lx) overlap",
-                       x->sc->name, x->v->name, (unsigned long)r[a].lo, (unsigned long)r[a].hi,
-                       (unsigned long)r[b].lo, (unsigned long)r[b].hi);
+                       x->sc->name, x->v->name, (unsigned long)r[a].lo, (unsigned long)r[a].hi, (unsigned long)r[b].lo,
+                       (unsigned long)r[b].hi);
         }
     }
     return true;
@@ -761,15 +823,15 @@ static void print_schedule(const exec_t *x)
 
 /* Events of rt_wfc runs, counted per schedule in which they occur. */
 enum { EV_CUT, EV_FALLBACK, EV_FAIL_FLUSH, EV_CAS_LOST, EV_INLINE_RACE, EV_TREE_RECORD, EV_N };
-static const char *const ev_name[EV_N] = {"batch cut",         "leaf fallback", "failure flush", "slot CAS lost",
-                                          "inline fetch-add race", "record from the tree"};
+static const char *const ev_name[EV_N] = {"batch cut",     "leaf fallback",         "failure flush",
+                                          "slot CAS lost", "inline fetch-add race", "record from the tree"};
 
 typedef struct tally {
     unsigned long schedules, serial;
     unsigned long fails[MAX_OPS];
     unsigned long all_fail; /* schedules in which every malloc failed */
     unsigned long ev[EV_N];
-    unsigned long special; /* per scenario (rt_wfc): the outcome its check names */
+    unsigned long special;      /* per scenario (rt_wfc): the outcome its check names */
     unsigned long won[MAX_OPS]; /* racing frees of one block: schedules in which op j's free claimed it */
     unsigned long refreed;      /* ... in which the first op's free freed the second op's new block */
     bool printed;
@@ -786,14 +848,14 @@ static unsigned racing_frees(exec_t *x, tally_t *t, const void *block, const voi
     const char *n = x->name, *v = x->v->name;
     unsigned winners = 0;
     for (unsigned j = 0; j < 2u; j++) {
-        TL_REQUIRE(x->reports[j] <= 1u && (x->reports[j] == 0u || (x->report_kind[j] == RT_ERR_DOUBLE_FREE &&
-                                                                     x->report_ptr[j] == block)),
-                   "%s/%s: op %s made %u reports, the last %s of %p (the block %p)", n, v, x->opname[j],
-                   x->reports[j], tl_kind_name(x->report_kind[j]), x->report_ptr[j], block);
+        TL_REQUIRE(x->reports[j] <= 1u &&
+                       (x->reports[j] == 0u || (x->report_kind[j] == RT_ERR_DOUBLE_FREE && x->report_ptr[j] == block)),
+                   "%s/%s: op %s made %u reports, the last %s of %p (the block %p)", n, v, x->opname[j], x->reports[j],
+                   tl_kind_name(x->report_kind[j]), x->report_ptr[j], block);
         winners += x->reports[j] == 0u ? 1u : 0u;
     }
-    TL_REQUIRE(x->rec.count == x->reports[0] + x->reports[1], "%s/%s: %lu reports, not all from the operations", n,
-               v, x->rec.count);
+    TL_REQUIRE(x->rec.count == x->reports[0] + x->reports[1], "%s/%s: %lu reports, not all from the operations", n, v,
+               x->rec.count);
     TL_REQUIRE(winners == 1u || (winners == 2u && again == block),
                "%s/%s: %u frees of one block claimed it (B's malloc got %p, the block is %p)", n, v, winners, again,
                block);
@@ -967,8 +1029,9 @@ static bool wc_check_run(exec_t *x, tally_t *t)
             bool won = x->reports[j] == 0u;
             if (!TL_CHECK(won ? tr->cache_ops + tr->releases >= 1u
                               : tr->cache_ops == 0u && tr->releases == 0u && tr->rmw == 0u,
-                          "%s/%s: %s's free (%s) " "cache_ops %u releases %u rmw %u", n, v, x->opname[j],
-                          won ? "claimed it" : "lost", tr->cache_ops, tr->releases, tr->rmw)) {
+                          "%s/%s: %s's free (%s) "
+                          "cache_ops %u releases %u rmw %u",
+                          n, v, x->opname[j], won ? "claimed it" : "lost", tr->cache_ops, tr->releases, tr->rmw)) {
                 winners = 0;
             }
         }
@@ -1025,8 +1088,8 @@ static bool wc_check_run(exec_t *x, tally_t *t)
         rt_wfc_flush(c);
         wc_main_ctx = NOONE;
         size_t held = before - rt_wfc_cached_bytes(c);
-        if (!TL_CHECK(held == exp[ctx] * WC_NODE, "%s/%s: context %u's cache held %zu bytes, its calls left %zu",
-                      n, v, ctx, held, exp[ctx] * WC_NODE)) {
+        if (!TL_CHECK(held == exp[ctx] * WC_NODE, "%s/%s: context %u's cache held %zu bytes, its calls left %zu", n, v,
+                      ctx, held, exp[ctx] * WC_NODE)) {
             print_schedule(x);
             return false;
         }
@@ -1036,8 +1099,8 @@ static bool wc_check_run(exec_t *x, tally_t *t)
     rt_wfc_flush_all(c);
     rt_stats_t st;
     rt_wf_stats(w, &st);
-    if (!TL_CHECK(st.used_bytes == live, "%s/%s: after flush_all the tree counts %zu bytes used, live blocks %zu", n,
-                  v, st.used_bytes, live)) {
+    if (!TL_CHECK(st.used_bytes == live, "%s/%s: after flush_all the tree counts %zu bytes used, live blocks %zu", n, v,
+                  st.used_bytes, live)) {
         print_schedule(x);
         return false;
     }
@@ -1060,8 +1123,8 @@ static bool wc_check_run(exec_t *x, tally_t *t)
         TL_REQUIRE(r0 == NULL || r0 == x->was[1] || r0 == spare, "%s/%s: A got %p, neither released leaf", n, v, r0);
         TL_REQUIRE(!b_first || r0 != NULL, "%s/%s: A failed after B's frees had finished", n, v);
         TL_REQUIRE(!a_first || r0 == NULL, "%s/%s: A got memory before anything was free", n, v);
-        TL_REQUIRE(x->wtr[1][0].releases == 1u && x->wtr[1][1].releases == 1u, "%s/%s: B's frees released %u, %u", n,
-                   v, x->wtr[1][0].releases, x->wtr[1][1].releases);
+        TL_REQUIRE(x->wtr[1][0].releases == 1u && x->wtr[1][1].releases == 1u, "%s/%s: B's frees released %u, %u", n, v,
+                   x->wtr[1][0].releases, x->wtr[1][1].releases);
         t->special += r0 == x->was[1]; /* A's own piece, back through B's cache and the tree */
     } else if (strcmp(n, "wfc-fail-flush") == 0) {
         TL_REQUIRE(x->wtr[0][0].releases == 2u, "%s/%s: A's failing malloc released %u chunks, not its 2", n, v,
@@ -1204,8 +1267,8 @@ int main(int argc, char **argv)
                 bool decides_by_reading = (x.v->flags & RT_WF_READONLY_DESCENT) != 0u;
                 TL_CHECK(decides_by_reading || t.all_fail > 0u,
                          "fig9/%s: the both-fail interleaving of Fig. 9 was not reproduced", x.v->name);
-                TL_CHECK(!decides_by_reading || t.all_fail == 0u,
-                         "fig9/%s: both failed though A decides by reading", x.v->name);
+                TL_CHECK(!decides_by_reading || t.all_fail == 0u, "fig9/%s: both failed though A decides by reading",
+                         x.v->name);
             }
         }
     }

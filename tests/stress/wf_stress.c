@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_stress.c -- the wait-free buddy tree under real concurrency (a stress test, not a benchmark).
  *
@@ -53,9 +54,9 @@
 typedef struct shared {
     const char *name;
     rt_wf_t *w;
-    rt_wfc_t *c;                   /* not NULL: every call goes through the caches */
+    rt_wfc_t *c;                              /* not NULL: every call goes through the caches */
     _Atomic(struct block *) mailbox[MAILBOX]; /* blocks in transit between threads */
-    unsigned char *tree; /* node 0 (the buffer is 64-aligned, so nothing is skipped) */
+    unsigned char *tree;                      /* node 0 (the buffer is 64-aligned, so nothing is skipped) */
     size_t node;
     atomic_uint *owner; /* per node: 0 free, else thread id + 1 */
     unsigned threads;
@@ -168,8 +169,8 @@ static bool verify(thread_t *t, const block_t *b)
     size_t bad = tl_verify(b->p, b->n, b->id);
     if (bad != b->n) {
         atomic_fetch_add(&t->sh->corruptions, 1u);
-        TL_CHECK(false, "%s: thread %u: block %p (%zu bytes) corrupted at %zu", t->sh->name, t->id, (void *)b->p,
-                 b->n, bad);
+        TL_CHECK(false, "%s: thread %u: block %p (%zu bytes) corrupted at %zu", t->sh->name, t->id, (void *)b->p, b->n,
+                 bad);
         return false;
     }
     return true;
@@ -280,7 +281,8 @@ static void quiescent_check(shared_t *sh, const char *when)
     }
     bool ok = TL_CHECK(s_check(sh), "%s: equation 3 %s", sh->name, when);
     ok = TL_CHECK(s.used_blocks == held, "%s: %s: stats.used_blocks %zu, threads hold %zu", sh->name, when,
-                  s.used_blocks, held) && ok;
+                  s.used_blocks, held) &&
+         ok;
     if (!ok) {
         atomic_fetch_add(&sh->quiescent_failures, 1u);
     }
@@ -386,8 +388,7 @@ static void run(const char *name, const rt_wf_config_t *cfg, const rt_wfc_config
                atomic_load(&sh.quiescent_failures) != 0u;
     printf("%-22s %u threads x %u ops: %lu blocks, %lu NULL (full or overlapping calls), stats mallocs %" PRIu64
            ": %s\n",
-           name, threads, ops, atomic_load(&sh.mallocs), atomic_load(&sh.failures), s.mallocs,
-           bad ? "FAILED" : "ok");
+           name, threads, ops, atomic_load(&sh.mallocs), atomic_load(&sh.failures), s.mallocs, bad ? "FAILED" : "ok");
     if (bad) {
         printf("  (replay: wf_stress %u %u %" PRIu64 ")\n", threads, ops, seed);
     }
@@ -438,8 +439,8 @@ static void *race_main(void *arg)
             unsigned reports = atomic_load(&sh->reports) - before;
             if (!TL_CHECK(reports == got && s1.frees - s0.frees == got && s1.used_blocks == 0u && s_check(sh),
                           "%s: round %u: %u blocks freed twice at once: %u reports, %llu frees counted, %zu blocks "
-                          "used", sh->name, round, got, reports, (unsigned long long)(s1.frees - s0.frees),
-                          s1.used_blocks)) {
+                          "used",
+                          sh->name, round, got, reports, (unsigned long long)(s1.frees - s0.frees), s1.used_blocks)) {
                 atomic_fetch_add(&rc->bad_rounds, 1u);
             }
         }
@@ -487,8 +488,8 @@ static void race_run(const char *name, const rt_wf_config_t *cfg, const rt_wfc_c
     rt_stats_t s;
     s_stats(&sh, &s);
     TL_CHECK(s_check(&sh) && s.used_bytes == 0u, "%s: racing frees: %zu bytes used at the end", name, s.used_bytes);
-    printf("%-22s racing frees, 2 threads x %u rounds of %u blocks: %u double-free reports: %s\n", name, rounds,
-           RACE_K, atomic_load(&sh.reports), atomic_load(&rc.bad_rounds) == 0u ? "ok" : "FAILED");
+    printf("%-22s racing frees, 2 threads x %u rounds of %u blocks: %u double-free reports: %s\n", name, rounds, RACE_K,
+           atomic_load(&sh.reports), atomic_load(&rc.bad_rounds) == 0u ? "ok" : "FAILED");
     free(buf);
 }
 

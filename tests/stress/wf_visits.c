@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_visits.c -- clock-free work of the wait-free buddy tree on Stellwag's tests I and III: node
  * visits and atomic RMWs per malloc, for every variant, on a 64 MiB tree (paper 3.5.2).
@@ -231,9 +232,9 @@ static void print_row(const variant_t *v, const work_t *wk, size_t height, doubl
  * asserted on the deterministic (one-thread) runs. */
 static void run_table(unsigned test, unsigned nt, size_t mib, size_t bytes)
 {
-    printf("\nTest %s, %zu MiB tree, %u thread%s%s\n", test == 1u ? "I (malloc(948) until full)"
-                                                               : "III (16 streams x1.25 from 10 B)",
-           mib, nt, nt == 1u ? "" : "s", nt == 1u ? " (deterministic)" : " (one interleaving; not asserted)");
+    printf("\nTest %s, %zu MiB tree, %u thread%s%s\n",
+           test == 1u ? "I (malloc(948) until full)" : "III (16 streams x1.25 from 10 B)", mib, nt, nt == 1u ? "" : "s",
+           nt == 1u ? " (deterministic)" : " (one interleaving; not asserted)");
     printf("  %-22s %-4s %8s %6s %9s %8s %8s %8s %7s\n", "variant", "", "mallocs", "fails", "max nodes", "mean",
            "max RMW", "mean", "util");
     work_t base;
@@ -275,8 +276,7 @@ int main(int argc, char **argv)
     unsigned threads = 0;
     for (int i = 1; i < argc; i++) {
         uint64_t v = 0;
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && tl_parse_u64(argv[i + 1], &v) && v >= 1u &&
-            v <= 64u) {
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && tl_parse_u64(argv[i + 1], &v) && v >= 1u && v <= 64u) {
             threads = (unsigned)v;
             i++;
         } else if (tl_parse_u64(argv[i], &v) && v >= 1u && v <= 1024u) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/tools/dropin_programs.sh -- real programs under the drop-in malloc (doc/malloc.md, "Real programs").
 #
 #   dropin_programs.sh <librtalloc-malloc.so> <registry_names> <workloads/programs dir> \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry_names -- prints one line per allocator of the registry:
  *     <name> <family> <malloc bound>

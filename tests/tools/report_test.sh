@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # report_test.sh -- bench/report.py (the package bench/report/) on a small CSV fixture
 # (tests/fixtures/report/: every CSV that `rtbench run all --csv DIR`, bench/callgrind_check.sh,
 # tools/footprint.sh and tools/target-bench.sh write, cut down to a few rows, and allocators.csv):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/tools/tiers.cmake -- every ctest of a build carries exactly one tier label (the ctest
 # `tiers`; the tiers are described at the top of tests/CMakeLists.txt).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # trace_cli.sh -- `rtbench trace size` and `rtbench trace replay` on a trace file: the
 # synthetic realloc-heavy trace of tests/unit/trace_replay.c written by `trace_replay --write`, sized
 # and replayed through the command line, their CSVs checked: a row per allocator asked for, the

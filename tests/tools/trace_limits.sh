@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # trace_limits.sh -- `rtbench trace replay|size` bound what a trace may ask for (--max-memory;
 # doc/traces.md, "What a replay may take"). Files:
 #   big.rtt      300 live mallocs of 4 GiB - 1 (a valid 2 KB file): live peak 1.2 TiB, heap 9.4 TiB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * buddy_unit.c -- white-box tests of the binary buddy's hardened free lists (rtalloc/buddy.h,
  * src/buddy/buddy.c, RT_HARDENING >= 1), beyond the registry suites (contract, model, badinput):
@@ -135,11 +136,11 @@ static bool guards_intact(const world_t *w)
 }
 
 /* A safety check: counted once per case (the first failure stops counting the case's others). */
-#define SAFE(w, cond, ...)                                                                         \
-    do {                                                                                           \
-        if (!(w)->failed && !TL_CHECK(cond, __VA_ARGS__)) {                                       \
-            (w)->failed = true;                                                                    \
-        }                                                                                          \
+#define SAFE(w, cond, ...)                                  \
+    do {                                                    \
+        if (!(w)->failed && !TL_CHECK(cond, __VA_ARGS__)) { \
+            (w)->failed = true;                             \
+        }                                                   \
     } while (0)
 
 /* Adds a block the allocator handed out: inside the arena, overlapping no live block. */
@@ -150,8 +151,8 @@ static void world_add(world_t *w, void *ptr, size_t request)
     SAFE(w, n >= request && p >= w->lo && p < w->hi && n <= w->hi - p, "block %p + %zu outside the arena", ptr, n);
     for (size_t i = 0; i < w->nlive; i++) {
         uintptr_t q = (uintptr_t)w->live[i].p;
-        SAFE(w, p + n <= q || q + w->live[i].n <= p, "block %p + %zu overlaps live %p + %zu", ptr, n, (void *)w->live[i].p,
-             w->live[i].n);
+        SAFE(w, p + n <= q || q + w->live[i].n <= p, "block %p + %zu overlaps live %p + %zu", ptr, n,
+             (void *)w->live[i].p, w->live[i].n);
     }
     if (w->failed || w->nlive == MAX_LIVE) {
         return;
@@ -229,7 +230,8 @@ static void w_realloc_at(world_t *w, size_t i, size_t n)
     SAFE(w, w->reports == r0 || q == NULL, "realloc(%p, %zu) reported but returned %p", (void *)old.p, n, q);
     if (q == NULL) {
         /* refused or out of memory: the old block must be untouched */
-        SAFE(w, old.id == 0u || tl_verify(old.p, old.n, old.id) == old.n, "refused realloc changed the old block %p", (void *)old.p);
+        SAFE(w, old.id == 0u || tl_verify(old.p, old.n, old.id) == old.n, "refused realloc changed the old block %p",
+             (void *)old.p);
         return;
     }
     size_t keep = old.n < n ? old.n : n;
@@ -393,13 +395,15 @@ static void run_case(world_t *w, const snapshot_t *s, const blocks_t *bl, uintpt
     drive(w, which, at, k_size);
     bool ok = rt_buddy_check(w->h);
     world_final(w);
-    SAFE(w, w->bad_kinds == 0u, "%s: a report of another kind than CORRUPTED (last %s)", what, tl_kind_name(w->last_kind));
+    SAFE(w, w->bad_kinds == 0u, "%s: a report of another kind than CORRUPTED (last %s)", what,
+         tl_kind_name(w->last_kind));
     if (changed) {
         SAFE(w, w->reports > 0u && !ok, "%s: link byte at arena+%ju set to %#x, drive %s: not reported", what,
              (uintmax_t)(byte - w->lo), v, drive_names[which]);
     } else {
-        SAFE(w, w->reports == 0u && ok, "%s: no link byte changed (arena+%ju = %#x, drive %s), yet %lu reports, check %d",
-             what, (uintmax_t)(byte - w->lo), v, drive_names[which], w->reports, ok);
+        SAFE(w, w->reports == 0u && ok,
+             "%s: no link byte changed (arena+%ju = %#x, drive %s), yet %lu reports, check %d", what,
+             (uintmax_t)(byte - w->lo), v, drive_names[which], w->reports, ok);
     }
 }
 
@@ -517,7 +521,8 @@ static void test_overflow(void)
             if (!build(w, k, variant)) {
                 continue;
             }
-            TL_CHECK(rt_buddy_check(w->h) && w->reports == 0u, "order %u variant %d: the built state is sound", k, variant);
+            TL_CHECK(rt_buddy_check(w->h) && w->reports == 0u, "order %u variant %d: the built state is sound", k,
+                     variant);
             snap_take(s, w);
             bl->n = 0;
             rt_buddy_walk(w->h, blocks_fn, bl);
@@ -561,7 +566,8 @@ static void test_overflow(void)
                             for (int which = 0; which < DRIVES; which++) {
                                 char what[96];
                                 snprintf(what, sizeof what, "order %u variant %d %s %u", k, variant,
-                                         side == 0 ? "past the end +" : "before the start -", off + (side == 0 ? 0u : 1u));
+                                         side == 0 ? "past the end +" : "before the start -",
+                                         off + (side == 0 ? 0u : 1u));
                                 run_case(w, s, bl, byte, values[vi], which, at, sz, what);
                                 overflow_cases++;
                             }
@@ -612,23 +618,38 @@ static void test_forged(void)
         uintptr_t a = (uintptr_t)app;
         int dummy = 0;
         uintptr_t targets[] = {
-            a, a + UNIT, a + 8u, a + 2u * UNIT + 1u,              /* the app's live block */
-            (uintptr_t)w->mem, (uintptr_t)w->mem + 64u,          /* control structure */
-            w->lo - 1u, w->lo - 16u, w->lo - UNIT,               /* guard / table */
-            (uintptr_t)w->mem - 64u, (uintptr_t)w->mem - 8u,     /* before the buffer */
-            (uintptr_t)w->mem + w->size, w->hi, w->hi + UNIT,    /* after the arena / buffer */
-            0u, 1u, ~(uintptr_t)0, ~(uintptr_t)0 - UNIT + 1u,    /* NULL, all ones */
-            (uintptr_t)&dummy,                                   /* the stack */
-            other,                                               /* a free block of another order */
-            0u, 0u, 0u, 0u,                                      /* filled per victim below */
+            a,
+            a + UNIT,
+            a + 8u,
+            a + 2u * UNIT + 1u, /* the app's live block */
+            (uintptr_t)w->mem,
+            (uintptr_t)w->mem + 64u, /* control structure */
+            w->lo - 1u,
+            w->lo - 16u,
+            w->lo - UNIT, /* guard / table */
+            (uintptr_t)w->mem - 64u,
+            (uintptr_t)w->mem - 8u, /* before the buffer */
+            (uintptr_t)w->mem + w->size,
+            w->hi,
+            w->hi + UNIT, /* after the arena / buffer */
+            0u,
+            1u,
+            ~(uintptr_t)0,
+            ~(uintptr_t)0 - UNIT + 1u, /* NULL, all ones */
+            (uintptr_t)&dummy,         /* the stack */
+            other,                     /* a free block of another order */
+            0u,
+            0u,
+            0u,
+            0u, /* filled per victim below */
         };
         size_t nt = sizeof targets / sizeof targets[0];
         for (size_t f = 0; f < nf; f++) {
             uintptr_t victim = frees[f];
-            targets[nt - 4u] = victim;                 /* itself */
-            targets[nt - 3u] = frees[(f + 1u) % nf];   /* another free block of its order */
+            targets[nt - 4u] = victim;               /* itself */
+            targets[nt - 3u] = frees[(f + 1u) % nf]; /* another free block of its order */
             targets[nt - 2u] = frees[(f + 2u) % nf];
-            targets[nt - 1u] = victim + UNIT;          /* inside itself */
+            targets[nt - 1u] = victim + UNIT; /* inside itself */
             for (size_t t = 0; t < nt; t++) {
                 for (int link = 0; link < 2; link++) {
                     for (int fake = 0; fake < 2; fake++) {
@@ -650,8 +671,9 @@ static void test_forged(void)
                             world_final(w);
                             SAFE(w, w->bad_kinds == 0u, "forged: a report of kind %s", tl_kind_name(w->last_kind));
                             if (changed) {
-                                SAFE(w, w->reports > 0u && !ok, "forged: order %u victim %zu link %d -> target %zu, drive %s: not reported",
-                                     k, f, link, t, drive_names[which]);
+                                SAFE(w, w->reports > 0u && !ok,
+                                     "forged: order %u victim %zu link %d -> target %zu, drive %s: not reported", k, f,
+                                     link, t, drive_names[which]);
                             } else {
                                 SAFE(w, w->reports == 0u && ok, "forged: unchanged link reported");
                             }
@@ -838,7 +860,8 @@ static void run_copy_case(world_t *w, const snapshot_t *s, uintptr_t dst, uintpt
     drive(w, which, dst, k_size);
     bool ok = rt_buddy_check(w->h);
     world_final(w);
-    SAFE(w, w->bad_kinds == 0u, "%s: a report of another kind than CORRUPTED (last %s)", what, tl_kind_name(w->last_kind));
+    SAFE(w, w->bad_kinds == 0u, "%s: a report of another kind than CORRUPTED (last %s)", what,
+         tl_kind_name(w->last_kind));
     if (changed) {
         SAFE(w, w->reports > 0u && !ok, "%s, drive %s: not reported (%lu reports, check %d)", what, drive_names[which],
              w->reports, ok);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma_checks.c -- the FMA page allocator's safety checks one at a time (src/fma/fma.c, "validation
  * of the links kept in free blocks"): each case builds the one state a single check must refuse

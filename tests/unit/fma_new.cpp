@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fma_new.cpp -- rtalloc_fma_new: the article's C++ interface (Listings One and Two). Global
 // operator new/delete go to an FMA region once the policy is set, and back: by address range
 // and by the region's statistics; objects made before the policy are freed with free; the
@@ -33,15 +34,13 @@ std::size_t used_blocks()
 
 bool in_region(const void *p) { return rt_fma_region_contains(rtalloc::new_region(), p); }
 
-
 void test_entry_points()
 {
     void *early = rtalloc::fma_new_allocate(100, 16); // no policy yet: the system heap
     CHECK(early != nullptr && rtalloc::new_region() == nullptr, "no policy: system heap");
     rt_heap_policy = {1u << 20, RT_FMA_PRIVATE, 2, false, nullptr};
     void *p = rtalloc::fma_new_allocate(100, 16);
-    if (!CHECK(p != nullptr && in_region(p), "the first allocation opens the region: %s",
-               rt_fma_region_error())) {
+    if (!CHECK(p != nullptr && in_region(p), "the first allocation opens the region: %s", rt_fma_region_error())) {
         return;
     }
     void *a = rtalloc::fma_new_allocate(100, 512);
@@ -58,8 +57,7 @@ void test_entry_points()
     std::snprintf(key, sizeof key, "t%ld-entry", static_cast<long>(getpid()));
     rt_heap_policy = {1u << 20, RT_FMA_SHARED, 0, false, key};
     auto *shared = static_cast<long *>(rtalloc::fma_new_allocate(sizeof(long), 16));
-    if (!CHECK(shared != nullptr && in_region(shared) && segment_exists(key), "shared: %s",
-               rt_fma_region_error())) {
+    if (!CHECK(shared != nullptr && in_region(shared) && segment_exists(key), "shared: %s", rt_fma_region_error())) {
         return;
     }
     *shared = 1;
@@ -80,12 +78,10 @@ void test_entry_points()
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child");
-    CHECK(*shared == 2 && used_blocks() == 1,
-          "the parent sees the child's change; its block freed");
+    CHECK(*shared == 2 && used_blocks() == 1, "the parent sees the child's change; its block freed");
     rt_heap_policy.remove_now = true;
     rtalloc::fma_new_release(shared);
-    CHECK(rtalloc::new_region() == nullptr && !segment_exists(key),
-          "the last remove_now removes it");
+    CHECK(rtalloc::new_region() == nullptr && !segment_exists(key), "the last remove_now removes it");
 }
 
 #if !defined(RTALLOC_FMA_NEW_NO_OPERATORS)
@@ -110,8 +106,8 @@ void test_private()
     // Listing Two: a private heap of 1 MiB, created by the first new.
     rt_heap_policy = {1u << 20, RT_FMA_PRIVATE, 1, false, nullptr};
     int *ip = new int(7);
-    if (!CHECK(rtalloc::new_region() != nullptr && in_region(ip),
-               "the first new opens the region: %s", rt_fma_region_error())) {
+    if (!CHECK(rtalloc::new_region() != nullptr && in_region(ip), "the first new opens the region: %s",
+               rt_fma_region_error())) {
         return;
     }
     std::size_t base = used_blocks();
@@ -173,16 +169,14 @@ void test_private()
     } catch (const std::bad_alloc &) {
         thrown = true;
     }
-    CHECK(thrown && handler_calls == 1, "the new-handler runs once before bad_alloc (%d)",
-          handler_calls);
+    CHECK(thrown && handler_calls == 1, "the new-handler runs once before bad_alloc (%d)", handler_calls);
     CHECK(rt_fma_region_check(rtalloc::new_region()), "region consistent");
 
     // remove_now: the next delete detaches the region (and destroys it: private).
     int *stale = new int(1);
     rt_heap_policy.remove_now = true;
     delete ip;
-    CHECK(rtalloc::new_region() == nullptr && rt_heap_policy.size == 0 &&
-              !rt_heap_policy.remove_now,
+    CHECK(rtalloc::new_region() == nullptr && rt_heap_policy.size == 0 && !rt_heap_policy.remove_now,
           "remove_now: the region is gone and the policy consumed");
     delete stale; // its region is gone: ignored
     int *after = new int(3);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fma_pmr.cpp -- rtalloc/pmr.hpp: std::pmr::vector and std::pmr::string grow on every heap of
 // the registry (rtalloc::heap_resource), on FMA and BSD 4.4 directly (rtalloc::fma_resource) and
 // on an FMA region (rtalloc::fma_region_resource); contents verified, every block returned
@@ -42,8 +43,7 @@ bool exercise(std::pmr::memory_resource *res, const char *name)
         }
         bool ok = s.size() == 66000;
         for (std::size_t i = 0; ok && i < s.size(); i += 11) {
-            ok = s[i] == static_cast<char>('a' + (i / 11) % 26) && s[i + 1] == '0' &&
-                 s[i + 10] == '9';
+            ok = s[i] == static_cast<char>('a' + (i / 11) % 26) && s[i + 1] == '0' && s[i + 10] == '9';
         }
         if (!CHECK(ok, "%s: string of 66000 chars grown and read back", name)) {
             return false;
@@ -52,14 +52,12 @@ bool exercise(std::pmr::memory_resource *res, const char *name)
     {
         std::pmr::vector<std::pmr::string> words(res);
         for (int i = 0; i < 500; i++) {
-            words.emplace_back(std::string(40, static_cast<char>('A' + i % 26)) +
-                               std::to_string(i));
+            words.emplace_back(std::string(40, static_cast<char>('A' + i % 26)) + std::to_string(i));
         }
         bool ok = words.size() == 500 && words[0].get_allocator().resource() == res;
         for (int i = 0; ok && i < 500; i++) {
             const auto &w = words[static_cast<std::size_t>(i)];
-            ok = w.size() == 40 + std::to_string(i).size() &&
-                 w[0] == static_cast<char>('A' + i % 26);
+            ok = w.size() == 40 + std::to_string(i).size() && w[0] == static_cast<char>('A' + i % 26);
         }
         if (!CHECK(ok, "%s: vector of 500 pmr::strings (the resource propagates)", name)) {
             return false;
@@ -68,8 +66,7 @@ bool exercise(std::pmr::memory_resource *res, const char *name)
     return true;
 }
 
-void test_aligned(std::pmr::memory_resource *res, const char *name, std::size_t natural,
-                  bool memalign)
+void test_aligned(std::pmr::memory_resource *res, const char *name, std::size_t natural, bool memalign)
 {
     for (std::size_t align : {std::size_t{64}, std::size_t{256}, std::size_t{4096}}) {
         if (align <= natural) {
@@ -78,8 +75,7 @@ void test_aligned(std::pmr::memory_resource *res, const char *name, std::size_t 
         try {
             void *p = res->allocate(100, align);
             CHECK(memalign, "%s: alignment %zu served only with memalign", name, align);
-            CHECK((reinterpret_cast<std::uintptr_t>(p) & (align - 1)) == 0, "%s: aligned to %zu",
-                  name, align);
+            CHECK((reinterpret_cast<std::uintptr_t>(p) & (align - 1)) == 0, "%s: aligned to %zu", name, align);
             res->deallocate(p, 100, align);
         } catch (const std::bad_alloc &) {
             CHECK(!memalign, "%s: alignment %zu refused although it has memalign", name, align);
@@ -128,15 +124,15 @@ void test_registry()
             rt_stats_t s{};
             a->stats(res.handle(), &s);
             CHECK(s.used_blocks == 0 && s.mallocs > 0 && s.mallocs == s.frees,
-                  "%s: every block returned (used %zu, mallocs %llu, frees %llu)", a->name,
-                  s.used_blocks, static_cast<unsigned long long>(s.mallocs),
-                  static_cast<unsigned long long>(s.frees));
+                  "%s: every block returned (used %zu, mallocs %llu, frees %llu)", a->name, s.used_blocks,
+                  static_cast<unsigned long long>(s.mallocs), static_cast<unsigned long long>(s.frees));
         }
         if (a->check != nullptr) {
             CHECK(a->check(res.handle()), "%s: check", a->name);
         }
     }
-    CHECK(saw_fma && saw_bsd, "the registry has a uniting page allocator (%d) and one that never unites (%d)", saw_fma, saw_bsd);
+    CHECK(saw_fma && saw_bsd, "the registry has a uniting page allocator (%d) and one that never unites (%d)", saw_fma,
+          saw_bsd);
 
     // two resources over the same kind are different resources
     const rt_allocator_t *tlsf = rt_registry_find("tlsf");
@@ -165,8 +161,7 @@ void test_fma_direct()
     test_exhaustion(&fma, "fma_resource");
     rt_stats_t s{};
     rt_fma_stats(fma.fma(), &s);
-    CHECK(s.used_blocks == 0 && rt_fma_check(fma.fma()), "fma_resource: clean (%zu)",
-          s.used_blocks);
+    CHECK(s.used_blocks == 0 && rt_fma_check(fma.fma()), "fma_resource: clean (%zu)", s.used_blocks);
 
     rtalloc::fma_resource bsd(buffer_bytes, 12, RT_FMA_BSD44);
     CHECK(exercise(&bsd, "fma_resource(BSD44)"), "bsd44 resource");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fma_shared_cxx.cpp -- C++ objects with virtual functions in a shared FMA region, built by one
 // process and called by another: a forked child and an exec'd image of this test
 // (`fma_shared_cxx --exec-child KEY PTR`).
@@ -74,7 +75,6 @@ const void *vptr(const void *object)
     return v;
 }
 
-
 int wait_status(pid_t pid)
 {
     int status = 0;
@@ -85,16 +85,14 @@ int wait_status(pid_t pid)
 
 int exec_child(const char *key, const char *ptr_text)
 {
-    auto *b = reinterpret_cast<board *>(
-        static_cast<std::uintptr_t>(std::strtoull(ptr_text, nullptr, 16)));
+    auto *b = reinterpret_cast<board *>(static_cast<std::uintptr_t>(std::strtoull(ptr_text, nullptr, 16)));
     rt_fma_region_t *r = rt_fma_region_init(0, RT_FMA_SHARED, key, false);
     if (!CHECK(r != nullptr, "exec child: attach: %s", rt_fma_region_error())) {
         return 1;
     }
     square mine(1);
     rectangle mine2(1, 1);
-    if (CHECK(b->count == 2 && vptr(b->items[0]) == vptr(&mine) &&
-                  vptr(b->items[1]) == vptr(&mine2),
+    if (CHECK(b->count == 2 && vptr(b->items[0]) == vptr(&mine) && vptr(b->items[1]) == vptr(&mine2),
               "the parent's objects carry this image's vtable addresses (%p / %p): the executable "
               "is loaded at the same address (non-PIE)",
               vptr(b->items[0]), vptr(&mine))) {
@@ -131,8 +129,7 @@ void test_shared_objects(const char *exe)
         _exit(cxxcheck::failed == 0 ? 0 : 1);
     }
     CHECK(wait_status(pid) == 0, "forked child");
-    CHECK(b->count == 2 && b->items[1]->area() == 15 &&
-              std::strcmp(b->items[1]->name(), "rectangle") == 0,
+    CHECK(b->count == 2 && b->items[1]->area() == 15 && std::strcmp(b->items[1]->name(), "rectangle") == 0,
           "the parent calls the forked child's rectangle");
 
     // exec'd image: a fresh program, the same executable
@@ -154,8 +151,7 @@ void test_shared_objects(const char *exe)
     if (rc == skip_status) {
         cxxcheck::skip("exec'd process (see above)");
     } else if (CHECK(rc == 0, "exec'd child: status %d", rc)) {
-        CHECK(b->count == 3 && b->items[2]->area() == 121 &&
-                  std::strcmp(b->items[2]->name(), "square") == 0,
+        CHECK(b->count == 3 && b->items[2]->area() == 121 && std::strcmp(b->items[2]->name(), "square") == 0,
               "the parent calls the exec'd process's square");
     }
     for (int i = 0; i < b->count; i++) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fma_unit.c -- white-box tests of the FMA page allocator and its BSD 4.4 baseline (rtalloc/fma.h),
  * beyond the registry suites (contract, model, badinput):
@@ -96,12 +97,13 @@ static bool random_run(unsigned page_log2, unsigned flags, uint64_t seed, unsign
         unsigned k = (unsigned)tl_range(&g, 0, 99);
         size_t n;
         unsigned t = (unsigned)tl_range(&g, 0, 99);
-        n = t < 70u ? tl_range(&g, 1, page / 2u) : t < 85u ? tl_range(&g, page / 2u + 1u, page)
-                                                          : tl_range(&g, page + 1u, 4u * page);
+        n = t < 70u   ? tl_range(&g, 1, page / 2u)
+            : t < 85u ? tl_range(&g, page / 2u + 1u, page)
+                      : tl_range(&g, page + 1u, 4u * page);
         if (nlive > 0u && (k < 40u || nlive == RLIVE)) {
             size_t i = tl_range(&g, 0, nlive - 1u);
-            ok = TL_CHECK(tl_verify(live[i].p, live[i].n, live[i].id) == live[i].n, "%s 2^%u seed %" PRIu64 " op %u: block corrupted",
-                          mode, page_log2, seed, op);
+            ok = TL_CHECK(tl_verify(live[i].p, live[i].n, live[i].id) == live[i].n,
+                          "%s 2^%u seed %" PRIu64 " op %u: block corrupted", mode, page_log2, seed, op);
             if (k < 8u) {
                 unsigned char *q = rt_fma_realloc(f, live[i].p, n);
                 if (q != NULL) {
@@ -132,10 +134,12 @@ static bool random_run(unsigned page_log2, unsigned flags, uint64_t seed, unsign
             }
             if (p != NULL) {
                 size_t u = rt_fma_usable_size(f, p);
-                size_t expect = n <= page / 2u ? (n <= 16u ? 16u : (size_t)1 << (64u - (unsigned)__builtin_clzll(n - 1u)))
-                                               : (n + page - 1u) / page * page;
-                ok = ok && TL_CHECK(u >= expect && u >= n && ((uintptr_t)p & ((u < page ? u : page) - 1u)) == 0u,
-                                    "%s: block %p of %zu bytes for %zu (expected >= %zu)", mode, (void *)p, u, n, expect);
+                size_t expect = n <= page / 2u
+                                    ? (n <= 16u ? 16u : (size_t)1 << (64u - (unsigned)__builtin_clzll(n - 1u)))
+                                    : (n + page - 1u) / page * page;
+                ok = ok &&
+                     TL_CHECK(u >= expect && u >= n && ((uintptr_t)p & ((u < page ? u : page) - 1u)) == 0u,
+                              "%s: block %p of %zu bytes for %zu (expected >= %zu)", mode, (void *)p, u, n, expect);
                 live[nlive].p = p;
                 live[nlive].n = n;
                 live[nlive].id = next_id++;
@@ -143,8 +147,9 @@ static bool random_run(unsigned page_log2, unsigned flags, uint64_t seed, unsign
                 nlive++;
             }
         }
-        ok = ok && TL_CHECK(rt_fma_check(f), "%s 2^%u seed %" PRIu64 " op %u: check failed (replay: fma_unit random %" PRIu64 ")",
-                            mode, page_log2, seed, op, seed);
+        ok = ok && TL_CHECK(rt_fma_check(f),
+                            "%s 2^%u seed %" PRIu64 " op %u: check failed (replay: fma_unit random %" PRIu64 ")", mode,
+                            page_log2, seed, op, seed);
         rt_fma_pages_t pg;
         rt_fma_pages(f, &pg);
         ok = ok && TL_CHECK(pg.used <= pg.touched && pg.touched <= pg.total && pg.peak_used >= pg.used &&
@@ -163,8 +168,8 @@ static bool random_run(unsigned page_log2, unsigned flags, uint64_t seed, unsign
     ok = ok && TL_CHECK(s.used_bytes == 0u && s.used_blocks == 0u && r.rec.count == 0u, "%s: used %zu, %lu reports",
                         mode, s.used_bytes, r.rec.count);
     if (flags == 0u) { /* FMA: every page back, region reset */
-        ok = ok && TL_CHECK(f->used_pages == 0u && f->lastused == 0u && f->anchor == FMA_NIL && s.free_bytes == s.capacity &&
-                                s.largest_free == s.capacity,
+        ok = ok && TL_CHECK(f->used_pages == 0u && f->lastused == 0u && f->anchor == FMA_NIL &&
+                                s.free_bytes == s.capacity && s.largest_free == s.capacity,
                             "fma: not reset after freeing all (lastused %u, anchor %#x)", f->lastused, f->anchor);
     }
     close_region(&r);
@@ -205,15 +210,16 @@ static void test_figures(void)
     unsigned char *p = rt_fma_malloc(f, 32);
     fma_block_t *e = block_at(f, ref_of(f, page0));
     TL_CHECK(p == page0 + 4096u - 32u, "Figure 5: first block at page + %td, expected the last (4064)", p - page0);
-    TL_CHECK((e->count & FMA_CV_MASK) == 127u && (e->virgin & FMA_CV_MASK) == 126u && e->chain == 0u && e->prev == 0u && e->next == 0u,
+    TL_CHECK((e->count & FMA_CV_MASK) == 127u && (e->virgin & FMA_CV_MASK) == 126u && e->chain == 0u && e->prev == 0u &&
+                 e->next == 0u,
              "Figure 5: entry count %u virgin %u", (e->count & FMA_CV_MASK), (e->virgin & FMA_CV_MASK));
     TL_CHECK(f->freelist[1] == ref_of(f, page0), "Figure 5: freelist[1] is not the entry block at the page start");
-    TL_CHECK(table_of(f)[0] == ((ref_of(f, page0) >> 4) << 4 | 1u), "Figure 5: page-table word %#x",
-             table_of(f)[0]);
+    TL_CHECK(table_of(f)[0] == ((ref_of(f, page0) >> 4) << 4 | 1u), "Figure 5: page-table word %#x", table_of(f)[0]);
     TL_CHECK(f->lastused == 1u && f->anchor == FMA_NIL, "Figure 5: lastused %u", f->lastused);
     /* "returns the block following the entry block", count 126 */
     unsigned char *q = rt_fma_malloc(f, 20);
-    TL_CHECK(q == page0 + 32u && (e->count & FMA_CV_MASK) == 126u, "second block at +%td, count %u", q - page0, (e->count & FMA_CV_MASK));
+    TL_CHECK(q == page0 + 32u && (e->count & FMA_CV_MASK) == 126u, "second block at +%td, count %u", q - page0,
+             (e->count & FMA_CV_MASK));
     /* the rest of the page: blocks 2 .. 126, then the entry block itself */
     static unsigned char *blocks[128];
     blocks[127] = p;
@@ -222,11 +228,12 @@ static void test_figures(void)
         blocks[j] = rt_fma_malloc(f, 32);
         TL_CHECK(blocks[j] == page0 + 32u * j, "block %u at +%td", j, blocks[j] - page0);
     }
-    TL_CHECK((e->count & FMA_CV_MASK) == 1u && f->freelist[1] == ref_of(f, page0), "before the last: count %u", (e->count & FMA_CV_MASK));
+    TL_CHECK((e->count & FMA_CV_MASK) == 1u && f->freelist[1] == ref_of(f, page0), "before the last: count %u",
+             (e->count & FMA_CV_MASK));
     blocks[0] = rt_fma_malloc(f, 32);
     TL_CHECK(blocks[0] == page0, "the entry block is handed out last");
-    TL_CHECK(f->freelist[1] == 0u && table_of(f)[0] == 1u, "count 0: freelist %#x, page-table word %#x (address part 0)",
-             f->freelist[1], table_of(f)[0]);
+    TL_CHECK(f->freelist[1] == 0u && table_of(f)[0] == 1u,
+             "count 0: freelist %#x, page-table word %#x (address part 0)", f->freelist[1], table_of(f)[0]);
     /* Figure 6: another 32-byte request cuts page 1 */
     unsigned char *p1 = rt_fma_malloc(f, 32);
     unsigned char *page1 = page_at(f, 1);
@@ -234,12 +241,15 @@ static void test_figures(void)
     /* Figure 8: the first block returned becomes page 0's entry block and the list's new head */
     rt_fma_free(f, p);
     fma_block_t *e0 = block_at(f, ref_of(f, p));
-    TL_CHECK(f->freelist[1] == ref_of(f, p) && (e0->count & FMA_CV_MASK) == 1u && e0->chain == 0u && e0->next == ref_of(f, page1) &&
-                 block_at(f, ref_of(f, page1))->prev == ref_of(f, p) && table_of(f)[0] == ((ref_of(f, p) >> 4) << 4 | 1u),
+    TL_CHECK(f->freelist[1] == ref_of(f, p) && (e0->count & FMA_CV_MASK) == 1u && e0->chain == 0u &&
+                 e0->next == ref_of(f, page1) && block_at(f, ref_of(f, page1))->prev == ref_of(f, p) &&
+                 table_of(f)[0] == ((ref_of(f, p) >> 4) << 4 | 1u),
              "Figure 8: the freed block is not the new entry block / list head");
     rt_fma_free(f, blocks[5]); /* appended after the entry block, count 2 */
-    TL_CHECK((e0->count & FMA_CV_MASK) == 2u && e0->chain == ref_of(f, blocks[5]), "append: count %u", (e0->count & FMA_CV_MASK));
-    TL_CHECK(rt_fma_malloc(f, 32) == blocks[5] && (e0->count & FMA_CV_MASK) == 1u, "the appended block comes back first");
+    TL_CHECK((e0->count & FMA_CV_MASK) == 2u && e0->chain == ref_of(f, blocks[5]), "append: count %u",
+             (e0->count & FMA_CV_MASK));
+    TL_CHECK(rt_fma_malloc(f, 32) == blocks[5] && (e0->count & FMA_CV_MASK) == 1u,
+             "the appended block comes back first");
     TL_CHECK(rt_fma_check(f) && r.rec.count == 0u, "check after the figures");
     rt_fma_free(f, blocks[5]);
     for (unsigned j = 0; j < 127u; j++) {
@@ -343,8 +353,9 @@ static void test_multipage(unsigned flags)
     rt_fma_t *f = r.f;
     const char *mode = flags != 0u ? "bsd44" : "fma";
     unsigned char *m = rt_fma_malloc(f, 3u * 4096u - 5u);
-    TL_CHECK(m == page_at(f, 0) && tag_of(f, 0) == FMA_TAG_MULTI && part_of(f, 0) == 3u && tag_of(f, 1) == FMA_TAG_CONT &&
-                 part_of(f, 1) == 1u && tag_of(f, 2) == FMA_TAG_CONT && part_of(f, 2) == 2u && f->lastused == 3u,
+    TL_CHECK(m == page_at(f, 0) && tag_of(f, 0) == FMA_TAG_MULTI && part_of(f, 0) == 3u &&
+                 tag_of(f, 1) == FMA_TAG_CONT && part_of(f, 1) == 1u && tag_of(f, 2) == FMA_TAG_CONT &&
+                 part_of(f, 2) == 2u && f->lastused == 3u,
              "%s: 3-page block: page-table words", mode);
     TL_CHECK(rt_fma_usable_size(f, m) == 3u * 4096u, "%s: usable %zu", mode, rt_fma_usable_size(f, m));
     rt_fma_free(f, m);
@@ -362,7 +373,8 @@ static void test_multipage(unsigned flags)
         rt_fma_free(f, w[2]); /* pages 4, 5 */
         TL_CHECK(f->free_listed == 4u && f->lastused == 12u, "bsd: runs returned to the free pages");
         unsigned char *big = rt_fma_malloc(f, 4u * 4096u);
-        TL_CHECK(big == page_at(f, 2) && f->free_listed == 0u && f->anchor == FMA_NIL, "bsd: a 4-page run over listed pages");
+        TL_CHECK(big == page_at(f, 2) && f->free_listed == 0u && f->anchor == FMA_NIL,
+                 "bsd: a 4-page run over listed pages");
         rt_fma_free(f, big);
         rt_fma_free(f, w[0]);
         rt_fma_free(f, w[3]);
@@ -391,7 +403,8 @@ static void test_multipage(unsigned flags)
         /* memalign beyond a page: an aligned run; the pages skipped above lastused are listed */
         uintptr_t a = 8u * 4096u;
         unsigned char *al = rt_fma_memalign(f, a, 4096);
-        TL_CHECK(al != NULL && ((uintptr_t)al & (a - 1u)) == 0u && tag_of(f, (uint32_t)((al - page_at(f, 0)) >> 12)) == 8u,
+        TL_CHECK(al != NULL && ((uintptr_t)al & (a - 1u)) == 0u &&
+                     tag_of(f, (uint32_t)((al - page_at(f, 0)) >> 12)) == 8u,
                  "fma: memalign(32 KiB, 4 KiB): a whole page aligned to 32 KiB");
         TL_CHECK(rt_fma_check(f), "fma: check after the aligned run (listed the skipped pages)");
         rt_fma_free(f, al);
@@ -407,7 +420,8 @@ static void test_multipage(unsigned flags)
     unsigned char *all = rt_fma_malloc(f, rt_fma_max_request(f));
     TL_CHECK(all == page_at(f, 0) && f->used_pages == f->pages, "%s: malloc(max_request)", mode);
     rt_fma_free(f, all);
-    TL_CHECK(rt_fma_malloc(f, rt_fma_max_request(f) + 1u) == NULL && r.rec.count == 1u && r.rec.last == RT_ERR_TOO_LARGE,
+    TL_CHECK(rt_fma_malloc(f, rt_fma_max_request(f) + 1u) == NULL && r.rec.count == 1u &&
+                 r.rec.last == RT_ERR_TOO_LARGE,
              "%s: max_request + 1", mode);
     tl_recorder_reset(&r.rec);
     close_region(&r);
@@ -610,8 +624,8 @@ static void test_bsd(void)
         }
         TL_CHECK(rt_fma_check(f), "check after freeing");
     }
-    TL_CHECK(touched[0] == 4u && touched[1] == 8u, "32 then 64 bytes: fma %zu pages, bsd44 %zu (expected 4, 8)", touched[0],
-             touched[1]);
+    TL_CHECK(touched[0] == 4u && touched[1] == 8u, "32 then 64 bytes: fma %zu pages, bsd44 %zu (expected 4, 8)",
+             touched[0], touched[1]);
     rt_fma_pages_t pc;
     rt_fma_pages(rb.f, &pc);
     TL_CHECK(pc.used == 8u && rb.f->freelist[1] != 0u && rb.f->freelist[2] != 0u, "bsd44: pages stay cut after free");
@@ -625,10 +639,10 @@ static void test_bsd(void)
         trace_result_t tf = article_trace(0, 42u + k, runs[k], 5000);
         trace_result_t tb = article_trace(RT_FMA_BSD44, 42u + k, runs[k], 5000);
         TL_CHECK(tf.failures == 0u && tb.failures == 0u && tf.touched <= tb.touched && tf.peak <= tb.peak,
-                 "article trace of %u: fma touched %zu peak %zu, bsd44 touched %zu peak %zu", runs[k], tf.touched, tf.peak,
-                 tb.touched, tb.peak);
-        printf("article trace, %5u allocations: pages touched fma %zu, bsd44 %zu (%.1f %% fewer)\n", runs[k], tf.touched,
-               tb.touched, 100.0 * (double)(tb.touched - tf.touched) / (double)tb.touched);
+                 "article trace of %u: fma touched %zu peak %zu, bsd44 touched %zu peak %zu", runs[k], tf.touched,
+                 tf.peak, tb.touched, tb.peak);
+        printf("article trace, %5u allocations: pages touched fma %zu, bsd44 %zu (%.1f %% fewer)\n", runs[k],
+               tf.touched, tb.touched, 100.0 * (double)(tb.touched - tf.touched) / (double)tb.touched);
     }
 }
 
@@ -683,8 +697,10 @@ static bool misc_create(void)
         rt_fma_t *f = rt_fma_create_ex(b.mem, b.size, l, 0);
         size_t ctl = rt_fma_control_size(b.size, l);
         TL_CHECK(f != NULL && rt_fma_check(f) && ctl > 0u && ctl <= f->pages_off + ((size_t)1 << l) &&
-                     f->pages_off + ((size_t)f->pages << l) <= b.size && b.size - f->pages_off - ((size_t)f->pages << l) < ((size_t)2 << l),
-                 "page 2^%u: %u pages, control %zu, pages at %u", l, f != NULL ? f->pages : 0u, ctl, f != NULL ? f->pages_off : 0u);
+                     f->pages_off + ((size_t)f->pages << l) <= b.size &&
+                     b.size - f->pages_off - ((size_t)f->pages << l) < ((size_t)2 << l),
+                 "page 2^%u: %u pages, control %zu, pages at %u", l, f != NULL ? f->pages : 0u, ctl,
+                 f != NULL ? f->pages_off : 0u);
         void *p = f != NULL ? rt_fma_malloc(f, 16) : NULL;
         TL_CHECK(p != NULL && rt_fma_check(f), "page 2^%u: malloc(16)", l);
         if (p != NULL) {
@@ -702,7 +718,8 @@ static bool misc_create(void)
         if (TL_CHECK(big != NULL, "out of memory")) {
             rt_fma_t *f = rt_fma_create(big, claim);
             TL_CHECK(f != NULL && rt_fma_max_request(f) < ((size_t)1 << 32) &&
-                         (size_t)((unsigned char *)f - big) + f->pages_off + rt_fma_max_request(f) <= ((size_t)1 << 32) + 16u &&
+                         (size_t)((unsigned char *)f - big) + f->pages_off + rt_fma_max_request(f) <=
+                             ((size_t)1 << 32) + 16u &&
                          rt_fma_max_request(f) > ((size_t)1 << 32) - (48u << 20) && rt_fma_check(f),
                      "5 GiB: not clamped to 2^32 bytes (max_request %zu)", f != NULL ? rt_fma_max_request(f) : 0u);
             TL_CHECK(rt_fma_control_size(claim, 12) == rt_fma_control_size((size_t)1 << 32, 12),
@@ -732,8 +749,8 @@ static void misc_locks_walk(region_t *r)
     rt_fma_walk(r->f, sum_walk, &ws);
     rt_stats_t s;
     rt_fma_stats(r->f, &s);
-    TL_CHECK(ws.ordered && ws.used == 2u && ws.free == s.free_blocks && ws.bytes == s.capacity, "walk: %zu used %zu free",
-             ws.used, ws.free);
+    TL_CHECK(ws.ordered && ws.used == 2u && ws.free == s.free_blocks && ws.bytes == s.capacity,
+             "walk: %zu used %zu free", ws.used, ws.free);
     rt_fma_set_lock(r->f, NULL, NULL, NULL);
     rt_fma_free(r->f, q);
     rt_fma_free(r->f, w);
@@ -821,8 +838,8 @@ static void ov_add(ov_state_t *st, void *p, size_t n, const char *what)
     }
     for (unsigned i = 0; i < st->count; i++) {
         if (c < st->live[i].p + st->live[i].n && st->live[i].p < c + n) {
-            st->bad = !TL_CHECK(false, "%s: block %p (%zu) overlaps live %p (%zu)", what, p, n,
-                                (void *)st->live[i].p, st->live[i].n);
+            st->bad = !TL_CHECK(false, "%s: block %p (%zu) overlaps live %p (%zu)", what, p, n, (void *)st->live[i].p,
+                                st->live[i].n);
             return;
         }
     }
@@ -859,7 +876,7 @@ static void ov_case(unsigned flags, size_t size, unsigned target, bool after, un
     for (unsigned k = 0; k < n; k++) { /* page 1 */
         cut[k] = (ov_block_t){rt_fma_malloc(f, size), size};
     }
-    void *q = rt_fma_malloc(f, 4096);              /* page 2 */
+    void *q = rt_fma_malloc(f, 4096);                /* page 2 */
     ov_add(&st, rt_fma_malloc(f, 4096), 4096, what); /* page 3 */
     rt_fma_free(f, q);
     unsigned targets = 0;
@@ -1039,8 +1056,7 @@ static void test_zeroed(void)
         TL_CHECK(s != NULL && all_bytes(s, 100u, 0), "zeroed %u: small calloc cleared", bsd);
         unsigned char *z = rt_fma_calloc(r.f, 0u, 4096u);
         TL_CHECK(z == NULL && r.rec.count == 0u, "zeroed %u: calloc of 0 bytes: NULL, no report", bsd);
-        TL_CHECK(rt_fma_calloc(r.f, SIZE_MAX / 2u, 4u) == NULL && r.rec.count == 1u &&
-                     r.rec.last == RT_ERR_OVERFLOW,
+        TL_CHECK(rt_fma_calloc(r.f, SIZE_MAX / 2u, 4u) == NULL && r.rec.count == 1u && r.rec.last == RT_ERR_OVERFLOW,
                  "zeroed %u: calloc overflow reported", bsd);
         TL_CHECK(rt_fma_calloc(r.f, 1u, size) == NULL && r.rec.count == 2u && r.rec.last == RT_ERR_TOO_LARGE,
                  "zeroed %u: calloc above the largest request reported", bsd);

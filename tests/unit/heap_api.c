@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_api.c -- the boundary-tag heap's entry points called on something that is not a heap, and
  * the O(1) self-check.
@@ -41,8 +42,7 @@ static const named_api apis[] = {
      rt_bestfit_memalign},
     {"halffit", rt_halffit_create, rt_halffit_malloc, rt_halffit_free, rt_halffit_realloc, rt_halffit_calloc,
      rt_halffit_memalign},
-    {"tlsfq", rt_tlsfq_create, rt_tlsfq_malloc, rt_tlsfq_free, rt_tlsfq_realloc, rt_tlsfq_calloc,
-     rt_tlsfq_memalign},
+    {"tlsfq", rt_tlsfq_create, rt_tlsfq_malloc, rt_tlsfq_free, rt_tlsfq_realloc, rt_tlsfq_calloc, rt_tlsfq_memalign},
 };
 #define NAPIS (sizeof apis / sizeof apis[0])
 

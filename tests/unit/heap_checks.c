@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_checks.c -- the boundary-tag heap's safety checks one at a time, for every index and the
  * quick lists (rt_tlsfq): each case builds the one state a single check must refuse, so that
@@ -83,11 +84,11 @@
 #define HC_HEAP (64u << 10)
 #define HC_MARGIN 256u /* the test's own bytes before and after the heap's buffer */
 #define HC_MARGIN_BYTE 0x3Cu
-#define HC_LIVE 8u     /* at most this many live blocks named one by one (plus a range) */
-#define HC_SWEEP 512u  /* at most this many blocks handed out by the sweep after containment */
+#define HC_LIVE 8u    /* at most this many live blocks named one by one (plus a range) */
+#define HC_SWEEP 512u /* at most this many blocks handed out by the sweep after containment */
 
-static const rt_index_t indexes[] = {RT_INDEX_TLSF,     RT_INDEX_TLSF32,  RT_INDEX_SEGLIST, RT_INDEX_FIRSTFIT,
-                                     RT_INDEX_BESTFIT,  RT_INDEX_HALFFIT, RT_INDEX_TLSFQ};
+static const rt_index_t indexes[] = {RT_INDEX_TLSF,    RT_INDEX_TLSF32,  RT_INDEX_SEGLIST, RT_INDEX_FIRSTFIT,
+                                     RT_INDEX_BESTFIT, RT_INDEX_HALFFIT, RT_INDEX_TLSFQ};
 
 /* --- the one place that knows how a header word is made (src/block/block.h) ------------------ */
 
@@ -114,7 +115,7 @@ static void hc_quick_link(const rt_heap_t *h, void *block, void *next)
 /* --- fixtures ---------------------------------------------------------------------------------- */
 
 typedef struct hc {
-    tl_buffer_t buf; /* HC_MARGIN bytes, the region the heap may write, HC_MARGIN bytes */
+    tl_buffer_t buf;        /* HC_MARGIN bytes, the region the heap may write, HC_MARGIN bytes */
     unsigned char *lo, *hi; /* that region */
     rt_heap_t *h;
     tl_recorder_t rec;
@@ -197,13 +198,13 @@ typedef struct hc_span {
 
 /* What a case expects of the containment after its refusal. */
 typedef struct hc_expect {
-    void *live[HC_LIVE];  /* the case's live blocks (NULL entries skipped) */
-    void **more;          /* and these (a filled heap's blocks), `nmore` of them */
+    void *live[HC_LIVE]; /* the case's live blocks (NULL entries skipped) */
+    void **more;         /* and these (a filled heap's blocks), `nmore` of them */
     size_t nmore;
-    hc_span_t dmg[2];     /* the damaged words, each inside a fenced block; none: nothing fenced */
+    hc_span_t dmg[2]; /* the damaged words, each inside a fenced block; none: nothing fenced */
     size_t ndmg;
-    size_t fenced;        /* exactly this many bytes quarantined (0: at least the spans') */
-    void *dead;           /* a pointer the application held into what is now a fenced dead block:
+    size_t fenced; /* exactly this many bytes quarantined (0: at least the spans') */
+    void *dead;    /* a pointer the application held into what is now a fenced dead block:
                              its free is refused (BAD_POINTER) -- no block of the application's */
 } hc_expect_t;
 
@@ -211,10 +212,10 @@ static bool hc_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1) {
 
 typedef struct hc_walk {
     const hc_expect_t *e;
-    uintptr_t lo, hi;       /* the region */
-    size_t fenced;          /* quarantined bytes the walk shows */
-    bool covered[2];        /* each damaged span inside a fenced block */
-    bool inside;            /* every block inside the region */
+    uintptr_t lo, hi; /* the region */
+    size_t fenced;    /* quarantined bytes the walk shows */
+    bool covered[2];  /* each damaged span inside a fenced block */
+    bool inside;      /* every block inside the region */
     /* the footprint of each live block: [start, end) */
     uintptr_t live_lo[HC_LIVE], live_hi[HC_LIVE];
 } hc_walk_t;
@@ -300,8 +301,8 @@ static void hc_contained(hc_t *f, const hc_expect_t *e, const char *what)
         TL_CHECK(w.covered[i], "%s: %s: damaged span %zu not fenced", f->name, what, i);
         spans += (size_t)(e->dmg[i].hi - e->dmg[i].lo);
     }
-    TL_CHECK(s.quarantined_bytes == w.fenced, "%s: %s: %zu bytes quarantined, the walk shows %zu fenced", f->name,
-             what, s.quarantined_bytes, w.fenced);
+    TL_CHECK(s.quarantined_bytes == w.fenced, "%s: %s: %zu bytes quarantined, the walk shows %zu fenced", f->name, what,
+             s.quarantined_bytes, w.fenced);
     if (e->fenced != 0u) {
         TL_CHECK(s.quarantined_bytes == e->fenced, "%s: %s: %zu bytes quarantined, expected %zu", f->name, what,
                  s.quarantined_bytes, e->fenced);
@@ -323,8 +324,10 @@ static void hc_contained(hc_t *f, const hc_expect_t *e, const char *what)
             clear = clear && !hc_hits(e, &w, p, sizes[k]);
         }
     }
-    TL_CHECK(clear && f->rec.count == 0u, "%s: %s: malloc after containment handed out a live block or the damage "
-             "(%lu reports)", f->name, what, f->rec.count);
+    TL_CHECK(clear && f->rec.count == 0u,
+             "%s: %s: malloc after containment handed out a live block or the damage "
+             "(%lu reports)",
+             f->name, what, f->rec.count);
     for (size_t i = 0; i < n; i++) {
         rt_heap_free(f->h, sweep[i]);
     }
@@ -369,9 +372,9 @@ static void hc_damage(hc_expect_t *e, const void *at, size_t words)
 }
 
 typedef struct hc_range {
-    uintptr_t lo, hi;  /* a part of the buffer */
-    uintptr_t first;   /* the lowest block header in it (UINTPTR_MAX: none) */
-    uintptr_t end;     /* the highest block end in it: its pool's sentinel */
+    uintptr_t lo, hi; /* a part of the buffer */
+    uintptr_t first;  /* the lowest block header in it (UINTPTR_MAX: none) */
+    uintptr_t end;    /* the highest block end in it: its pool's sentinel */
 } hc_range_t;
 
 static bool hc_range_visit(void *context, const rt_block_info_t *info)
@@ -552,7 +555,7 @@ static void footer_misaligned(rt_index_t index)
     size_t psize = (size_t)(b - fake);
     size_t ldata = hc_head(f.h, l);
     hc_set(f.h, fake, psize | BLK_FREE);
-    *hc_word(fake + BLK_W) = (size_t)(uintptr_t)fake;               /* next: itself */
+    *hc_word(fake + BLK_W) = (size_t)(uintptr_t)fake;                /* next: itself */
     *hc_word(fake + 2u * BLK_W) = (size_t)(uintptr_t)(fake + BLK_W); /* pprev: its own next */
     *hc_word(b - BLK_W) = psize;
     hc_set(f.h, b, (hc_head(f.h, b) & ~BLK_FLAGS) | BLK_PREV_FREE);
@@ -885,8 +888,8 @@ static void walk_cut(rt_index_t index)
     if (!hc_open(&f, index, HC_HEAP)) {
         return;
     }
-    void *blk[6] = {rt_heap_malloc(f.h, 300), rt_heap_malloc(f.h, 64), rt_heap_malloc(f.h, 300),
-                    rt_heap_malloc(f.h, 64), rt_heap_malloc(f.h, 500), rt_heap_malloc(f.h, 64)};
+    void *blk[6] = {rt_heap_malloc(f.h, 300), rt_heap_malloc(f.h, 64),  rt_heap_malloc(f.h, 300),
+                    rt_heap_malloc(f.h, 64),  rt_heap_malloc(f.h, 500), rt_heap_malloc(f.h, 64)};
     bool ok = true;
     for (size_t i = 0; i < 6u; i++) {
         ok = ok && blk[i] != NULL;
@@ -901,8 +904,10 @@ static void walk_cut(rt_index_t index)
     *hc_word(x + 2u * BLK_W) ^= BLK_A; /* x's pprev: no longer y's next */
     tl_recorder_reset(&f.rec);
     void *q = rt_heap_malloc(f.h, 400);
-    TL_CHECK(q == NULL && hc_one(&f, RT_ERR_CORRUPTED), "%s: malloc meeting a damaged block behind a sound one: %p "
-             "(z %p), %lu reports", f.name, q, blk[4], f.rec.count);
+    TL_CHECK(q == NULL && hc_one(&f, RT_ERR_CORRUPTED),
+             "%s: malloc meeting a damaged block behind a sound one: %p "
+             "(z %p), %lu reports",
+             f.name, q, blk[4], f.rec.count);
     hc_expect_t e = {{blk[1], blk[3], blk[5]}, NULL, 0, {{NULL, NULL}}, 0, 2u * BLK_MIN, blk[2]};
     hc_damage(&e, x, 3);
     hc_damage(&e, y, 3);
@@ -1033,8 +1038,8 @@ static void check_unlisted(rt_index_t index)
 typedef struct hc_lock {
     unsigned calls, at; /* lock calls so far; the call that acts (0: none) */
     rt_heap_t *h;
-    void *s;            /* the block after the one realloc moves */
-    unsigned variant;   /* 0: s's header damaged; 1: s freed, then its pprev damaged */
+    void *s;          /* the block after the one realloc moves */
+    unsigned variant; /* 0: s's header damaged; 1: s freed, then its pprev damaged */
 } hc_lock_t;
 
 static uintptr_t hc_lock(void *context)
@@ -1215,8 +1220,7 @@ static void no_containment(void)
     if (!hc_open(&f, RT_INDEX_TLSFQ, HC_HEAP)) {
         return;
     }
-    void *blk[4] = {rt_heap_malloc(f.h, 48), rt_heap_malloc(f.h, 48), rt_heap_malloc(f.h, 48),
-                    rt_heap_malloc(f.h, 48)};
+    void *blk[4] = {rt_heap_malloc(f.h, 48), rt_heap_malloc(f.h, 48), rt_heap_malloc(f.h, 48), rt_heap_malloc(f.h, 48)};
     if (!hc_setup(&f, blk[0] != NULL && blk[1] != NULL && blk[2] != NULL && blk[3] != NULL)) {
         return;
     }
@@ -1264,8 +1268,10 @@ static void fenced_again(rt_index_t index)
     x[0] ^= (unsigned char)BLK_MARK;
     tl_recorder_reset(&f.rec);
     rt_heap_free(f.h, blk[1]);
-    TL_CHECK(hc_one(&f, RT_ERR_BAD_POINTER), "%s: free of a fenced block whose header was damaged again: %lu reports, "
-             "last %s", f.name, f.rec.count, tl_kind_name(f.rec.last));
+    TL_CHECK(hc_one(&f, RT_ERR_BAD_POINTER),
+             "%s: free of a fenced block whose header was damaged again: %lu reports, "
+             "last %s",
+             f.name, f.rec.count, tl_kind_name(f.rec.last));
     tl_recorder_reset(&f.rec);
     TL_CHECK(rt_heap_check(f.h) && f.rec.count == 0u, "%s: check after the second containment (%lu reports)", f.name,
              f.rec.count);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_hardening.c -- the boundary-tag heap against an application that writes into its
  * metadata (doc/design.md, "Hardening model"), for all six indexes, white-box: the test knows
@@ -35,11 +36,11 @@
 #define HEAP (16u << 10)
 #define W sizeof(size_t)
 /* Stops the current case (a void function) at the first failure. */
-#define REQUIRE(cond) \
-    do { \
+#define REQUIRE(cond)                   \
+    do {                                \
         if (!TL_CHECK(cond, "setup")) { \
-            return; \
-        } \
+            return;                     \
+        }                               \
     } while (0)
 
 static const rt_index_t indexes[] = {RT_INDEX_TLSF,     RT_INDEX_TLSF32,  RT_INDEX_SEGLIST,

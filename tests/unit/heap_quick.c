@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * heap_quick.c -- the quick lists of rt_tlsfq (rtalloc/heap.h, "Quick lists"; src/heap/facade.h),
  * white-box: the test reads the heap's rt_quick_t and decodes block headers through the core's
@@ -85,11 +86,11 @@ typedef struct hq_report {
 } hq_report_t;
 
 typedef struct hq_rec {
-    unsigned n;                 /* reports, rt_heap_check's ("check") left out */
-    unsigned checks;            /* rt_heap_check's: the test's own, or RT_DEBUG 2's after damage */
-    hq_report_t r[8];           /* the first n */
-    const hq_lock_t *lock;      /* the heap's counting lock hooks, if installed */
-    unsigned locked_reports;    /* reports delivered while the heap's lock was held */
+    unsigned n;              /* reports, rt_heap_check's ("check") left out */
+    unsigned checks;         /* rt_heap_check's: the test's own, or RT_DEBUG 2's after damage */
+    hq_report_t r[8];        /* the first n */
+    const hq_lock_t *lock;   /* the heap's counting lock hooks, if installed */
+    unsigned locked_reports; /* reports delivered while the heap's lock was held */
 } hq_rec_t;
 
 static void hq_record(void *context, const rt_error_t *e)
@@ -334,7 +335,8 @@ static bool hq_track_add(hq_track_t *t, unsigned char *p, size_t foot)
     for (size_t i = 0; i < t->n; i++) {
         uintptr_t l2 = (uintptr_t)t->p[i] - HQ_W, h2 = l2 + t->foot[i];
         if (lo < h2 && l2 < hi) {
-            printf("  block %p (%zu bytes) overlaps live %p (%zu bytes)\n", (void *)p, foot, (void *)t->p[i], t->foot[i]);
+            printf("  block %p (%zu bytes) overlaps live %p (%zu bytes)\n", (void *)p, foot, (void *)t->p[i],
+                   t->foot[i]);
             return false;
         }
     }
@@ -585,9 +587,15 @@ static void test_default_limits(void)
 {
     const size_t control = rt_heap_control_size(RT_INDEX_TLSFQ);
     /* the buffer sizes, and the one that gives exactly 64 KiB of capacity (16 blocks) */
-    const size_t sizes[] = {control + (2u << 10), control + (5u << 10), 16u << 10, 64u << 10,
-                            (64u << 10) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A, 256u << 10, 512u << 10,
-                            (512u << 10) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A, 1u << 20,
+    const size_t sizes[] = {control + (2u << 10),
+                            control + (5u << 10),
+                            16u << 10,
+                            64u << 10,
+                            (64u << 10) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A,
+                            256u << 10,
+                            512u << 10,
+                            (512u << 10) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A,
+                            1u << 20,
                             ((size_t)RT_HEAP_QUICK_BLOCKS << 12) + control + 2u * RT_HEAP_GUARD + 2u * HQ_A};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         hq_t f;
@@ -646,8 +654,8 @@ static void test_limit(void)
     TL_CHECK(hq_count(h) == 4u && h->quick->room == 0u && hq_head(h, B) == hq_hdr(x[3]), "limit: four cached");
     /* the fifth goes to the index: merged with the free rest after it at once */
     rt_heap_free(h, x[4]);
-    TL_CHECK(!hq_cached(h, x[4]) && hq_free_blk(h, x[4]) && blk_head_size(hq_data(h, x[4])) > B &&
-                 hq_count(h) == 4u && !hq_listed(h, x[4]),
+    TL_CHECK(!hq_cached(h, x[4]) && hq_free_blk(h, x[4]) && blk_head_size(hq_data(h, x[4])) > B && hq_count(h) == 4u &&
+                 !hq_listed(h, x[4]),
              "limit: the fifth free was cached or not merged");
     TL_CHECK(rt_heap_check(h), "limit: check with four cached and the fifth merged");
     for (int i = 0; i < 4; i++) {
@@ -657,8 +665,8 @@ static void test_limit(void)
     TL_CHECK(rt_heap_set_quick_limit(h, 6) == 6u && hq_count(h) == 4u && h->quick->room == 2u,
              "limit: raised to 6 with 4 cached: room %u", h->quick->room);
     /* lowering below the count: the blocks above the new limit go back to the index */
-    TL_CHECK(rt_heap_set_quick_limit(h, 2) == 2u && h->quick->limit == 2u && hq_count(h) <= 2u, "limit: lowered to 2: %u cached",
-             hq_count(h));
+    TL_CHECK(rt_heap_set_quick_limit(h, 2) == 2u && h->quick->limit == 2u && hq_count(h) <= 2u,
+             "limit: lowered to 2: %u cached", hq_count(h));
     for (int i = 0; i < 4; i++) {
         TL_CHECK(hq_cached(h, x[i]) == hq_listed(h, x[i]), "limit: x%d cached but not listed", i);
     }
@@ -674,7 +682,8 @@ static void test_limit(void)
     TL_CHECK(rt_heap_set_quick_limit(h, RT_HEAP_QUICK_MAX_LIMIT + 1u) == RT_HEAP_QUICK_MAX_LIMIT &&
                  h->quick->limit == RT_HEAP_QUICK_MAX_LIMIT,
              "limit: the maximum + 1 clamps");
-    TL_CHECK(rt_heap_set_quick_limit(h, UINT_MAX) == RT_HEAP_QUICK_MAX_LIMIT && h->quick->room == RT_HEAP_QUICK_MAX_LIMIT,
+    TL_CHECK(rt_heap_set_quick_limit(h, UINT_MAX) == RT_HEAP_QUICK_MAX_LIMIT &&
+                 h->quick->room == RT_HEAP_QUICK_MAX_LIMIT,
              "limit: UINT_MAX clamps");
     /* more than the default, and equal to the count: no flush */
     static unsigned char *many[300];
@@ -688,7 +697,8 @@ static void test_limit(void)
     for (size_t i = 0; i < n; i++) {
         rt_heap_free(h, many[i]);
     }
-    TL_CHECK(n == 300u && hq_count(h) == 300u && rt_heap_check(h), "limit 1024: %zu blocks cached", (size_t)hq_count(h));
+    TL_CHECK(n == 300u && hq_count(h) == 300u && rt_heap_check(h), "limit 1024: %zu blocks cached",
+             (size_t)hq_count(h));
     TL_CHECK(rt_heap_set_quick_limit(h, 300) == 300u && hq_count(h) == 300u && h->quick->room == 0u,
              "limit: set to the count: nothing given back");
     p = rt_heap_malloc(h, 3000); /* no cached block of that size: the index */
@@ -795,8 +805,8 @@ static void test_flush_on_failure(void)
             blk[mid] = blk[n];
         }
         size_t cacheable = hq_free_blocks(h, blk, n, NULL);
-        TL_CHECK(cacheable + 1u >= n && hq_count(h) == cacheable && rt_heap_check(h), "flush mode %d: all %zu cached (%u)",
-                 mode, n, hq_count(h));
+        TL_CHECK(cacheable + 1u >= n && hq_count(h) == cacheable && rt_heap_check(h),
+                 "flush mode %d: all %zu cached (%u)", mode, n, hq_count(h));
         const size_t big = h->capacity / 2u;
         rt_stats_t before;
         unsigned char *p = NULL;
@@ -863,8 +873,8 @@ static void test_flush_on_failure(void)
         }
         TL_CHECK(in2 != 0u, "flush: blocks in the second pool");
         size_t cacheable = hq_free_blocks(h, blk, n, foot);
-        TL_CHECK(cacheable + 2u >= n && hq_count(h) == cacheable && rt_heap_check(h), "flush: %zu of %zu cached across two pools",
-                 cacheable, n);
+        TL_CHECK(cacheable + 2u >= n && hq_count(h) == cacheable && rt_heap_check(h),
+                 "flush: %zu of %zu cached across two pools", cacheable, n);
         if (how == 0) {
             /* the blocks of the second pool come back from the lists too */
             size_t hits = 0;
@@ -889,8 +899,8 @@ static void test_flush_on_failure(void)
         } else {
             hq_walk_t ctx = {0, 0, 0};
             rt_heap_walk(h, hq_walk_count, &ctx);
-            TL_CHECK(ctx.blocks == 2u && ctx.used == 0u && hq_lists_empty(h), "walk flushes first: %zu blocks, %zu used",
-                     ctx.blocks, ctx.used);
+            TL_CHECK(ctx.blocks == 2u && ctx.used == 0u && hq_lists_empty(h),
+                     "walk flushes first: %zu blocks, %zu used", ctx.blocks, ctx.used);
         }
     }
     TL_CHECK(rt_heap_check(h) && f.rec.n == 0u && f.rec.checks == 0u, "flush: no reports (%s)", hq_seen(&f));
@@ -924,8 +934,8 @@ static void test_double_free(void)
             }
             TL_CHECK(hq_cached(h, p) && hq_listed(h, p) && h->quick->room == (full ? 0u : h->quick->limit - 1u),
                      "double free: p cached");
-            static const char *const what[] = {"free", "realloc(1)", "realloc(same)", "realloc(400)", "realloc(0)",
-                                               "usable_size"};
+            static const char *const what[] = {"free",         "realloc(1)", "realloc(same)",
+                                               "realloc(400)", "realloc(0)", "usable_size"};
             static const char *const op[] = {"free", "realloc", "realloc", "realloc", "free", "usable_size"};
             for (int k = 0; k < 6; k++) {
                 hq_snap_t s;
@@ -955,7 +965,8 @@ static void test_double_free(void)
             rt_heap_free(h, y);
             rt_heap_free(h, g0);
             rt_heap_free(h, g1);
-            TL_CHECK(rt_heap_check(h) && f.rec.n == 0u && f.rec.checks == 0u, "double free: clean end (%s)", hq_seen(&f));
+            TL_CHECK(rt_heap_check(h) && f.rec.n == 0u && f.rec.checks == 0u, "double free: clean end (%s)",
+                     hq_seen(&f));
             if (locked) {
                 TL_CHECK(f.lock.depth == 0u && f.lock.max_depth == 1u && f.lock.locks == f.lock.unlocks &&
                              !f.lock.bad_token && f.rec.locked_reports == 0u,
@@ -1038,8 +1049,14 @@ static bool hq_contained(hq_t *f, size_t fenced, const char *what)
  * finds and fences it the same way. No live block is ever handed out. */
 static void test_uaf_links(void)
 {
-    static const char *const name[] = {"0", "1", "42", "a live block", "the control structure",
-                                       "a word outside the heap", "all ones", "a cached block (raw)"};
+    static const char *const name[] = {"0",
+                                       "1",
+                                       "42",
+                                       "a live block",
+                                       "the control structure",
+                                       "a word outside the heap",
+                                       "all ones",
+                                       "a cached block (raw)"};
     for (int v = 0; v < 8; v++) {
         for (int pos = 0; pos < 3; pos++) {
             for (int where = 0; where < 2; where++) {
@@ -1053,8 +1070,10 @@ static void test_uaf_links(void)
                     continue;
                 }
                 rt_heap_t *h = f.h;
-                const uintptr_t values[] = {0u, 1u, 42u, (uintptr_t)t.L, (uintptr_t)h, (uintptr_t)&hq_outside_word,
-                                            UINTPTR_MAX, (uintptr_t)t.a};
+                const uintptr_t values[] = {0u,           1u,
+                                            42u,          (uintptr_t)t.L,
+                                            (uintptr_t)h, (uintptr_t)&hq_outside_word,
+                                            UINTPTR_MAX,  (uintptr_t)t.a};
                 unsigned char *order[3] = {t.c, t.b, t.a};
                 hq_set_word(order[pos], values[v]);
                 bool ok = true;
@@ -1080,8 +1099,8 @@ static void test_uaf_links(void)
                                    (void *)p, hq_seen(&f));
                 }
                 ok &= TL_CHECK(hq_lists_empty(h) && (hq_data(h, order[pos]) & BLK_FENCE) == BLK_FENCE,
-                               "uaf link (%s over link %d, %s): the damaged block fenced, the lists given back", name[v],
-                               pos, where == 0 ? "pop" : "check");
+                               "uaf link (%s over link %d, %s): the damaged block fenced, the lists given back",
+                               name[v], pos, where == 0 ? "pop" : "check");
                 hq_rec_reset(&f);
                 for (int i = 0; i < 3; i++) {
                     unsigned char *p = rt_heap_malloc(h, t.s);
@@ -1173,13 +1192,13 @@ static void test_forged_links(void)
                 break;
             }
             if (idx < 0 || popped[idx]) {
-                TL_CHECK(p == NULL && hq_one(&f, RT_ERR_CORRUPTED, "malloc"), "forged %s: the malloc reaching %p: %p, %s",
-                         cs->what, (void *)at, (void *)p, hq_seen(&f));
+                TL_CHECK(p == NULL && hq_one(&f, RT_ERR_CORRUPTED, "malloc"),
+                         "forged %s: the malloc reaching %p: %p, %s", cs->what, (void *)at, (void *)p, hq_seen(&f));
                 reported = true;
                 break;
             }
-            TL_CHECK(p == at && f.rec.n == 0u && hq_fresh(&f, p, t.s), "forged %s: pop %d gave %p, not %p (%s)", cs->what,
-                     i, (void *)p, (void *)at, hq_seen(&f));
+            TL_CHECK(p == at && f.rec.n == 0u && hq_fresh(&f, p, t.s), "forged %s: pop %d gave %p, not %p (%s)",
+                     cs->what, i, (void *)p, (void *)at, hq_seen(&f));
             popped[idx] = true;
             at = idx == cs->at ? (target != NULL ? (unsigned char *)blk_payload((rt_blk *)(uintptr_t)target) : NULL)
                                : (idx < 2 ? blocks[idx + 1] : NULL);
@@ -1314,8 +1333,8 @@ static void test_header_byte(void)
                     TL_CHECK(!rt_heap_check(h) && f.rec.checks == 1u && f.rec.n == 0u, "header byte %zu = %02x: %s: %s",
                              i, val, where_name[where], hq_seen(&f));
                 }
-                TL_CHECK(hq_lists_empty(h) && hq_free_blk(h, victim), "header byte %zu = %02x: %s: the block mended and given back",
-                         i, val, where_name[where]);
+                TL_CHECK(hq_lists_empty(h) && hq_free_blk(h, victim),
+                         "header byte %zu = %02x: %s: the block mended and given back", i, val, where_name[where]);
                 hq_rec_reset(&f);
                 for (int k = 0; k < 3; k++) {
                     unsigned char *p = rt_heap_malloc(h, t.s);
@@ -1367,7 +1386,8 @@ static void test_overflow_into_cached(void)
                         rt_heap_set_quick_limit(h, hq_count(h));
                     }
                     unsigned char *byte = x + rt_heap_usable_size(h, x) + i;
-                    TL_CHECK(byte == (unsigned char *)hq_hdr(y) + i && hq_cached(h, y), "overflow: x's end is y's header");
+                    TL_CHECK(byte == (unsigned char *)hq_hdr(y) + i && hq_cached(h, y),
+                             "overflow: x's end is y's header");
                     const unsigned char old = *byte;
                     const unsigned char val = v == 0 ? 0x00u : v == 1 ? 0xFFu : (unsigned char)(old ^ 0x01u);
                     if (val == old) {
@@ -1391,14 +1411,14 @@ static void test_overflow_into_cached(void)
                     if (RT_HARDENING < 1) {
                         *byte = old; /* no containment at level 0: repaired by hand */
                     } else {
-                        TL_CHECK(hq_lists_empty(h) && hq_free_blk(h, y), "overflow byte %zu, %s, %s: y mended and given back",
-                                 i, path_name[path], ops[k]);
+                        TL_CHECK(hq_lists_empty(h) && hq_free_blk(h, y),
+                                 "overflow byte %zu, %s, %s: y mended and given back", i, path_name[path], ops[k]);
                     }
                     hq_tr.n = 0;
                     TL_CHECK(hq_track_add(&hq_tr, x, hq_block(xs)) && hq_track_add(&hq_tr, g, hq_block(100)),
                              "overflow: tracking");
-                    TL_CHECK(hq_contained(&f, 0u, path_name[path]), "overflow byte %zu = %02x, %s, %s: contained", i, val,
-                             path_name[path], ops[k]);
+                    TL_CHECK(hq_contained(&f, 0u, path_name[path]), "overflow byte %zu = %02x, %s, %s: contained", i,
+                             val, path_name[path], ops[k]);
                     if (path == 3) {
                         TL_CHECK(f.lock.depth == 0u && f.lock.max_depth == 1u && !f.lock.bad_token &&
                                      f.rec.locked_reports == 0u,
@@ -1433,8 +1453,8 @@ static void test_locks(void)
              l->locks - n0);
     n0 = l->locks;
     unsigned char *q = rt_tlsfq_malloc(h, 100);
-    TL_CHECK(q == p && rt_heap_last_probes(h) == 1u && l->locks - n0 == per, "locks: the hit (pop) took the lock %lu times",
-             l->locks - n0);
+    TL_CHECK(q == p && rt_heap_last_probes(h) == 1u && l->locks - n0 == per,
+             "locks: the hit (pop) took the lock %lu times", l->locks - n0);
     n0 = l->locks;
     rt_tlsfq_free(h, q);
     TL_CHECK(hq_cached(h, p) && l->locks - n0 == per, "locks: rt_tlsfq_free's push");
@@ -1724,7 +1744,8 @@ static void test_model(uint64_t ops, uint64_t seed)
                                    hq_count(h));
                 } else {
                     size_t keep = e->n < s ? e->n : s;
-                    ok &= TL_CHECK(tl_verify(q, keep, e->id) == keep, "model %" PRIu64 ": realloc lost the contents", i);
+                    ok &=
+                        TL_CHECK(tl_verify(q, keep, e->id) == keep, "model %" PRIu64 ": realloc lost the contents", i);
                     size_t foot = rt_heap_usable_size(h, q) + HQ_W;
                     ok &= TL_CHECK(((uintptr_t)q & (HQ_A - 1u)) == 0u && foot >= B &&
                                        !hq_model_overlaps(live, n, k, q, foot),
@@ -1740,7 +1761,7 @@ static void test_model(uint64_t ops, uint64_t seed)
                 size_t align = kind >= 80u ? (size_t)1 << tl_range(&r, 3, 7) : HQ_A;
                 rt_blk *head = B <= HQ_QMAX ? hq_head(h, B) : NULL;
                 const bool from_list = head != NULL && align <= HQ_A;
-                unsigned char *p = kind < 70u    ? rt_heap_malloc(h, s)
+                unsigned char *p = kind < 70u   ? rt_heap_malloc(h, s)
                                    : kind < 80u ? rt_heap_calloc(h, 1, s)
                                                 : rt_heap_memalign(h, align, s);
                 if (from_list) {
@@ -1752,12 +1773,13 @@ static void test_model(uint64_t ops, uint64_t seed)
                 if (p == NULL) {
                     /* out of memory only once every cached block was given back */
                     ooms++;
-                    ok &= TL_CHECK(hq_count(h) == 0u, "model %" PRIu64 ": request %zu failed with %u blocks cached", i, s,
-                                   hq_count(h));
+                    ok &= TL_CHECK(hq_count(h) == 0u, "model %" PRIu64 ": request %zu failed with %u blocks cached", i,
+                                   s, hq_count(h));
                 } else {
                     hits += from_list;
                     size_t foot = rt_heap_usable_size(h, p) + HQ_W;
-                    ok &= TL_CHECK(((uintptr_t)p & (align - 1u)) == 0u && foot >= B && !hq_model_overlaps(live, n, n, p, foot),
+                    ok &= TL_CHECK(((uintptr_t)p & (align - 1u)) == 0u && foot >= B &&
+                                       !hq_model_overlaps(live, n, n, p, foot),
                                    "model %" PRIu64 ": a block that is misaligned or overlaps a live one", i);
                     if (kind >= 70u && kind < 80u) {
                         bool zero = true;
@@ -1789,8 +1811,9 @@ static void test_model(uint64_t ops, uint64_t seed)
                 ok &= TL_CHECK(hq_head(h, e.foot) == hq_hdr(e.p) && hq_count(h) == before + 1u,
                                "model %" PRIu64 ": a free of %zu bytes with room was not cached", i, e.foot);
             } else {
-                ok &= TL_CHECK(hq_count(h) == before && !hq_cached(h, e.p),
-                               "model %" PRIu64 ": a free of %zu bytes was cached (room %u)", i, e.foot, h->quick->room);
+                ok &=
+                    TL_CHECK(hq_count(h) == before && !hq_cached(h, e.p),
+                             "model %" PRIu64 ": a free of %zu bytes was cached (room %u)", i, e.foot, h->quick->room);
             }
             live[k] = live[--n];
             used -= e.foot;
@@ -1815,8 +1838,9 @@ static void test_model(uint64_t ops, uint64_t seed)
         } else if (extra == 3u) {
             hq_walk_model_t w = {live, n, 0, 0};
             rt_heap_walk(h, hq_walk_model, &w);
-            ok &= TL_CHECK(w.used == n && w.unknown == 0u && hq_lists_empty(h),
-                           "model %" PRIu64 ": walk: %zu used blocks (model %zu), %zu unknown", i, w.used, n, w.unknown);
+            ok &=
+                TL_CHECK(w.used == n && w.unknown == 0u && hq_lists_empty(h),
+                         "model %" PRIu64 ": walk: %zu used blocks (model %zu), %zu unknown", i, w.used, n, w.unknown);
         }
         if (i % 1024u == 1023u) {
             ok &= TL_CHECK(rt_heap_check(h), "model %" PRIu64 ": check", i);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inscount_test.c -- the benchmark's instruction counter (bench/inscount.c, ptrace
  * single-stepping) is exact:
@@ -334,10 +335,7 @@ static bool callgrind_calls(const char *path, const char *fn, unsigned long long
     return true;
 }
 
-static bool have_valgrind(void)
-{
-    return system("valgrind --version >/dev/null 2>&1") == 0;
-}
+static bool have_valgrind(void) { return system("valgrind --version >/dev/null 2>&1") == 0; }
 
 static void test_against_callgrind(void)
 {
@@ -418,10 +416,10 @@ static void test_against_callgrind(void)
                 double cg = (double)ir / (double)calls;
                 double pm = (double)pt[i].ir[kind] / (double)pt[i].calls[kind];
                 double d = pm - cg;
-                printf("%-18s calls %3llu  ptrace mean %9.2f  callgrind mean %9.2f  difference %+.2f\n", fn, calls,
-                       pm, cg, d);
-                TL_CHECK(d <= IC_TOLERANCE && d >= -IC_TOLERANCE, "%s: ptrace mean %.2f vs callgrind mean %.2f", fn,
-                         pm, cg);
+                printf("%-18s calls %3llu  ptrace mean %9.2f  callgrind mean %9.2f  difference %+.2f\n", fn, calls, pm,
+                       cg, d);
+                TL_CHECK(d <= IC_TOLERANCE && d >= -IC_TOLERANCE, "%s: ptrace mean %.2f vs callgrind mean %.2f", fn, pm,
+                         cg);
             }
         }
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * largeheap.c -- heaps well beyond 4 GiB (64-bit only): a TLSF heap over a 6 GiB mapping serves
  * malloc(5 GiB), writable at both ends, and frees it; the integrity check passes. Where the
@@ -33,8 +34,8 @@ static void big_heap(const char *name, rt_heap_t *(*create)(void *, size_t), voi
     rt_heap_stats(h, &s);
     size_t largest = (size_t)RT_HEAP_LARGEST_BLOCK;
     size_t n = largest > 5u * GIB ? 5u * GIB : largest / 8u * 7u;
-    TL_CHECK(s.capacity > n && s.largest_free > n && s.capacity <= largest, "%s: capacity %zu, largest_free %zu",
-             name, s.capacity, s.largest_free);
+    TL_CHECK(s.capacity > n && s.largest_free > n && s.capacity <= largest, "%s: capacity %zu, largest_free %zu", name,
+             s.capacity, s.largest_free);
     unsigned char *p = rt_heap_malloc(h, n);
     if (TL_CHECK(p != NULL, "%s: malloc(5 GiB) failed", name)) {
         TL_CHECK((unsigned char *)p >= (unsigned char *)mem && p + n <= (unsigned char *)mem + size,
@@ -51,8 +52,8 @@ static void big_heap(const char *name, rt_heap_t *(*create)(void *, size_t), voi
         rt_heap_free(h, p);
         rt_heap_free(h, q);
         rt_heap_stats(h, &s);
-        TL_CHECK(s.used_bytes == 0u && s.watermark > n, "%s: used %zu, watermark %zu after freeing", name,
-                 s.used_bytes, s.watermark);
+        TL_CHECK(s.used_bytes == 0u && s.watermark > n, "%s: used %zu, watermark %zu after freeing", name, s.used_bytes,
+                 s.watermark);
         /* the space coalesced: two blocks of half the size fit */
         void *a = rt_heap_malloc(h, n / 2u), *b = rt_heap_malloc(h, n / 2u);
         TL_CHECK(a != NULL && b != NULL, "%s: two halves after freeing the big block", name);

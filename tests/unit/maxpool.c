@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * maxpool.c -- pools of exactly the maximum size, for every heap index.
  *
@@ -53,8 +54,8 @@ static bool too_large(pool_t *p, const char *name, size_t n)
     tl_recorder_reset(&p->rec);
     void *q = rt_heap_malloc(p->h, n);
     bool ok = TL_CHECK(q == NULL, "%s: malloc(%zu) succeeded", name, n);
-    ok = TL_CHECK(p->rec.count == 1u && p->rec.last == RT_ERR_TOO_LARGE, "%s: malloc(%zu): %lu reports, last %s",
-                  name, n, p->rec.count, tl_kind_name(p->rec.last)) &&
+    ok = TL_CHECK(p->rec.count == 1u && p->rec.last == RT_ERR_TOO_LARGE, "%s: malloc(%zu): %lu reports, last %s", name,
+                  n, p->rec.count, tl_kind_name(p->rec.last)) &&
          ok;
     tl_recorder_reset(&p->rec);
     return ok;
@@ -172,10 +173,8 @@ static bool around_exact(rt_index_t idx, const rt_allocator_t *d, size_t best, s
         bool maximal;
         const char *label;
     } cases[] = {
-        {best - 1u, false, "one byte less"},
-        {best, true, "exact"},
-        {best + 1u, true, "one byte more"},
-        {best + (size_t)RT_HEAP_ALIGN, true, "one alignment unit more"},
+        {best - 1u, false, "one byte less"}, {best, true, "exact"},
+        {best + 1u, true, "one byte more"},  {best + (size_t)RT_HEAP_ALIGN, true, "one alignment unit more"},
         {2u * best, true, "twice (capped)"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

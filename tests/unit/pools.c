@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pools.c -- what only the boundary-tag heap has (rtalloc/heap.h), and the hosted drivers.
  *
@@ -29,8 +30,8 @@
 #include "rtalloc/heap.h"
 #include "rtalloc/registry.h"
 
-static const char *const index_names[RT_INDEX_COUNT] = {"tlsf", "tlsf32", "seglist", "firstfit", "bestfit",
-                                                        "halffit", "tlsfq"};
+static const char *const index_names[RT_INDEX_COUNT] = {"tlsf",    "tlsf32",  "seglist", "firstfit",
+                                                        "bestfit", "halffit", "tlsfq"};
 
 static bool in_buffer(const void *p, const tl_buffer_t *b) { return tl_inside(p, 1, b); }
 
@@ -279,11 +280,11 @@ static void lock_step(lock_probe_t *l, unsigned long before, const char *name, c
     TL_CHECK(l->locks > before, "%s: %s ran without taking the lock", name, op);
 }
 
-#define LOCKED(l, name, op, stmt)                                                                   \
-    do {                                                                                           \
-        unsigned long before_ = (l)->locks;                                                        \
-        stmt;                                                                                      \
-        lock_step((l), before_, (name), (op));                                                     \
+#define LOCKED(l, name, op, stmt)              \
+    do {                                       \
+        unsigned long before_ = (l)->locks;    \
+        stmt;                                  \
+        lock_step((l), before_, (name), (op)); \
     } while (0)
 
 static void test_lock_hooks(rt_index_t idx)
@@ -329,13 +330,34 @@ static void test_lock_hooks(rt_index_t idx)
         void *(*direct_malloc)(rt_heap_t *, size_t) = NULL;
         void (*direct_free)(rt_heap_t *, void *) = NULL;
         switch (idx) {
-        case RT_INDEX_TLSF: direct_malloc = rt_tlsf_malloc; direct_free = rt_tlsf_free; break;
-        case RT_INDEX_TLSF32: direct_malloc = rt_tlsf32_malloc; direct_free = rt_tlsf32_free; break;
-        case RT_INDEX_SEGLIST: direct_malloc = rt_seglist_malloc; direct_free = rt_seglist_free; break;
-        case RT_INDEX_FIRSTFIT: direct_malloc = rt_firstfit_malloc; direct_free = rt_firstfit_free; break;
-        case RT_INDEX_BESTFIT: direct_malloc = rt_bestfit_malloc; direct_free = rt_bestfit_free; break;
-        case RT_INDEX_HALFFIT: direct_malloc = rt_halffit_malloc; direct_free = rt_halffit_free; break;
-        default: direct_malloc = rt_tlsfq_malloc; direct_free = rt_tlsfq_free; break;
+        case RT_INDEX_TLSF:
+            direct_malloc = rt_tlsf_malloc;
+            direct_free = rt_tlsf_free;
+            break;
+        case RT_INDEX_TLSF32:
+            direct_malloc = rt_tlsf32_malloc;
+            direct_free = rt_tlsf32_free;
+            break;
+        case RT_INDEX_SEGLIST:
+            direct_malloc = rt_seglist_malloc;
+            direct_free = rt_seglist_free;
+            break;
+        case RT_INDEX_FIRSTFIT:
+            direct_malloc = rt_firstfit_malloc;
+            direct_free = rt_firstfit_free;
+            break;
+        case RT_INDEX_BESTFIT:
+            direct_malloc = rt_bestfit_malloc;
+            direct_free = rt_bestfit_free;
+            break;
+        case RT_INDEX_HALFFIT:
+            direct_malloc = rt_halffit_malloc;
+            direct_free = rt_halffit_free;
+            break;
+        default:
+            direct_malloc = rt_tlsfq_malloc;
+            direct_free = rt_tlsfq_free;
+            break;
         }
         LOCKED(&l, name, "direct malloc", p = direct_malloc(h, 300));
         LOCKED(&l, name, "direct free", direct_free(h, p));
@@ -398,10 +420,11 @@ typedef struct direct {
     void *(*memalign)(rt_heap_t *, size_t, size_t);
 } direct_t;
 
+/* clang-format off */
 #define DIRECT(n) {rt_##n##_create, rt_##n##_malloc, rt_##n##_free, rt_##n##_realloc, rt_##n##_calloc, rt_##n##_memalign}
-static const direct_t directs[RT_INDEX_COUNT] = {DIRECT(tlsf),    DIRECT(tlsf32),  DIRECT(seglist),
-                                                 DIRECT(firstfit), DIRECT(bestfit), DIRECT(halffit),
-                                                 DIRECT(tlsfq)};
+/* clang-format on */
+static const direct_t directs[RT_INDEX_COUNT] = {DIRECT(tlsf),    DIRECT(tlsf32),  DIRECT(seglist), DIRECT(firstfit),
+                                                 DIRECT(bestfit), DIRECT(halffit), DIRECT(tlsfq)};
 
 static void test_direct(rt_index_t idx)
 {
@@ -427,8 +450,7 @@ static void test_direct(rt_index_t idx)
             unsigned k = (unsigned)tl_range(&r, 0, 99);
             if (nlive > 0u && (k < 40u || nlive == 64u)) {
                 size_t i = tl_range(&r, 0, nlive - 1u);
-                TL_CHECK(tl_verify(live[i], len[i], (uint64_t)(uintptr_t)live[i]) == len[i], "%s: block changed",
-                         name);
+                TL_CHECK(tl_verify(live[i], len[i], (uint64_t)(uintptr_t)live[i]) == len[i], "%s: block changed", name);
                 if (direct) {
                     f->free(h, live[i]);
                 } else {
@@ -753,8 +775,7 @@ int main(void)
     const rt_allocator_t *const *all = rt_registry(&n);
     for (size_t i = 0; i < n; i++) {
         unsigned long failed = tl_state.failed;
-        if (all[i]->set_lock == NULL || all[i]->check == NULL || all[i]->stats == NULL ||
-            all[i]->set_handler == NULL) {
+        if (all[i]->set_lock == NULL || all[i]->check == NULL || all[i]->stats == NULL || all[i]->set_handler == NULL) {
             tl_skip("%s: pthread test needs set_lock, check, stats, set_handler", all[i]->name);
             continue;
         }

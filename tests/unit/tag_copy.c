@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tag_copy.c -- the boundary-tag heap's metadata is bound to its place and its life
  * (src/block/block.h, top comment), tested exhaustively, white-box, for every heap index:
@@ -31,12 +32,12 @@
 #define TC_MAXWORDS 4096u
 #define TC_BLOCKS 96u
 
-static const rt_index_t indexes[] = {RT_INDEX_TLSF,     RT_INDEX_TLSF32,  RT_INDEX_SEGLIST, RT_INDEX_FIRSTFIT,
-                                     RT_INDEX_BESTFIT,  RT_INDEX_HALFFIT, RT_INDEX_TLSFQ};
+static const rt_index_t indexes[] = {RT_INDEX_TLSF,    RT_INDEX_TLSF32,  RT_INDEX_SEGLIST, RT_INDEX_FIRSTFIT,
+                                     RT_INDEX_BESTFIT, RT_INDEX_HALFFIT, RT_INDEX_TLSFQ};
 
 typedef enum { W_HEADER, W_FOOTER, W_NEXT, W_PPREV, W_LINK, W_SEAL, W_CONTROL, W_KINDS } word_kind_t;
-static const char *const kind_name[W_KINDS] = {"header", "footer", "next", "pprev", "quick link", "quick seal",
-                                               "control"};
+static const char *const kind_name[W_KINDS] = {"header",     "footer",     "next",   "pprev",
+                                               "quick link", "quick seal", "control"};
 
 typedef struct word {
     size_t *at;
@@ -122,7 +123,7 @@ static void test_copy(rt_index_t index, uint64_t seed)
         return;
     }
     tl_recorder_t rec;
-    memset(&rec, 0, sizeof rec); /* (print off: tl_recorder_reset leaves it) */
+    memset(&rec, 0, sizeof rec);             /* (print off: tl_recorder_reset leaves it) */
     rt_heap_set_handler(h, tl_record, &rec); /* each failing check reports: recorded, not fatal */
     /* sources: the pools' metadata and every word of the control structure */
     size_t nmeta = nwords;
@@ -144,8 +145,8 @@ static void test_copy(rt_index_t index, uint64_t seed)
                 /* the tag alone: a header is no header at another place */
                 uintptr_t dist = (uintptr_t)dst > (uintptr_t)words[si].at ? (uintptr_t)dst - (uintptr_t)words[si].at
                                                                           : (uintptr_t)words[si].at - (uintptr_t)dst;
-                bool in_window = BLK_LINEAR_TAG || RT_HARDENING < 1 ||
-                                 ((dist / BLK_A) & (~(size_t)0 >> BLK_DATA_BITS)) != 0u;
+                bool in_window =
+                    BLK_LINEAR_TAG || RT_HARDENING < 1 || ((dist / BLK_A) & (~(size_t)0 >> BLK_DATA_BITS)) != 0u;
                 tag_pairs++;
                 window += in_window;
                 if (in_window && blk_head_ok(h->key, dst, value)) {
@@ -173,9 +174,10 @@ static void test_copy(rt_index_t index, uint64_t seed)
             }
         }
     }
-    printf("%-9s %4zu metadata words (%lu headers to check by tag), %lu copies: check missed %lu; tag passed %lu of %lu "
-           "(%lu in the window)\n",
-           name, nmeta, tag_pairs, pairs, missed, tag_passed, tag_pairs, window);
+    printf(
+        "%-9s %4zu metadata words (%lu headers to check by tag), %lu copies: check missed %lu; tag passed %lu of %lu "
+        "(%lu in the window)\n",
+        name, nmeta, tag_pairs, pairs, missed, tag_passed, tag_pairs, window);
     TL_CHECK(pairs > 1000u && missed == 0u, "%s: %lu of %lu copies passed rt_heap_check", name, missed, pairs);
     TL_CHECK(RT_HARDENING < 1 || tag_passed == 0u, "%s: %lu headers verified at another place", name, tag_passed);
     TL_CHECK(per_kind[W_HEADER] > 0u && per_kind[W_FOOTER] > 0u && per_kind[W_NEXT] > 0u &&

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tlsf_math.c -- white-box checks of the arithmetic the TLSF hot paths rest on (doc/performance.md:
  * src/index/tlsf.h, src/block/block.h), against the plain formulas they replace:

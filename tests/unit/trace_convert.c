@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/trace_convert.c -- the conversion of raw logs into a trace (trace/record.c).
  *
@@ -100,24 +101,24 @@ static bool write_logs(const char *dir)
     char path[4200];
     raw_rec_t one[] = {
         R(RAW_MALLOC, 0, A, 10),
-        R(RAW_MALLOC, T2, A, 20),                 /* A still live: ordering error */
-        R(RAW_FREE, 0, B, 0),                     /* foreign */
-        R(RAW_REALLOC_BEGIN, 0, C, 30),           /* foreign realloc ... */
-        R(RAW_REALLOC_END, 0, D, 30),             /* ... makes D as realloc(NULL, 30) */
-        R(RAW_MALLOC, 0, E, (uint64_t)5 << 30),   /* too large: flagged, left out */
-        R(RAW_REALLOC_BEGIN, T2, E, 40),          /* the large block reallocated down ... */
-        R(RAW_REALLOC_END, T2, F, 40),            /* ... enters the stream as realloc(NULL, 40) */
-        R(RAW_NONE, 0, 0x1234, 77),               /* a slot taken, never written */
-        R(RAW_REALLOC_END, 0, G, 50),             /* END without BEGIN: unfinished, new block */
-        R(RAW_REALLOC_BEGIN, 0, D, 0),            /* realloc(D, 0) ... */
-        R(RAW_REALLOC_END, 0, 0, 0),              /* ... freed D */
+        R(RAW_MALLOC, T2, A, 20),               /* A still live: ordering error */
+        R(RAW_FREE, 0, B, 0),                   /* foreign */
+        R(RAW_REALLOC_BEGIN, 0, C, 30),         /* foreign realloc ... */
+        R(RAW_REALLOC_END, 0, D, 30),           /* ... makes D as realloc(NULL, 30) */
+        R(RAW_MALLOC, 0, E, (uint64_t)5 << 30), /* too large: flagged, left out */
+        R(RAW_REALLOC_BEGIN, T2, E, 40),        /* the large block reallocated down ... */
+        R(RAW_REALLOC_END, T2, F, 40),          /* ... enters the stream as realloc(NULL, 40) */
+        R(RAW_NONE, 0, 0x1234, 77),             /* a slot taken, never written */
+        R(RAW_REALLOC_END, 0, G, 50),           /* END without BEGIN: unfinished, new block */
+        R(RAW_REALLOC_BEGIN, 0, D, 0),          /* realloc(D, 0) ... */
+        R(RAW_REALLOC_END, 0, 0, 0),            /* ... freed D */
         R(RAW_REALLOC_BEGIN, T2, F, (uint64_t)1 << 40),
         R(RAW_REALLOC_END, T2, 0, (uint64_t)1 << 40), /* failed: F stays */
         R(RAW_FREE, T2, F, 0),
-        R(RAW_CALLOC, 0, 0, UINT64_MAX),          /* calloc overflow: failed */
-        R(RAW_MEMALIGN, 0, H, 5000),              /* pvalloc(5000): 8192, page-aligned */
-        R(RAW_REALLOC_NEW, 0, I, 0),              /* realloc(NULL, 0): malloc(0) */
-        R(RAW_REALLOC_BEGIN, 0, I, 60),           /* BEGIN without END: unfinished */
+        R(RAW_CALLOC, 0, 0, UINT64_MAX), /* calloc overflow: failed */
+        R(RAW_MEMALIGN, 0, H, 5000),     /* pvalloc(5000): 8192, page-aligned */
+        R(RAW_REALLOC_NEW, 0, I, 0),     /* realloc(NULL, 0): malloc(0) */
+        R(RAW_REALLOC_BEGIN, 0, I, 60),  /* BEGIN without END: unfinished */
     };
     one[15].flags = RAW_F_OVERFLOW;
     one[16].align = 12;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/trace_format.c -- the trace file format of trace/trace.c (doc/traces.md).
  *
@@ -131,9 +132,15 @@ static bool valid(const tr_file_t *f)
                 continue;
             }
             switch (WL_OP_KIND(op)) {
-            case WL_FREE: ok = full[op->slot]; full[op->slot] = 0; break;
+            case WL_FREE:
+                ok = full[op->slot];
+                full[op->slot] = 0;
+                break;
             case WL_REALLOC: full[op->slot] = 1; break;
-            default: ok = !full[op->slot]; full[op->slot] = 1; break;
+            default:
+                ok = !full[op->slot];
+                full[op->slot] = 1;
+                break;
             }
         }
         free(full);
@@ -160,8 +167,8 @@ static void check_round_trip(const char *path, const tr_file_t *f, const tr_stre
             CHECK(strcmp(g.streams[s].command, st[s].command) == 0);
             CHECK(strcmp(g.streams[s].trace.name, st[s].trace.name) == 0);
             const wl_trace_t *a = &st[s].trace, *b = &g.streams[s].trace;
-            CHECK(a->nops == b->nops && a->slots == b->slots && a->nmalloc == b->nmalloc &&
-                  a->nfree == b->nfree && a->peak_live == b->peak_live);
+            CHECK(a->nops == b->nops && a->slots == b->slots && a->nmalloc == b->nmalloc && a->nfree == b->nfree &&
+                  a->peak_live == b->peak_live);
             CHECK(memcmp(a->ops, b->ops, a->nops * sizeof *a->ops) == 0);
         }
         CHECK(WL_OP_ALIGN(&g.streams[0].trace.ops[2]) == 4096);
@@ -301,7 +308,7 @@ static void h_stream(hbuf_t *b, uint64_t slots, uint64_t nops, uint64_t ops_byte
     h_varint(b, 1), h_varint(b, 1), h_varint(b, 0), h_varint(b, 0); /* pid threads failed foreign */
     h_varint(b, slots), h_varint(b, nops);
     h_varint(b, body / 5u), h_varint(b, body / 5u), h_varint(b, body >= 5u ? 1u : 0u); /* counters */
-    h_varint(b, 0), h_varint(b, 0), h_varint(b, 0); /* command, name, params */
+    h_varint(b, 0), h_varint(b, 0), h_varint(b, 0);                                    /* command, name, params */
     h_varint(b, ops_bytes);
     for (size_t i = 0; i + 5 <= body; i += 5) {
         h_byte(b, WL_MALLOC), h_byte(b, 0), h_byte(b, 1); /* kind, slot delta 0, size 1 */

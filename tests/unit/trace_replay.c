@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trace_replay.c -- the replay and sizing of recorded traces (trace/replay.c),
  * on traces whose answers are known:
@@ -94,8 +95,8 @@ static void check_hand(void *buf)
             TL_CHECK(in.slots[0] != NULL, "%s: realloc left its slot empty", all[k]->name);
             TL_CHECK(drv_apply(&in, &t.ops[3], 3) && ((uintptr_t)in.slots[2] & 63u) == 0u,
                      "%s: memalign(64) through the replay: %p", all[k]->name, in.slots[2]);
-            TL_CHECK(drv_apply(&in, &t.ops[4], 4) == false && in.slots[3] == NULL,
-                     "%s: the flagged 3 GiB malloc", all[k]->name);
+            TL_CHECK(drv_apply(&in, &t.ops[4], 4) == false && in.slots[3] == NULL, "%s: the flagged 3 GiB malloc",
+                     all[k]->name);
             drv_close(&in);
         }
     }
@@ -135,8 +136,7 @@ static void check_size(void *buf, const wl_trace_t *t, const char *name)
     TL_CHECK(s.heap >= rp_peak_live(t), "%s: %zu below the live peak %llu", name, s.heap,
              (unsigned long long)rp_peak_live(t));
     printf("%-8s heap needed %zu bytes for a live peak of %llu (%.3f), %u replays, %u non-monotone above\n", name,
-           s.heap, (unsigned long long)rp_peak_live(t), (double)s.heap / (double)rp_peak_live(t), s.replays,
-           s.nonmono);
+           s.heap, (unsigned long long)rp_peak_live(t), (double)s.heap / (double)rp_peak_live(t), s.replays, s.nonmono);
     /* half the heap: the replay counts failures (the flagged op not among them) */
     drv_instance_t in;
     if (drv_open(&in, a, buf, s.heap / 2u, t->slots, false)) {

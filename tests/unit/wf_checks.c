@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_checks.c -- the wait-free tree's and its caches' safety checks one at a time (src/waitfree/):
  * each case builds the one state a single check must refuse, so that removing the check (a
@@ -145,8 +146,8 @@ static void counter_copied(unsigned flags)
     unsigned char *a = rt_wf_malloc(w, 1), *b = rt_wf_malloc(w, 1);
     wf_chunk_t ca, cb;
     if (!TL_CHECK(a != NULL && b != NULL && wf_validate(w, a, &ca) == RT_ERR_NONE &&
-                      wf_validate(w, b, &cb) == RT_ERR_NONE && ca.h == 0u && cb.h == 0u &&
-                      (ca.k & 1u) == 0u && cb.k == ca.k + 1u,
+                      wf_validate(w, b, &cb) == RT_ERR_NONE && ca.h == 0u && cb.h == 0u && (ca.k & 1u) == 0u &&
+                      cb.k == ca.k + 1u,
                   "counter_copied: two sibling leaves")) {
         return;
     }
@@ -177,7 +178,8 @@ static void counter_copied(unsigned flags)
     bool seen = flags != 0u || (rec.count >= 1u && rec.last == RT_ERR_CORRUPTED);
     TL_CHECK(!again && seen,
              "counter_copied (flags %u): a live leaf whose counter is a copy of its free sibling's was %s "
-             "(%lu reports, last %s)", flags, again ? "handed out again" : "kept", rec.count, tl_kind_name(rec.last));
+             "(%lu reports, last %s)",
+             flags, again ? "handed out again" : "kept", rec.count, tl_kind_name(rec.last));
 }
 
 /* Saves node i's padding and counter, the two words of its last 8 bytes. */
@@ -249,7 +251,8 @@ static void counter_restored(unsigned flags, unsigned kind)
     bool seen = (flags & RT_WF_HINTS) != 0u || (rec.count >= 1u && rec.last == RT_ERR_CORRUPTED);
     TL_CHECK(!overlap && seen,
              "counter_restored (flags %u, kind %u): a live chunk under a restored counter was %s (%lu reports, last "
-             "%s)", flags, kind, overlap ? "handed out again" : "kept", rec.count, tl_kind_name(rec.last));
+             "%s)",
+             flags, kind, overlap ? "handed out again" : "kept", rec.count, tl_kind_name(rec.last));
 }
 
 /* A cache instance over `arena` with the default configuration (one thread: one cache). */
@@ -283,8 +286,8 @@ static void cache_path(void)
     uint32_t word = atomic_load_explicit(wf_counter(w, parent), memory_order_relaxed);
     tl_recorder_reset(&rec);
     rt_wfc_flush(c);
-    TL_CHECK(rec.count >= 1u && rec.last == RT_ERR_CORRUPTED, "cache_path: the flush reported %lu, last %s",
-             rec.count, tl_kind_name(rec.last));
+    TL_CHECK(rec.count >= 1u && rec.last == RT_ERR_CORRUPTED, "cache_path: the flush reported %lu, last %s", rec.count,
+             tl_kind_name(rec.last));
     TL_CHECK(atomic_load_explicit(wf_counter(w, parent), memory_order_relaxed) == word,
              "cache_path: a chunk released under a damaged parent (its counter changed)");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_touch.c -- the work of the wait-free tree and of its caches counted where it is done, and
  * compared with the paper's algorithm written here.
@@ -93,8 +94,8 @@ typedef struct model {
     size_t N, root;
     unsigned height[MAXN];
     size_t left[MAXN], right[MAXN], parent[MAXN], first[MAXN];
-    unsigned used[MAXN];   /* leaves below the node in live chunks (cached ones included) */
-    bool pristine[MAXN];   /* lazy: freed as a whole, the counters below not yet written */
+    unsigned used[MAXN]; /* leaves below the node in live chunks (cached ones included) */
+    bool pristine[MAXN]; /* lazy: freed as a whole, the counters below not yet written */
     bool lazy, hints, ro;
 } model_t;
 
@@ -423,8 +424,7 @@ static void tree_variant(const variant_t *v, unsigned long ops)
                      b.malloc_nodes == paper_malloc_bound(&m, s) + (m.lazy ? 3u : 1u) * verify &&
                      b.free_nodes == free_nodes && b.free_rmw == path && b.path == path,
                  "%s: rt_wf_bound of height %u: malloc %llu nodes, free %llu nodes %llu rmw", v->name, s,
-                 (unsigned long long)b.malloc_nodes, (unsigned long long)b.free_nodes,
-                 (unsigned long long)b.free_rmw);
+                 (unsigned long long)b.malloc_nodes, (unsigned long long)b.free_nodes, (unsigned long long)b.free_rmw);
     }
     tl_rng_t r = tl_rng_seed(0x70C4u ^ v->flags ^ (v->node << 8));
     static live_t live[MAXN];
@@ -460,8 +460,10 @@ static void tree_variant(const variant_t *v, unsigned long ops)
             unsigned char *p = rt_wf_malloc_ex(w, n, &t);
             touch_stop();
             size_t got = p == NULL ? NONE : (size_t)(p - 4 - tree) / v->node;
-            if (!TL_CHECK(got == (root == NONE ? NONE : m.first[root]), "%s: the library's chunk at node %zu, the "
-                          "model's %zu", what, got, root == NONE ? NONE : m.first[root])) {
+            if (!TL_CHECK(got == (root == NONE ? NONE : m.first[root]),
+                          "%s: the library's chunk at node %zu, the "
+                          "model's %zu",
+                          what, got, root == NONE ? NONE : m.first[root])) {
                 wrong++;
                 break;
             }
@@ -475,8 +477,10 @@ static void tree_variant(const variant_t *v, unsigned long ops)
         }
         calls++;
         wrong += !same_touch(&x, what);
-        wrong += !TL_CHECK(t.nodes == x.nodes && t.rmw == x.rmw, "%s: the library's trace nodes %u rmw %u, the model "
-                           "%u and %u", what, t.nodes, t.rmw, x.nodes, x.rmw);
+        wrong += !TL_CHECK(t.nodes == x.nodes && t.rmw == x.rmw,
+                           "%s: the library's trace nodes %u rmw %u, the model "
+                           "%u and %u",
+                           what, t.nodes, t.rmw, x.nodes, x.rmw);
     }
     TL_CHECK(rt_wf_check(w), "%s: equation 3 at the end", v->name);
     printf("%-22s %lu calls (%lu failed mallocs), at most %lu arrivals per malloc: %s\n", v->name, calls, fails,
@@ -619,8 +623,10 @@ static void cache_variant(const variant_t *v, unsigned long ops)
         }
         calls++;
         wrong += !same_touch(&x, what);
-        wrong += !TL_CHECK(t.nodes == x.nodes && t.rmw == x.rmw, "%s: the library's trace nodes %u rmw %u, the model "
-                           "%u and %u", what, t.nodes, t.rmw, x.nodes, x.rmw);
+        wrong += !TL_CHECK(t.nodes == x.nodes && t.rmw == x.rmw,
+                           "%s: the library's trace nodes %u rmw %u, the model "
+                           "%u and %u",
+                           what, t.nodes, t.rmw, x.nodes, x.rmw);
     }
     rt_wfc_flush_all(c);
     TL_CHECK(rt_wfc_check(c), "cache %s: equation 3 at the end", v->name);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wf_unit.c -- white-box tests of the wait-free buddy tree (rtalloc/waitfree.h), one thread.
  *
@@ -88,10 +89,10 @@ static void test_fig2(void)
         /* counters outside the chunks: free leaves below (X = inside a chunk, undefined) */
         static const int expect[5][16] = {
             {0, 0, 0, 1, -9, -9, 1, 1, -9, -9, -9, -9, -9, -9, -9, -9}, /* leaves */
-            {0, 1, 0, 2, -9, -9, -9, -9},                              /* height 1 */
-            {1, 2, 0, 0},                                              /* height 2 */
-            {3, 0},                                                    /* height 3 */
-            {3},                                                       /* the root */
+            {0, 1, 0, 2, -9, -9, -9, -9},                               /* height 1 */
+            {1, 2, 0, 0},                                               /* height 2 */
+            {3, 0},                                                     /* height 3 */
+            {3},                                                        /* the root */
         };
         for (unsigned h = 0; h <= 4u; h++) {
             for (size_t k = 0; k < ((size_t)1 << (4u - h)); k++) {
@@ -101,8 +102,8 @@ static void test_fig2(void)
                 size_t i = rt_wf_index(w, h, k);
                 bool chunk = rt_wf_is_chunk(w, i);
                 int c = rt_wf_counter(w, i);
-                TL_CHECK(c == expect[h][k] || (chunk && c == 0), "fig2 (flags %#x): node (%u, %zu) counter %d, expected %d",
-                         flags[v], h, k, c, expect[h][k]);
+                TL_CHECK(c == expect[h][k] || (chunk && c == 0),
+                         "fig2 (flags %#x): node (%u, %zu) counter %d, expected %d", flags[v], h, k, c, expect[h][k]);
             }
         }
         size_t right = rt_wf_index(w, 3, 1);
@@ -172,8 +173,8 @@ static void test_traces(void)
     TL_CHECK(b != NULL && t.nodes == 6u && t.rmw == 7u, "second leaf: %u nodes, %u RMW (6, 7)", t.nodes, t.rmw);
     TL_CHECK(rt_wf_last_probes(w) == 6u, "last_probes %u", rt_wf_last_probes(w));
     void *c = rt_wf_malloc_ex(w, 300, &t); /* 4 leaves: root, left (12 >= 4), LL (2 < 4: fails), LR */
-    TL_CHECK(c != NULL && t.nodes == 4u && t.rmw == 5u && t.height == 2u, "4 leaves: %u nodes, %u RMW (4, 5)",
-             t.nodes, t.rmw);
+    TL_CHECK(c != NULL && t.nodes == 4u && t.rmw == 5u && t.height == 2u, "4 leaves: %u nodes, %u RMW (4, 5)", t.nodes,
+             t.rmw);
     rt_wf_free_ex(w, c, &t); /* 7 nodes re-initialised... as counted: the chunk + 2 ancestors */
     TL_CHECK(t.nodes == 7u + 2u && t.rmw == 3u && t.height == 2u, "free of 7 nodes: %u nodes, %u RMW (9, 3)", t.nodes,
              t.rmw);
@@ -316,8 +317,8 @@ static void take(rt_wf_t *w, snapshot_t *sn)
 static bool refused(rt_wf_t *w, tl_recorder_t *rec, const snapshot_t *before, rt_error_kind_t kind, bool request,
                     const char *what)
 {
-    bool ok = TL_CHECK(rec->count == 1u && rec->last == kind, "%s: %lu reports, last %s, expected %s", what,
-                       rec->count, tl_kind_name(rec->last), tl_kind_name(kind));
+    bool ok = TL_CHECK(rec->count == 1u && rec->last == kind, "%s: %lu reports, last %s, expected %s", what, rec->count,
+                       tl_kind_name(rec->last), tl_kind_name(kind));
     size_t changed = 0;
     for (size_t i = 0; i < before->n; i++) {
         changed += rt_wf_counter(w, i) != before->counter[i];
@@ -342,8 +343,7 @@ static void bad_pointers(rt_wf_t *w, tl_recorder_t *rec, unsigned char *b)
     snapshot_t sn;
     char local[64];
     static char other[256];
-    void *const foreign[] = {local + 8, other + 64, tree + rt_wf_nodes(w) * 64u + 4u,
-                             (void *)((uintptr_t)tree - 60u)};
+    void *const foreign[] = {local + 8, other + 64, tree + rt_wf_nodes(w) * 64u + 4u, (void *)((uintptr_t)tree - 60u)};
     for (size_t i = 0; i < 4u; i++) {
         take(w, &sn);
         rt_wf_free(w, foreign[i]);
@@ -396,8 +396,7 @@ static void bad_length_word(rt_wf_t *w, tl_recorder_t *rec, unsigned char *a)
     take(w, &sn);
     rt_wf_free(w, a);
     refused(w, rec, &sn, RT_ERR_CORRUPTED, false, "free after an overrun of one byte");
-    TL_CHECK(!rt_wf_check(w) && rec->count == 1u && rec->last == RT_ERR_CORRUPTED,
-             "check sees the overrun canary");
+    TL_CHECK(!rt_wf_check(w) && rec->count == 1u && rec->last == RT_ERR_CORRUPTED, "check sees the overrun canary");
     tl_recorder_reset(rec);
     take(w, &sn);
     TL_CHECK(rt_wf_realloc(w, a, 1000) == NULL, "realloc after an overrun");
@@ -482,19 +481,19 @@ static void bad_requests(rt_wf_t *w, tl_recorder_t *rec)
 /* the control chunk of rt_wf_create is not a block */
 static void bad_control_chunk(void)
 {
-/* the control chunk of rt_wf_create is not a block */
-static unsigned char buf[64u << 10] __attribute__((aligned(64)));
-rt_wf_t *w = rt_wf_create(buf, sizeof buf, NULL);
-tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
-rt_wf_set_handler(w, tl_record, &rec);
-snapshot_t sn;
-take(w, &sn);
-rt_wf_free(w, buf + 4);
-refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the control chunk)");
-take(w, &sn);
-rt_wf_free(w, w);
-refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the handle)");
-TL_CHECK(rt_wf_check(w), "control chunk intact");
+    /* the control chunk of rt_wf_create is not a block */
+    static unsigned char buf[64u << 10] __attribute__((aligned(64)));
+    rt_wf_t *w = rt_wf_create(buf, sizeof buf, NULL);
+    tl_recorder_t rec = {0, RT_ERR_NONE, NULL, NULL, false};
+    rt_wf_set_handler(w, tl_record, &rec);
+    snapshot_t sn;
+    take(w, &sn);
+    rt_wf_free(w, buf + 4);
+    refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the control chunk)");
+    take(w, &sn);
+    rt_wf_free(w, w);
+    refused(w, &rec, &sn, RT_ERR_BAD_POINTER, false, "free(the handle)");
+    TL_CHECK(rt_wf_check(w), "control chunk intact");
 }
 
 /* Two instances over one buffer, one after the other: a pointer of the first into memory the
@@ -538,8 +537,11 @@ static void bad_generations(void)
                 refused(w, &rec, &sn, RT_ERR_BAD_POINTER, true, "generations: realloc of it");
                 unsigned char *x = rt_wf_malloc(w, 1);
                 TL_CHECK(x != NULL && (x < q || x >= q + rt_wf_usable(64, 1)) && rt_wf_check(w) && rec.count == 0u,
-                         "generations (%s, flags %#x, round %u): a leaf %p inside the live block %p", inside ? "in the "
-                         "buffer" : "split", flags[v], gen, (void *)x, (void *)q);
+                         "generations (%s, flags %#x, round %u): a leaf %p inside the live block %p",
+                         inside ? "in the "
+                                  "buffer"
+                                : "split",
+                         flags[v], gen, (void *)x, (void *)q);
                 rt_wf_free(w, x);
                 rt_wf_free(w, q);
                 TL_CHECK(rec.count == 0u && rt_wf_check(w), "generations: intact");
@@ -762,7 +764,7 @@ typedef struct ov_state {
     tl_recorder_t rec;
     ov_block_t live[OV_MAXLIVE];
     size_t nlive;
-    unsigned char *lo, *hi; /* the tree */
+    unsigned char *lo, *hi;   /* the tree */
     const unsigned char *hit; /* the corrupted byte (not checked in data) */
     uint64_t next_id;
     uint64_t frees; /* stats.frees as last seen */

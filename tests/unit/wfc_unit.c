@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wfc_unit.c -- white-box tests of the wait-free tree behind per-thread caches (rtalloc/wfcache.h),
  * one thread. The configuration's self hook returns the static `ctx`, so each case says which
@@ -83,8 +84,8 @@ static void kinds_reset(void) { memset(&kinds, 0, sizeof kinds); }
 /* Exactly one report since the last reset, of `kind`; resets. */
 static bool reported(rt_error_kind_t kind, const char *what)
 {
-    bool ok = TL_CHECK(kinds.total == 1u && kinds.n[kind] == 1u, "%s: %lu reports, expected one %s (%lu of them)",
-                       what, kinds.total, tl_kind_name(kind), kinds.n[kind]);
+    bool ok = TL_CHECK(kinds.total == 1u && kinds.n[kind] == 1u, "%s: %lu reports, expected one %s (%lu of them)", what,
+                       kinds.total, tl_kind_name(kind), kinds.n[kind]);
     kinds_reset();
     return ok;
 }
@@ -174,8 +175,8 @@ static bool malloc_within(rt_wfc_t *c, size_t n, const rt_wfc_trace_t *t, const 
         return false;
     }
     return TL_CHECK(t->nodes <= b.malloc_nodes && t->rmw <= b.malloc_rmw && t->probes <= b.probes,
-                    "%s: malloc(%zu) " TR_FMT " beyond its bound (nodes %llu rmw %llu probes %u)", what, n,
-                    TR_ARGS(*t), (unsigned long long)b.malloc_nodes, (unsigned long long)b.malloc_rmw, b.probes);
+                    "%s: malloc(%zu) " TR_FMT " beyond its bound (nodes %llu rmw %llu probes %u)", what, n, TR_ARGS(*t),
+                    (unsigned long long)b.malloc_nodes, (unsigned long long)b.malloc_rmw, b.probes);
 }
 
 static bool free_within(rt_wfc_t *c, size_t n, const rt_wfc_trace_t *t, const char *what)
@@ -185,8 +186,8 @@ static bool free_within(rt_wfc_t *c, size_t n, const rt_wfc_trace_t *t, const ch
         return false;
     }
     return TL_CHECK(t->nodes <= b.free_nodes && t->rmw <= b.free_rmw && t->probes <= b.probes,
-                    "%s: free of a %zu-byte block " TR_FMT " beyond its bound (nodes %llu rmw %llu probes %u)", what,
-                    n, TR_ARGS(*t), (unsigned long long)b.free_nodes, (unsigned long long)b.free_rmw, b.probes);
+                    "%s: free of a %zu-byte block " TR_FMT " beyond its bound (nodes %llu rmw %llu probes %u)", what, n,
+                    TR_ARGS(*t), (unsigned long long)b.free_nodes, (unsigned long long)b.free_rmw, b.probes);
 }
 
 /* --- 1, 2: refill and hits ------------------------------------------------------------------------ */
@@ -212,8 +213,7 @@ static void test_refill_hits(void)
             rt_wf_bound_t tb;
             memset(&b, 0, sizeof b);
             bool have = rt_wfc_bound(c, n, &b); /* before the check: its message reads b */
-            TL_CHECK(have && b.cached && b.height == s && b.hit_nodes == 1u &&
-                         b.probes == RT_WFC_MAX_CACHES,
+            TL_CHECK(have && b.cached && b.height == s && b.hit_nodes == 1u && b.probes == RT_WFC_MAX_CACHES,
                      "refill: rt_wfc_bound(%zu): cached %d height %u hit_nodes %u probes %u", n, (int)b.cached,
                      b.height, b.hit_nodes, b.probes);
             TL_CHECK(rt_wf_bound(w, rt_wf_usable(B, s + j), &tb), "refill: tree bound of height %u", s + j);
@@ -226,8 +226,7 @@ static void test_refill_hits(void)
              * node), 2^j - 1 chunks pushed; A's record is a line of the control chunk (no descent) */
             if (!TL_CHECK(p[0] != NULL && t.descents == 1u && t.cache_ops == n_pieces - 1u && t.releases == 0u &&
                               t.rmw == tb.path && t.probes == 1u && t.height == s,
-                          "refill: batch %u height %u: first malloc " TR_FMT " (path %u)", j, s, TR_ARGS(t),
-                          tb.path)) {
+                          "refill: batch %u height %u: first malloc " TR_FMT " (path %u)", j, s, TR_ARGS(t), tb.path)) {
                 continue;
             }
             malloc_within(c, n, &t, "refill");
@@ -700,8 +699,8 @@ static void test_records(void)
         ctx = token;
         rt_wfc_free_ex(c, p, &t); /* the context's first call: its record, then p into its cache */
         bool in_tree = t.descents == 1u;
-        TL_CHECK(t.cache_ops == 1u && t.descents <= 1u && t.releases == 0u,
-                 "records: context %u's first free " TR_FMT, k, TR_ARGS(t));
+        TL_CHECK(t.cache_ops == 1u && t.descents <= 1u && t.releases == 0u, "records: context %u's first free " TR_FMT,
+                 k, TR_ARGS(t));
         TL_CHECK(rt_wf_counter(w, root) == rc - (in_tree ? 1 : 0),
                  "records: context %u: root counter %d, was %d (record %s)", k, rt_wf_counter(w, root), rc,
                  in_tree ? "in the tree" : "inline");
@@ -879,14 +878,13 @@ static bool app_view(rt_wfc_t *c, const live_t *l, size_t nl, uint64_t mallocs, 
         used += l[i].bytes;
     }
     *highest = used > *highest ? used : *highest;
-    return TL_CHECK(s.used_bytes == used && s.used_blocks == nl && s.mallocs == mallocs && s.frees == frees &&
-                        s.free_bytes == s.capacity - s.used_bytes && s.peak_used >= *highest &&
-                        rt_wfc_cached_bytes(c) == cached,
-                    "stats %s: used %zu (%zu) blocks %zu (%zu) mallocs %llu (%llu) frees %llu (%llu) peak %zu "
-                    "(>= %zu), cached %zu -> %zu",
-                    what, s.used_bytes, used, s.used_blocks, nl, (unsigned long long)s.mallocs,
-                    (unsigned long long)mallocs, (unsigned long long)s.frees, (unsigned long long)frees, s.peak_used,
-                    *highest, cached, rt_wfc_cached_bytes(c));
+    return TL_CHECK(
+        s.used_bytes == used && s.used_blocks == nl && s.mallocs == mallocs && s.frees == frees &&
+            s.free_bytes == s.capacity - s.used_bytes && s.peak_used >= *highest && rt_wfc_cached_bytes(c) == cached,
+        "stats %s: used %zu (%zu) blocks %zu (%zu) mallocs %llu (%llu) frees %llu (%llu) peak %zu "
+        "(>= %zu), cached %zu -> %zu",
+        what, s.used_bytes, used, s.used_blocks, nl, (unsigned long long)s.mallocs, (unsigned long long)mallocs,
+        (unsigned long long)s.frees, (unsigned long long)frees, s.peak_used, *highest, cached, rt_wfc_cached_bytes(c));
 }
 
 static void test_stats(void)
@@ -1088,7 +1086,7 @@ static void bad_use_after_free(void)
         static handed_t h;
         memset(&h, 0, sizeof h);
         ctx = T_A;
-        unsigned char *p0 = rt_wfc_malloc(c, 1); /* A keeps p1, p2, p3 */
+        unsigned char *p0 = rt_wfc_malloc(c, 1);                          /* A keeps p1, p2, p3 */
         unsigned char *p1 = p0 + B, *p2 = p0 + 3u * B, *p3 = p0 + 4u * B; /* leaves 15, 16, 18, 19 */
         rt_wfc_free(c, p0);                                               /* list: p0 p1 p2 p3 */
         /* 4 arbitrary bytes into p1's first data word, its link (the mark, the next word, is
@@ -1236,7 +1234,7 @@ static void bad_copied_link(void)
         ctx = T_A;
         unsigned char *p0 = rt_wfc_malloc(c, 1); /* A keeps p1 p2 p3 */
         unsigned char *p1 = p0 + B, *p2 = p0 + 3u * B;
-        rt_wfc_free(c, p0);                        /* A's list: p0 p1 p2 p3 */
+        rt_wfc_free(c, p0); /* A's list: p0 p1 p2 p3 */
         const unsigned char *from = cases[k].other ? b0 + B : p2;
         memcpy(p1, from, cases[k].bytes);
         TL_CHECK(!rt_wfc_check(c), "copied link %zu: check walks the list to it", k);
@@ -1284,13 +1282,15 @@ static void bad_stale_generation(void)
         unsigned char *p0 = rt_wfc_malloc(c, 1); /* A's list: p1 p2 p3 */
         unsigned char *p1 = p0 + B;
         unsigned char old[8];
-        memcpy(old, p1, sizeof old); /* p1's link (to p2) and mark */
+        memcpy(old, p1, sizeof old);              /* p1's link (to p2) and mark */
         c = rt_wfc_create(arena, 1u << 16, &cfg); /* a new generation, without wiping the buffer */
         rt_wfc_set_handler(c, on_error, &kinds);
         unsigned char *q0 = rt_wfc_malloc(c, 1);
         TL_CHECK(q0 == p0 && rt_wfc_check(c) && kinds.total == 0u, "stale link: the same placement again");
-        TL_CHECK(memcmp(p1, old, sizeof old) != 0, "stale link (round %u): the new instance wrote the same link and "
-                 "mark at p1 as the previous one (the same key)", gen);
+        TL_CHECK(memcmp(p1, old, sizeof old) != 0,
+                 "stale link (round %u): the new instance wrote the same link and "
+                 "mark at p1 as the previous one (the same key)",
+                 gen);
         memcpy(p1, old, sizeof old);
         rt_wfc_trace_t t;
         unsigned char *d = rt_wfc_malloc_ex(c, 1, &t);
@@ -1460,15 +1460,13 @@ static void test_config(void)
         cfg.node_size = good[i].node;
         cfg.tree_flags = good[i].flags;
         size_t min = rt_wfc_min_buffer(&cfg);
-        if (!TL_CHECK(min != SIZE_MAX && min + 64u <= sizeof arena, "config: %s: min_buffer %zu", good[i].what,
-                      min)) {
+        if (!TL_CHECK(min != SIZE_MAX && min + 64u <= sizeof arena, "config: %s: min_buffer %zu", good[i].what, min)) {
             continue;
         }
         for (size_t m = 0; m < sizeof mis / sizeof mis[0]; m++) {
             memset(arena, 0xA5, min + 64u);
             rt_wfc_t *c = rt_wfc_create(arena + mis[m], min, &cfg);
-            if (!TL_CHECK(c != NULL, "config: %s: create over min_buffer (%zu) at +%zu", good[i].what, min,
-                          mis[m])) {
+            if (!TL_CHECK(c != NULL, "config: %s: create over min_buffer (%zu) at +%zu", good[i].what, min, mis[m])) {
                 continue;
             }
             rt_wfc_set_handler(c, on_error, &kinds);
@@ -1478,8 +1476,7 @@ static void test_config(void)
             TL_CHECK(got.node_size == good[i].node && got.tree_flags == good[i].flags &&
                          got.heights == good[i].heights && got.batch_log2 == good[i].batch &&
                          got.capacity == good[i].capacity && got.caches == good[i].caches &&
-                         got.self == (good[i].heights != 0u ? self_hook : NULL) &&
-                         got.self_context == (void *)&ctx,
+                         got.self == (good[i].heights != 0u ? self_hook : NULL) && got.self_context == (void *)&ctx,
                      "config: %s: get_config", good[i].what);
             /* the smallest tree works: the smallest and the largest block, from two contexts one
              * after the other (each gives its cache back: the tree has room for one batch) */
@@ -1496,8 +1493,7 @@ static void test_config(void)
                 rt_wfc_free(c, p);
                 rt_wfc_flush(c);
             }
-            TL_CHECK(got_both, "config: %s at +%zu: malloc(1) and malloc(max_request %zu)", good[i].what, mis[m],
-                     maxr);
+            TL_CHECK(got_both, "config: %s at +%zu: malloc(1) and malloc(max_request %zu)", good[i].what, mis[m], maxr);
             TL_CHECK(rt_wfc_malloc(c, maxr + 1u) == NULL, "config: malloc(max_request + 1)");
             reported(RT_ERR_TOO_LARGE, "config: malloc(max_request + 1)");
             TL_CHECK(rt_wfc_check(c) && kinds.total == 0u, "config: %s at +%zu: check", good[i].what, mis[m]);

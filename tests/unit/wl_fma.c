@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/wl_fma.c -- the benchmark's generator of the FMA article's test program (bench/wl_fma.c),
  * compiled in directly (no clock, no allocator):
@@ -29,8 +30,7 @@
 static bool same_ops(const wl_trace_t *a, const wl_trace_t *b, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (a->ops[i].kind != b->ops[i].kind || a->ops[i].slot != b->ops[i].slot ||
-            a->ops[i].size != b->ops[i].size) {
+        if (a->ops[i].kind != b->ops[i].kind || a->ops[i].slot != b->ops[i].slot || a->ops[i].size != b->ops[i].size) {
             return false;
         }
     }
@@ -57,8 +57,7 @@ static bool test_determinism(void)
                "traces generated");
     TL_CHECK(a.nops == b.nops && same_ops(&a, &b, a.nops), "same seed, same trace");
     TL_CHECK(a.nops != c.nops || !same_ops(&a, &c, a.nops), "another seed, another trace");
-    TL_CHECK(s.nops < a.nops && same_ops(&s, &a, s.nops),
-             "the 1,000 run is a prefix of the 20,000 run");
+    TL_CHECK(s.nops < a.nops && same_ops(&s, &a, s.nops), "the 1,000 run is a prefix of the 20,000 run");
     wl_trace_t e;
     TL_REQUIRE(wl_fma(&e, 20000, WL_FMA_EXACT, WL_FMA_RELEASE_INDEX, 7, NULL), "exact trace");
     bool same_but_sizes = e.nops == a.nops;
@@ -66,19 +65,16 @@ static bool test_determinism(void)
         same_but_sizes = a.ops[i].kind == e.ops[i].kind && a.ops[i].slot == e.ops[i].slot &&
                          (a.ops[i].kind == WL_FREE || class_of(a.ops[i].size) == e.ops[i].size);
     }
-    TL_CHECK(same_but_sizes,
-             "exact and uniform sizes: the same ops, each exact size the class of the uniform one");
+    TL_CHECK(same_but_sizes, "exact and uniform sizes: the same ops, each exact size the class of the uniform one");
     wl_release(&e);
     wl_trace_t z;
-    TL_CHECK(!wl_fma(&z, 0, WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX, 7, NULL),
-             "0 allocations refused");
+    TL_CHECK(!wl_fma(&z, 0, WL_FMA_UNIFORM, WL_FMA_RELEASE_INDEX, 7, NULL), "0 allocations refused");
     wl_release(&a), wl_release(&b), wl_release(&c), wl_release(&s);
     return true;
 }
 
 /* Replays t against a model of the table; checks every op and the overflows. */
-static bool check_trace(const wl_trace_t *t, const wl_fma_info_t *info, size_t allocations,
-                        wl_fma_sizes_t sizes)
+static bool check_trace(const wl_trace_t *t, const wl_fma_info_t *info, size_t allocations, wl_fma_sizes_t sizes)
 {
     uint32_t *size = calloc(WL_FMA_TABLE, sizeof *size);
     TL_REQUIRE(size != NULL, "memory");
@@ -116,8 +112,7 @@ static bool check_trace(const wl_trace_t *t, const wl_fma_info_t *info, size_t a
             }
             if (j == WL_FMA_TABLE) {
                 overflows++;
-                TL_CHECK(i + j < t->nops && t->ops[i + j].kind == WL_MALLOC,
-                         "an overflow ends with the malloc");
+                TL_CHECK(i + j < t->nops && t->ops[i + j].kind == WL_MALLOC, "an overflow ends with the malloc");
                 memset(size, 0, WL_FMA_TABLE * sizeof *size);
                 live = 0;
                 frees += WL_FMA_TABLE;
@@ -130,10 +125,8 @@ static bool check_trace(const wl_trace_t *t, const wl_fma_info_t *info, size_t a
         frees++;
     }
     TL_CHECK(bad == 0, "%zu ops against the table's state", bad);
-    TL_CHECK(bad_size == 0, "%zu sizes outside their class (%s)", bad_size,
-             wl_fma_sizes_name(sizes));
-    TL_CHECK(mallocs == allocations && t->nmalloc == allocations &&
-                 info->allocations == allocations,
+    TL_CHECK(bad_size == 0, "%zu sizes outside their class (%s)", bad_size, wl_fma_sizes_name(sizes));
+    TL_CHECK(mallocs == allocations && t->nmalloc == allocations && info->allocations == allocations,
              "%zu mallocs for a run of %zu", mallocs, allocations);
     TL_CHECK(frees == t->nfree && mallocs + frees == t->nops, "op counts");
     TL_CHECK(overflows == info->overflows && info->overflow_frees == WL_FMA_TABLE * overflows,
@@ -156,20 +149,16 @@ static bool test_traces(void)
                 for (uint64_t seed = 1; seed <= 5; seed++) {
                     wl_trace_t t;
                     wl_fma_info_t info;
-                    TL_REQUIRE(wl_fma(&t, lengths[k], (wl_fma_sizes_t)mode, (wl_fma_release_t)rel,
-                                      seed, &info),
+                    TL_REQUIRE(wl_fma(&t, lengths[k], (wl_fma_sizes_t)mode, (wl_fma_release_t)rel, seed, &info),
                                "trace");
                     check_trace(&t, &info, lengths[k], (wl_fma_sizes_t)mode);
                     if (lengths[k] == 1000 || rel == WL_FMA_RELEASE_LIVE) {
                         /* release by live block: a random walk of a few hundred blocks */
-                        TL_CHECK(info.overflows == 0,
-                                 "no overflow in %zu allocations (seed %llu, release by %s)",
-                                 lengths[k], (unsigned long long)seed,
-                                 wl_fma_release_name((wl_fma_release_t)rel));
+                        TL_CHECK(info.overflows == 0, "no overflow in %zu allocations (seed %llu, release by %s)",
+                                 lengths[k], (unsigned long long)seed, wl_fma_release_name((wl_fma_release_t)rel));
                     } else {
                         overflows_60k += info.overflows;
-                        TL_CHECK(info.overflows >= 1,
-                                 "the table overflows in 60,000 allocations (seed %llu)",
+                        TL_CHECK(info.overflows >= 1, "the table overflows in 60,000 allocations (seed %llu)",
                                  (unsigned long long)seed);
                     }
                     if (lengths[k] == 60000) {
@@ -178,8 +167,7 @@ static bool test_traces(void)
                             double pct = 100.0 * (double)info.per_class[c] / 60000.0;
                             double want = (double)wl_fma_class_percent[c];
                             TL_CHECK(pct > want - 1.0 && pct < want + 1.0,
-                                     "class %u bytes: %.2f %% of requests, want %.0f",
-                                     wl_fma_class_size[c], pct, want);
+                                     "class %u bytes: %.2f %% of requests, want %.0f", wl_fma_class_size[c], pct, want);
                         }
                     }
                     wl_release(&t);
@@ -187,8 +175,7 @@ static bool test_traces(void)
             }
         }
     }
-    printf("overflows in 60,000 allocations, release by index, seeds 1..5, both size modes: %zu\n",
-           overflows_60k);
+    printf("overflows in 60,000 allocations, release by index, seeds 1..5, both size modes: %zu\n", overflows_60k);
     unsigned sum = 0;
     for (unsigned c = 0; c < WL_FMA_CLASSES; c++) {
         sum += wl_fma_class_percent[c];
@@ -210,10 +197,8 @@ static bool test_burst_determinism(void)
                "burst traces generated");
     TL_CHECK(a.nops == b.nops && same_ops(&a, &b, a.nops), "bursts: same seed, same trace");
     TL_CHECK(a.nops != c.nops || !same_ops(&a, &c, a.nops), "bursts: another seed, another trace");
-    TL_CHECK(s.nops < a.nops && same_ops(&s, &a, s.nops),
-             "bursts: the 1,000 run is a prefix of the 20,000 run");
-    TL_CHECK(w.nops == a.nops && same_ops(&w, &a, a.nops),
-             "bursts: wl_fma(WL_FMA_BURST) is wl_fma_burst");
+    TL_CHECK(s.nops < a.nops && same_ops(&s, &a, s.nops), "bursts: the 1,000 run is a prefix of the 20,000 run");
+    TL_CHECK(w.nops == a.nops && same_ops(&w, &a, a.nops), "bursts: wl_fma(WL_FMA_BURST) is wl_fma_burst");
     bool same_but_sizes = e.nops == a.nops;
     for (size_t i = 0; same_but_sizes && i < a.nops; i++) {
         same_but_sizes = a.ops[i].kind == e.ops[i].kind && a.ops[i].slot == e.ops[i].slot &&
@@ -221,8 +206,7 @@ static bool test_burst_determinism(void)
     }
     TL_CHECK(same_but_sizes, "bursts: exact and uniform sizes, the same ops");
     wl_trace_t z;
-    TL_CHECK(!wl_fma_burst(&z, 0, WL_FMA_UNIFORM, 7, NULL, NULL, 0),
-             "bursts: 0 allocations refused");
+    TL_CHECK(!wl_fma_burst(&z, 0, WL_FMA_UNIFORM, 7, NULL, NULL, 0), "bursts: 0 allocations refused");
     wl_release(&a), wl_release(&b), wl_release(&c), wl_release(&s), wl_release(&e), wl_release(&w);
     return true;
 }
@@ -230,8 +214,7 @@ static bool test_burst_determinism(void)
 /* Every phase of a burst trace against its record: the mallocs between its first op and the next
  * phase's are B (the last phase: at most B) of its class; its frees are of blocks allocated before
  * it began, R of them unless an overflow took the earlier blocks (then R - misses). */
-static bool check_phases(const wl_trace_t *t, const wl_fma_info_t *info, const wl_fma_phase_t *ph,
-                         size_t nph)
+static bool check_phases(const wl_trace_t *t, const wl_fma_info_t *info, const wl_fma_phase_t *ph, size_t nph)
 {
     /* born[s]: the phase that allocated the block in entry s, + 1 (0: empty) */
     size_t *born = calloc(WL_FMA_TABLE, sizeof *born);
@@ -268,8 +251,8 @@ static bool check_phases(const wl_trace_t *t, const wl_fma_info_t *info, const w
         bad_len += last ? mallocs > ph[p].blocks : mallocs != ph[p].blocks;
         bad_count += !last && info->overflows == 0 && frees != ph[p].release;
     }
-    TL_CHECK(bad_len == 0, "%zu phases whose burst length is off (B in [%d, %d])", bad_len,
-             WL_FMA_BURST_MIN, WL_FMA_BURST_MAX);
+    TL_CHECK(bad_len == 0, "%zu phases whose burst length is off (B in [%d, %d])", bad_len, WL_FMA_BURST_MIN,
+             WL_FMA_BURST_MAX);
     TL_CHECK(bad_class == 0, "%zu mallocs outside their phase's class", bad_class);
     TL_CHECK(bad_free == 0, "%zu frees of a block not allocated before the phase", bad_free);
     TL_CHECK(bad_earlier == 0, "%zu phases whose E is not the live count", bad_earlier);
@@ -293,8 +276,7 @@ static bool test_bursts(void)
             for (uint64_t seed = 1; seed <= 20; seed++) {
                 wl_trace_t t;
                 wl_fma_info_t info;
-                TL_REQUIRE(wl_fma_burst(&t, lengths[k], (wl_fma_sizes_t)mode, seed, &info, ph, CAP),
-                           "burst trace");
+                TL_REQUIRE(wl_fma_burst(&t, lengths[k], (wl_fma_sizes_t)mode, seed, &info, ph, CAP), "burst trace");
                 TL_REQUIRE(info.bursts <= CAP, "phases recorded");
                 check_trace(&t, &info, lengths[k], (wl_fma_sizes_t)mode);
                 check_phases(&t, &info, ph, info.bursts);
@@ -314,15 +296,13 @@ static bool test_bursts(void)
     }
     TL_REQUIRE(phases > 1000, "%zu phases", phases);
     double mean = bsum / (double)phases;
-    TL_CHECK(bmin < WL_FMA_BURST_MIN + 10 && bmax > WL_FMA_BURST_MAX - 10 && mean > 265.0 &&
-                 mean < 285.0,
+    TL_CHECK(bmin < WL_FMA_BURST_MIN + 10 && bmax > WL_FMA_BURST_MAX - 10 && mean > 265.0 && mean < 285.0,
              "burst lengths %u..%u, mean %.1f, want [50, 500], mean 275", bmin, bmax, mean);
     for (unsigned c = 0; c < WL_FMA_CLASSES; c++) {
         double pct = 100.0 * (double)per_class[c] / (double)phases;
         double want = (double)wl_fma_class_percent[c];
-        TL_CHECK(pct > want - 3.0 && pct < want + 3.0,
-                 "bursts of %u bytes: %.2f %% of phases, want %.0f", wl_fma_class_size[c], pct,
-                 want);
+        TL_CHECK(pct > want - 3.0 && pct < want + 3.0, "bursts of %u bytes: %.2f %% of phases, want %.0f",
+                 wl_fma_class_size[c], pct, want);
     }
     printf("bursts, 60,000 allocations, seeds 1..20: %zu phases, B %u..%u (mean %.1f), most live "
            "%zu\n",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/workload.c -- the benchmark's Masmano workload generator (bench/workload.c) and the
  * fragmentation factor (bench/frag.c), compiled in directly:
@@ -33,8 +34,8 @@ static bool same_trace(const wl_trace_t *a, const wl_trace_t *b)
         return false;
     }
     for (size_t i = 0; i < a->nops; i++) {
-        if (a->ops[i].kind != b->ops[i].kind || a->ops[i].slot != b->ops[i].slot ||
-            a->ops[i].size != b->ops[i].size || a->time[i] != b->time[i] || a->live[i] != b->live[i]) {
+        if (a->ops[i].kind != b->ops[i].kind || a->ops[i].slot != b->ops[i].slot || a->ops[i].size != b->ops[i].size ||
+            a->time[i] != b->time[i] || a->live[i] != b->live[i]) {
             return false;
         }
     }
@@ -44,8 +45,7 @@ static bool same_trace(const wl_trace_t *a, const wl_trace_t *b)
 static bool test_determinism(void)
 {
     wl_mm_taskset_t s1, s2, s3;
-    TL_REQUIRE(wl_mm_taskset(&s1, 3, 77) && wl_mm_taskset(&s2, 3, 77) && wl_mm_taskset(&s3, 3, 78),
-               "task sets drawn");
+    TL_REQUIRE(wl_mm_taskset(&s1, 3, 77) && wl_mm_taskset(&s2, 3, 77) && wl_mm_taskset(&s3, 3, 78), "task sets drawn");
     TL_CHECK(memcmp(&s1, &s2, sizeof s1) == 0, "same seed, same task set");
     TL_CHECK(memcmp(&s1.task, &s3.task, sizeof s1.task) != 0, "another seed, another task set");
     wl_trace_t a, b, c;
@@ -168,7 +168,8 @@ static bool check_trace(const wl_trace_t *t, const wl_mm_taskset_t *ts)
             if (P == 0) {
                 ok &= TL_CHECK(exp > end, "immediate: block past its holding time left live (%u <= %u)", exp, end);
             } else {
-                ok &= TL_CHECK(exp + P > end, "delayed: a marked block missed the deallocation task (%u, %u)", exp, end);
+                ok &=
+                    TL_CHECK(exp + P > end, "delayed: a marked block missed the deallocation task (%u, %u)", exp, end);
             }
         }
     }
@@ -232,7 +233,7 @@ static bool test_traces(void)
 typedef struct fake {
     unsigned char mem[4096];
     size_t top;
-    size_t capacity;  /* system-style: what stats reports */
+    size_t capacity; /* system-style: what stats reports */
     size_t used;
 } fake_t;
 
@@ -289,8 +290,8 @@ static bool test_factor(void)
     t.ops = ops;
     t.nops = sizeof ops / sizeof ops[0];
     t.slots = 2;
-    rt_allocator_t fake = {.name = "fake", .create = fake_create, .malloc = fake_malloc, .free = fake_free,
-                           .stats = fake_stats};
+    rt_allocator_t fake = {
+        .name = "fake", .create = fake_create, .malloc = fake_malloc, .free = fake_free, .stats = fake_stats};
     static unsigned char buffer[64];
     void *h = fake.create(buffer, sizeof buffer);
     void *slots[2] = {NULL, NULL};

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # workloads/programs/workload.py -- a deterministic CPython workload for the real-program tests
 # and the trace recorder (doc/traces.md).
 #

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- workloads/programs/workload.sql -- a deterministic SQLite workload for the real-program tests
 -- and the trace recorder (doc/traces.md).
 --

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # workload_threads.py -- the drop-in malloc under a threaded program: 4 producer threads build
 # objects (dicts, lists, strings, bytes) and hand them through one queue to a consumer thread that
 # reads and drops them, so most objects are freed by another thread than the one that made them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/firmware/cortex-m4/board.c -- QEMU mps2-an386 (Cortex-M4F): semihosting console and
  * exit, and SysTick as the periodic interrupt.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/firmware/cortex-m4/vectors.c -- Cortex-M4F start-up for QEMU mps2-an386: the vector
  * table, the reset handler, and the fault handlers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/firmware/rv32/board.c -- QEMU virt (RV32IMAC, machine mode): semihosting console and
  * exit, the CLINT machine timer as the periodic interrupt, and the trap dispatch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/firmware/rv32/start.S -- RV32IMAC start-up for QEMU virt (-bios none, machine mode):
  * the reset entry, the trap entry and the semihosting call.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/hosted/drivers.h -- the hosted (POSIX) adapters that live outside the freestanding
  * core: lock hooks over a pthread mutex, and an error handler that prints and aborts.

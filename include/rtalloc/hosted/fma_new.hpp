@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // rtalloc/hosted/fma_new.hpp -- global operator new/delete backed by an FMA region, the
 // article's C++ interface (Listings One and Two). Link rtalloc::fma_new (pkg-config:
 // rtalloc-fma-new): linking it replaces the global operators of the program; programs that do

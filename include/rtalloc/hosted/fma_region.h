@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/hosted/fma_region.h -- FMA regions: the 1998 article's interface (fmainit, fmadown,
  * fmaalloc, fmafree) over the freestanding FMA core (rtalloc/fma.h), as a POSIX driver: hosted
@@ -161,20 +162,20 @@ void rt_fma_region_set_handler(rt_fma_region_t *region, rt_error_handler_t handl
 int rt_fma_region_lock(rt_fma_region_t *region);
 void rt_fma_region_unlock(rt_fma_region_t *region);
 
-typedef struct {         /* (no tag: rt_fma_region_info is the function) */
-    void *base;          /* the mapping (the same in every process of a shared region) */
-    size_t size;         /* bytes of the mapping */
-    rt_fma_t *fma;       /* the core instance (use it only under rt_fma_region_lock) */
-    unsigned flags;      /* the region's flags (as created) */
-    const char *name;    /* shared-memory object name, "" for private regions */
-    bool creator;        /* this process created it */
-    bool broken;         /* found inconsistent after a crash: every request fails */
-    unsigned attached;   /* live processes attached (dead ones dropped first) */
-    bool robust;         /* shared: the lock is a robust mutex (see "Crash while holding")*/
-    uint64_t recoveries; /* lock owners found dead, their operation rolled back */
+typedef struct {          /* (no tag: rt_fma_region_info is the function) */
+    void *base;           /* the mapping (the same in every process of a shared region) */
+    size_t size;          /* bytes of the mapping */
+    rt_fma_t *fma;        /* the core instance (use it only under rt_fma_region_lock) */
+    unsigned flags;       /* the region's flags (as created) */
+    const char *name;     /* shared-memory object name, "" for private regions */
+    bool creator;         /* this process created it */
+    bool broken;          /* found inconsistent after a crash: every request fails */
+    unsigned attached;    /* live processes attached (dead ones dropped first) */
+    bool robust;          /* shared: the lock is a robust mutex (see "Crash while holding")*/
+    uint64_t recoveries;  /* lock owners found dead, their operation rolled back */
     uint64_t lost_blocks; /* broken: blocks in use when it broke (all lost), and their bytes */
     uint64_t lost_bytes;
-    int refs;            /* this process's references */
+    int refs; /* this process's references */
 } rt_fma_region_info_t;
 
 /* Fills *info (takes the lock to count the attached processes). */

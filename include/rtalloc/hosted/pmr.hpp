@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // rtalloc/hosted/pmr.hpp -- std::pmr::memory_resource adapters (C++17, header-only; rtalloc/pmr.hpp
 // forwards here):
 //
@@ -58,8 +59,7 @@ class owned_buffer {
   public:
     static constexpr std::size_t alignment = 4096;
     owned_buffer() noexcept = default;
-    explicit owned_buffer(std::size_t bytes)
-        : mem_(::operator new (bytes, std::align_val_t{alignment})), size_(bytes)
+    explicit owned_buffer(std::size_t bytes) : mem_(::operator new (bytes, std::align_val_t{alignment})), size_(bytes)
     {
     }
     owned_buffer(const owned_buffer &) = delete;
@@ -84,8 +84,7 @@ class heap_resource : public std::pmr::memory_resource {
   public:
     // Over an instance the caller owns (handle from allocator->create; nullptr for a system
     // allocator). Must outlive every allocation made through this resource.
-    heap_resource(const rt_allocator_t *allocator, void *handle)
-        : allocator_(allocator), handle_(handle)
+    heap_resource(const rt_allocator_t *allocator, void *handle) : allocator_(allocator), handle_(handle)
     {
         if (allocator_ == nullptr) {
             throw std::invalid_argument("rtalloc::heap_resource: no allocator");
@@ -126,10 +125,7 @@ class heap_resource : public std::pmr::memory_resource {
 
     void do_deallocate(void *p, std::size_t, std::size_t) override { allocator_->free(handle_, p); }
 
-    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override
-    {
-        return this == &other;
-    }
+    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override { return this == &other; }
 
   private:
     const rt_allocator_t *allocator_;
@@ -153,8 +149,7 @@ class fma_resource : public std::pmr::memory_resource {
     explicit fma_resource(std::size_t bytes, unsigned page_log2 = 12, unsigned flags = 0)
         : buffer_(std::make_unique<detail::owned_buffer>(bytes))
     {
-        fma_ = static_cast<rt_fma_t *>(
-            detail::checked(rt_fma_create_ex(buffer_->data(), bytes, page_log2, flags)));
+        fma_ = static_cast<rt_fma_t *>(detail::checked(rt_fma_create_ex(buffer_->data(), bytes, page_log2, flags)));
     }
 
     fma_resource(const fma_resource &) = delete;
@@ -167,16 +162,12 @@ class fma_resource : public std::pmr::memory_resource {
     void *do_allocate(std::size_t bytes, std::size_t align) override
     {
         std::size_t n = bytes != 0 ? bytes : 1;
-        return detail::checked(align <= alignment ? rt_fma_malloc(fma_, n)
-                                                  : rt_fma_memalign(fma_, align, n));
+        return detail::checked(align <= alignment ? rt_fma_malloc(fma_, n) : rt_fma_memalign(fma_, align, n));
     }
 
     void do_deallocate(void *p, std::size_t, std::size_t) override { rt_fma_free(fma_, p); }
 
-    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override
-    {
-        return this == &other;
-    }
+    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override { return this == &other; }
 
   private:
     std::unique_ptr<detail::owned_buffer> buffer_;
@@ -210,15 +201,9 @@ class fma_region_resource : public std::pmr::memory_resource {
                                                   : rt_fma_region_memalign(region_, align, n));
     }
 
-    void do_deallocate(void *p, std::size_t, std::size_t) override
-    {
-        rt_fma_region_free(region_, p);
-    }
+    void do_deallocate(void *p, std::size_t, std::size_t) override { rt_fma_region_free(region_, p); }
 
-    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override
-    {
-        return this == &other;
-    }
+    bool do_is_equal(const std::pmr::memory_resource &other) const noexcept override { return this == &other; }
 
   private:
     rt_fma_region_t *region_;

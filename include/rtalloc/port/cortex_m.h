@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/port/cortex_m.h -- interrupt-masking lock hooks for Arm Cortex-M, header-only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rtalloc/port/riscv.h -- interrupt-masking lock hooks for RISC-V, header-only.
  *
