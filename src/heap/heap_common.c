@@ -17,9 +17,11 @@ static bool ranges_overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b
  * the core calls no memset of its own and a firmware need not link one for it. */
 static void guard_fill(uintptr_t p)
 {
+    /* one line, as tools/wcet.py reads a loop's bound from the comment just above it */
+    /* clang-format off */
     /* wcet: <= RT_HEAP_GUARD; a byte at a time */
-    for (volatile unsigned char *g = (volatile unsigned char *)p; g < (volatile unsigned char *)(p + RT_HEAP_GUARD);
-         g++) {
+    for (volatile unsigned char *g = (volatile unsigned char *)p; g < (volatile unsigned char *)(p + RT_HEAP_GUARD); g++) {
+        /* clang-format on */
         *g = RT_HEAP_GUARD_BYTE;
     }
 }
@@ -126,9 +128,11 @@ rt_heap_t *rt_heap_init(void *mem, size_t size, const rt_heap_ops_t *ops)
     size_t previous = *(volatile size_t *)&h->key; /* whatever the buffer held there */
     /* zeroed word by word (the size is a multiple of a word): through a volatile pointer, so that
      * the compiler makes no memset call of it -- a firmware need not link one for create */
+    /* one line, as tools/wcet.py reads a loop's bound from the comment just above it */
+    /* clang-format off */
     /* wcet: <= CONTROL_BYTES / sizeof(uintptr_t); a word at a time (ops->control_size bytes) */
-    for (volatile uintptr_t *w = (volatile uintptr_t *)(void *)h;
-         w < (volatile uintptr_t *)(void *)((char *)h + ops->control_size); w++) {
+    for (volatile uintptr_t *w = (volatile uintptr_t *)(void *)h; w < (volatile uintptr_t *)(void *)((char *)h + ops->control_size); w++) {
+        /* clang-format on */
         *w = 0u;
     }
     h->self = (uintptr_t)0 - (uintptr_t)h;
