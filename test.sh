@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # test.sh -- the project's one test command: builds and tests rtalloc in every configuration.
 #
-#   ./test.sh            all configurations: 25 min 47 s on a 2-core machine, incremental
-#                        (2026-11-29: gcc-release 288 s, clang-debug 159, gcc-asan 176, clang-asan
-#                        158, clang-tsan 198, gcc-m32 142, gcc-align8 225, cross 45, target 155),
+#   ./test.sh            all configurations: 35 min 18 s on a 2-core machine, incremental after
+#                        a reformat that recompiled everything (2026-11-29: gcc-release 205 s,
+#                        clang-debug 418, gcc-asan 233, clang-asan 218, clang-tsan 250, gcc-m32
+#                        204, gcc-align8 306, cross 51, target 232),
 #                        plus the package installs of a fresh machine (CI, from empty build
 #                        directories: 1,824 s on 2026-11-29 before the firmware and WCET checks)
 #   ./test.sh quick      for developers: gcc Release, the unit and contract tiers without the
