@@ -67,6 +67,7 @@ OUTSIDE = [
     (re.compile(r"\bSPEC\b"), "SPEC is not a document of this repository"),
     (re.compile(r"\bDESIGN\.md\b"), "DESIGN.md is not a document of this repository (doc/design.md is)"),
     (re.compile(r"\.\./shared\b"), "../shared is outside the repository"),
+    (re.compile(r"\bSTYLE(\.md| rule)\b"), "STYLE is not a document of this repository"),
     (re.compile(r"\b[Ii]ssues?[ \t]+#?\d+"), "a ticket number (issue N) a reader cannot look up"),
     (re.compile(r"\b[Ii]ssue[ \t]*#\d+"), "a ticket number (issue #N) a reader cannot look up"),
     (re.compile(r"\bi\d{2}-[a-z]"), "a ticket-numbered name (iNN-...)"),

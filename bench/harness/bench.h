@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/harness/bench.h -- what the experiments of rtbench share: the run's settings, the arena, the
- * verified clock, the header every output carries (STYLE rule 11: machine, compiler, flags,
+ * verified clock, the header every output carries (doc/benchmark.md, "How to read the report": machine, compiler, flags,
  * seed, date beside every figure), CSV files and progress on stderr.
  *
  * An experiment is a function over this context that prints its table to stdout as each

@@ -28,7 +28,7 @@ target_memfrag.csv, target_worst.csv (the on-target section: bench/report_target
 tools/target-bench.sh), and what `tools/footprint.sh --csv` wrote:
 footprint.csv, footprint_alloc.csv, footprint_control.csv, footprint_config.csv. Missing files (without plan.csv) leave their section out (the
 footprint's says "not measured"). Every table is preceded by the run's header (machine, compiler, flags,
-seed, date), as STYLE rule 11 asks; the footprint's by its cross compiler's.
+seed, date), as doc/benchmark.md, "How to read the report" says; the footprint's by its cross compiler's.
 Plots: memfrag_probes.png, memfrag_cycles.png, memfrag_instructions.png, churn_malloc_cdf.png,
 small_malloc_cdf.png, masmano_fig3.png, masmano_fig4.png, masmano_fig5.png, stellwag_cdf_I.png,
 stellwag_cdf_II.png, stellwag_cdf_III.png, stellwag_cdf_IV.png, fma_pages.png, fma_cdf.png,

@@ -63,7 +63,7 @@
  *
  * Each case restores the heap from a byte copy of the buffer taken after it was built (the same
  * buffer address, so the state is identical: every allocator keeps all of its state in its
- * buffer, STYLE rule 3; the handle must lie inside it or the allocator is reported and skipped),
+ * buffer, doc/design.md, "The descriptor and the registry"; the handle must lie inside it or the allocator is reported and skipped),
  * writes the corrupted bytes, and runs the operation. A twin run of the same operation on the
  * uncorrupted copy gives the reference behaviour.
  *
