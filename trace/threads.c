@@ -89,18 +89,31 @@ bool rp_plan_make(const tr_stream_t *st, rp_plan_t *p)
     if (st->thread == NULL || st->threads == 0u) {
         return false;
     }
+    /* The threads the replay starts: up to the highest one that made a call, never what the
+     * stream's header claims (a file's `threads` is input: 2^32 - 1 must not start 2^32 - 1
+     * threads or size a table) */
+    uint32_t used = 0;
+    for (size_t i = 0; i < t->nops; i++) {
+        if (st->thread[i] >= st->threads) {
+            return false; /* tr_load refuses it; a stream built in memory may not */
+        }
+        used = st->thread[i] + 1u > used ? st->thread[i] + 1u : used;
+    }
+    if (used == 0u || used > RP_MAX_THREADS) {
+        return false;
+    }
     size_t n = t->nops ? t->nops : 1u;
     p->trace = *t;
     p->trace.ops = malloc(n * sizeof *p->trace.ops);
     p->seq = malloc(n * sizeof *p->seq);
-    p->start = calloc((size_t)st->threads + 1u, sizeof *p->start);
+    p->start = calloc((size_t)used + 1u, sizeof *p->start);
     p->order = malloc(n * sizeof *p->order);
     if (p->trace.ops == NULL || p->seq == NULL || p->start == NULL || p->order == NULL) {
         rp_plan_free(p);
         return false;
     }
     memcpy(p->trace.ops, t->ops, t->nops * sizeof *t->ops);
-    p->nthreads = st->threads;
+    p->nthreads = used;
     p->thread = st->thread;
     if (!plan_objects(st, p)) {
         rp_plan_free(p);

@@ -44,7 +44,13 @@ typedef struct rp_plan {
     uint64_t peak;          /* the stream's live peak (rp_peak_live) */
 } rp_plan_t;
 
-/* Prepares st (which must have per-op threads: st->thread != NULL). False when out of memory. */
+/* The most threads a replay starts. */
+enum { RP_MAX_THREADS = 1024 };
+
+/* Prepares st (which must have per-op threads: st->thread != NULL). The replay starts one thread
+ * per recorded thread up to the highest that made a call (p->nthreads), whatever st->threads
+ * claims. False when out of memory, when an op's thread is not below st->threads, or when more
+ * than RP_MAX_THREADS threads made calls. */
 bool rp_plan_make(const tr_stream_t *st, rp_plan_t *p);
 void rp_plan_free(rp_plan_t *p);
 

@@ -215,7 +215,10 @@ bool rp_threads_stream(const tr_stream_t *st, size_t si, const rp_thr_opts_t *o,
     }
     rp_plan_t p;
     if (!rp_plan_make(&view, &p)) {
-        fprintf(stderr, "rtbench trace threads: out of memory preparing stream %zu\n", si);
+        fprintf(stderr,
+                "rtbench trace threads: stream %zu cannot be replayed: more than %d threads made calls, or out of "
+                "memory\n",
+                si, RP_MAX_THREADS);
         return false;
     }
     size_t heap = rp_replay_heap(&view.trace);

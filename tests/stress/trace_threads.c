@@ -3,8 +3,9 @@
  * trace_threads.c -- the threaded replay of recorded traces (trace/threads.c): one thread
  * per recorded thread on one shared instance, on streams whose answers are known:
  *   - a hand-written stream of three threads: the plan counts exactly its cross-thread frees and
- *     reallocs (4) and its objects (8: a slot reused by another thread is a new object, no
- *     dependency), and groups each thread's ops in stream order;
+ *     reallocs (4) and its objects (6: a slot reused by another thread is a new object, no
+ *     dependency), and groups each thread's ops in stream order; a header claiming 2^32 - 1
+ *     threads starts 3, an op's thread beyond the header's or a 1025th calling thread is refused;
  *   - a witness allocator (glibc underneath) that logs every call with the thread that made it:
  *       ordered     the calls come in exactly the stream's order, each from the thread that
  *                   stands for its recorded thread (the same thread for the same index, another
@@ -92,6 +93,26 @@ static void check_plan(void)
     hand_stream(&none);
     none.thread = NULL;
     CHECK(!rp_plan_make(&none, &p)); /* no thread per op: no plan */
+    /* hostile headers: the threads started are those that made calls, never what `threads`
+     * claims; an op's thread beyond it, or more than RP_MAX_THREADS callers, no plan */
+    tr_stream_t big;
+    hand_stream(&big);
+    big.threads = UINT32_MAX;
+    CHECK(rp_plan_make(&big, &p) && p.nthreads == 3u);
+    rp_plan_free(&p);
+    static uint32_t bad_thread[sizeof hand_thread / sizeof hand_thread[0]];
+    memcpy(bad_thread, hand_thread, sizeof bad_thread);
+    tr_stream_t bad;
+    hand_stream(&bad);
+    bad.thread = bad_thread;
+    bad_thread[5] = 3; /* threads is 3 */
+    CHECK(!rp_plan_make(&bad, &p));
+    bad.threads = RP_MAX_THREADS + 1u;
+    bad_thread[5] = RP_MAX_THREADS; /* the 1025th thread made a call */
+    CHECK(!rp_plan_make(&bad, &p));
+    bad_thread[5] = RP_MAX_THREADS - 1u; /* the 1024th: allowed, 1021 of them with no op */
+    CHECK(rp_plan_make(&bad, &p) && p.nthreads == RP_MAX_THREADS);
+    rp_plan_free(&p);
 }
 
 /* ---- the witness allocator ------------------------------------------------------------------- */
